@@ -1,0 +1,319 @@
+//! Findings: the one shape every engine reports in.
+//!
+//! A [`Finding`] has a stable [`Code`], the rubric [`SubDimension`] it lowers (paper Table 18),
+//! a [`Severity`], a message, and where it is: the call, a JSON pointer into that call's
+//! arguments and, once the runner knows the YAML, a file:line:column.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::source::Location;
+
+/// How bad a finding is.
+///
+/// `Error` is a call the server rejects (or that cannot do what was asked); `Warning` is a call
+/// the server silently changes (coerces, clamps, drops or ignores part of): the user asked for
+/// something they will not get.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// The paper's 14 tool-calling sub-dimensions (Appendix E, Table 18).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SubDimension {
+    UsageNecessity,
+    UsageOveruse,
+    SelectionCorrectness,
+    SelectionSpecificity,
+    SelectionCompleteness,
+    OrderingSequence,
+    OrderingDependency,
+    OrderingEfficiency,
+    ArgumentCompleteness,
+    ArgumentName,
+    ArgumentValue,
+    ArgumentType,
+    ArgumentFormat,
+    ArgumentRelevancy,
+}
+
+impl SubDimension {
+    pub const ALL: [SubDimension; 14] = [
+        SubDimension::UsageNecessity,
+        SubDimension::UsageOveruse,
+        SubDimension::SelectionCorrectness,
+        SubDimension::SelectionSpecificity,
+        SubDimension::SelectionCompleteness,
+        SubDimension::OrderingSequence,
+        SubDimension::OrderingDependency,
+        SubDimension::OrderingEfficiency,
+        SubDimension::ArgumentCompleteness,
+        SubDimension::ArgumentName,
+        SubDimension::ArgumentValue,
+        SubDimension::ArgumentType,
+        SubDimension::ArgumentFormat,
+        SubDimension::ArgumentRelevancy,
+    ];
+
+    /// The stable name used in YAML labels, JSON output and fault taxonomies.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubDimension::UsageNecessity => "usage_necessity",
+            SubDimension::UsageOveruse => "usage_overuse",
+            SubDimension::SelectionCorrectness => "selection_correctness",
+            SubDimension::SelectionSpecificity => "selection_specificity",
+            SubDimension::SelectionCompleteness => "selection_completeness",
+            SubDimension::OrderingSequence => "ordering_sequence",
+            SubDimension::OrderingDependency => "ordering_dependency",
+            SubDimension::OrderingEfficiency => "ordering_efficiency",
+            SubDimension::ArgumentCompleteness => "argument_completeness",
+            SubDimension::ArgumentName => "argument_name",
+            SubDimension::ArgumentValue => "argument_value",
+            SubDimension::ArgumentType => "argument_type",
+            SubDimension::ArgumentFormat => "argument_format",
+            SubDimension::ArgumentRelevancy => "argument_relevancy",
+        }
+    }
+
+    /// The dimension this sub-dimension belongs to: `usage`, `selection`, `ordering` or
+    /// `arguments`.
+    pub fn dimension(self) -> &'static str {
+        let name = self.as_str();
+        match &name[..name.find('_').unwrap_or(name.len())] {
+            "argument" => "arguments",
+            other => other,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+impl fmt::Display for SubDimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for SubDimension {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $sub:ident, $sev:ident; )*) => {
+        /// A stable finding code. The string form (`lint.unknown_param`) never changes meaning;
+        /// labels, reports and users' CI filters rely on it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+
+            /// The sub-dimension a finding with this code lowers by default.
+            pub fn sub_dimension(self) -> SubDimension {
+                match self { $(Code::$variant => SubDimension::$sub,)* }
+            }
+
+            /// The severity a finding with this code has by default.
+            pub fn severity(self) -> Severity {
+                match self { $(Code::$variant => Severity::$sev,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The tool is not in the spec.
+    UnknownTool = "lint.unknown_tool", SelectionCorrectness, Error;
+    /// An argument the tool's schema does not declare (the server drops it unseen).
+    UnknownParam = "lint.unknown_param", ArgumentName, Error;
+    /// A required parameter is absent.
+    MissingRequired = "lint.missing_required", ArgumentCompleteness, Error;
+    /// A value of the wrong JSON type.
+    Type = "lint.type", ArgumentType, Error;
+    /// A value outside the schema's `enum` / `const`.
+    Enum = "lint.enum", ArgumentFormat, Error;
+    /// A string that breaks the schema's `format` or `pattern`.
+    Format = "lint.format", ArgumentFormat, Error;
+    /// A number, length or item count outside the schema's bounds.
+    Range = "lint.range", ArgumentFormat, Error;
+    /// Any other JSON Schema keyword (`not`, `oneOf`, `dependentRequired`, …).
+    Schema = "lint.schema", ArgumentFormat, Error;
+    /// The arguments are not a JSON object.
+    ArgumentsNotObject = "lint.arguments_not_object", ArgumentType, Error;
+    /// The model named by the selector parameter is not one the server knows.
+    UnknownModel = "cap.unknown_model", ArgumentValue, Error;
+    /// The chosen model cannot serve this tool.
+    UnsupportedTool = "cap.unsupported_tool", SelectionCorrectness, Error;
+    /// A value the chosen model (or the server) rejects.
+    UnsupportedValue = "cap.unsupported_value", ArgumentValue, Error;
+    /// A parameter the chosen model rejects outright.
+    UnsupportedParam = "cap.unsupported_param", ArgumentRelevancy, Error;
+    /// A value the server requires to be an integer.
+    NotInteger = "cap.not_integer", ArgumentType, Error;
+    /// A value the server requires to match a pattern (a URI scheme, a file type, …).
+    InvalidFormat = "cap.invalid_format", ArgumentFormat, Error;
+    /// A rule across parameters (equal lengths, at least one of, requires) is broken.
+    CrossParameter = "cap.cross_parameter", ArgumentCompleteness, Error;
+    /// The server or model no longer serves requests.
+    Retired = "cap.retired", SelectionCorrectness, Error;
+    /// The server silently replaces the value with another.
+    Coerced = "cap.coerced", ArgumentValue, Warning;
+    /// The server silently clamps the value into a range.
+    Clamped = "cap.clamped", ArgumentValue, Warning;
+    /// The server silently ignores the parameter or value.
+    Ignored = "cap.ignored", ArgumentRelevancy, Warning;
+    /// The selector is absent and the server's own default differs from the schema's.
+    DefaultMismatch = "cap.default_mismatch", ArgumentValue, Warning;
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One fact an engine established about a call or a transcript.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    pub code: Code,
+    pub sub_dimension: SubDimension,
+    pub severity: Severity,
+    pub message: String,
+    /// JSON pointer into the call's arguments (`""` for the call as a whole).
+    pub pointer: String,
+    /// The rule this finding enforces, e.g. `V2` for RULES.md's Veo audio rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Index of the call in the transcript (0-based, across turns), when the runner knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<usize>,
+    /// Where in the user's YAML the finding points, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+impl Finding {
+    /// A finding with the code's default sub-dimension and severity.
+    pub fn new(code: Code, pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            sub_dimension: code.sub_dimension(),
+            severity: code.severity(),
+            message: message.into(),
+            pointer: pointer.into(),
+            rule: None,
+            call: None,
+            location: None,
+        }
+    }
+
+    pub fn with_rule(mut self, rule: Option<&str>) -> Self {
+        self.rule = rule.map(str::to_owned);
+        self
+    }
+
+    pub fn with_sub_dimension(mut self, sub: SubDimension) -> Self {
+        self.sub_dimension = sub;
+        self
+    }
+
+    /// Whether this finding answers to a fault name used in a transcript label: its code
+    /// (`cap.unsupported_value`), its sub-dimension (`argument_value`), its dimension
+    /// (`selection`), or its engine (`lint`, `cap`).
+    pub fn matches_fault(&self, fault: &str) -> bool {
+        let code = self.code.as_str();
+        fault == code
+            || fault == self.sub_dimension.as_str()
+            || fault == self.sub_dimension.dimension()
+            || code.split('.').next() == Some(fault)
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} [{}]", self.severity, self.code)?;
+        if let Some(rule) = &self.rule {
+            write!(f, " ({rule})")?;
+        }
+        if !self.pointer.is_empty() {
+            write!(f, " at {}", self.pointer)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Whether `fault` names something a finding can be: a code, a sub-dimension, a dimension or
+/// an engine. Labels naming anything else are rejected at load time.
+pub fn is_known_fault(fault: &str) -> bool {
+    Code::ALL.iter().any(|c| c.as_str() == fault)
+        || SubDimension::parse(fault).is_some()
+        || matches!(
+            fault,
+            "usage" | "selection" | "ordering" | "arguments" | "lint" | "cap" | "flow" | "oracle"
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_namespaced() {
+        let mut names: Vec<_> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+        assert!(names.iter().all(|n| n.starts_with("lint.") || n.starts_with("cap.")));
+    }
+
+    #[test]
+    fn fault_matching_accepts_code_sub_dimension_dimension_and_engine() {
+        let f = Finding::new(Code::UnsupportedValue, "/model", "x");
+        for fault in ["cap.unsupported_value", "argument_value", "arguments", "cap"] {
+            assert!(f.matches_fault(fault), "{fault}");
+        }
+        for fault in ["argument_name", "selection", "lint", "cap.coerced"] {
+            assert!(!f.matches_fault(fault), "{fault}");
+        }
+    }
+
+    #[test]
+    fn dimensions() {
+        assert_eq!(SubDimension::ArgumentName.dimension(), "arguments");
+        assert_eq!(SubDimension::SelectionSpecificity.dimension(), "selection");
+        assert_eq!(SubDimension::UsageOveruse.dimension(), "usage");
+        assert_eq!(SubDimension::OrderingDependency.dimension(), "ordering");
+    }
+}

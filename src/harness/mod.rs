@@ -1,0 +1,29 @@
+//! Harness and transcript files: the YAML a user keeps in their repository.
+//!
+//! A **harness** (`harnesses/<suite>.yaml`) is the paper's artifact (Table 1, Appendix F): per
+//! scenario an id, tier, title, category, novelty reason and turns, each turn with the user
+//! prompt, the oracle workflow (tool, arguments, quick explanation, match policies, mock output,
+//! grounding tier), the expected response and the follow-up. A **transcript**
+//! (`transcripts/<suite>/<id>.yaml`) is what an agent actually did, with an optional label
+//! (`expect`, `faults`, `xfail`). Calls may be written in the Agent Seer shape
+//! (`function_name`/`parameters`), the MCP shape (`name`/`arguments`, or `tool`) or the OpenAI
+//! shape (`function: {name, arguments}` with arguments as a JSON string).
+//!
+//! Parsed with serde-saphyr, keeping spans: every error names file:line:column with the line
+//! quoted, and every call and argument keeps its [`Location`]. The main types are [`Harness`]
+//! and [`Transcript`], loaded with [`Harness::load`] and [`Transcript::load`]; [`discover`]
+//! finds them.
+//!
+//! The `cargo test` entry point, [`main`], lives in the runner and is re-exported here so a
+//! user's `tests/agents.rs` reads `agent_seer::harness::main()`.
+
+mod discover;
+mod model;
+mod raw;
+
+pub use crate::runner::main;
+pub use discover::{Layout, SuiteFiles, discover};
+pub use model::{
+    Call, Expect, Grounding, Harness, Label, MatchPolicy, OracleCall, Scenario, Thresholds, Tier,
+    Transcript, TranscriptTurn, Turn,
+};

@@ -1,0 +1,155 @@
+//! The YAML shapes, exactly as written, before normalisation into the model types.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+pub(super) type Args = BTreeMap<String, Spanned<Value>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHarness {
+    #[serde(default)]
+    pub suite: Option<Spanned<String>>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub server: Option<String>,
+    #[serde(default)]
+    pub tools: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub capabilities: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub thresholds: Option<RawThresholds>,
+    pub scenarios: Vec<Spanned<RawScenario>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawThresholds {
+    #[serde(default)]
+    pub pass: Option<f64>,
+    #[serde(default)]
+    pub min_gap: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub id: Spanned<String>,
+    #[serde(default)]
+    pub tier: Option<super::Tier>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub novelty_reason: Option<String>,
+    pub turns: Vec<RawTurn>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTurn {
+    pub prompt: String,
+    #[serde(default)]
+    pub workflow: Vec<Spanned<RawCall>>,
+    #[serde(default)]
+    pub expected_response: Option<String>,
+    #[serde(default)]
+    pub followup: Option<String>,
+}
+
+/// Every call shape we accept, in one struct: which fields may appear depends on the context
+/// (oracle workflow or transcript) and is checked during normalisation, with a location.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCall {
+    // Agent Seer shape
+    #[serde(default)]
+    pub function_name: Option<String>,
+    #[serde(default)]
+    pub parameters: Option<Spanned<Args>>,
+    // MCP shape
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub arguments: Option<Spanned<Args>>,
+    // OpenAI shape
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub function: Option<RawOpenAiFunction>,
+    // transcript
+    #[serde(default)]
+    pub output: Option<Value>,
+    // oracle
+    #[serde(default)]
+    pub quick_explanation: Option<String>,
+    #[serde(default, rename = "match")]
+    pub match_policies: BTreeMap<String, Spanned<RawPolicy>>,
+    #[serde(default)]
+    pub mock_output: Option<Value>,
+    #[serde(default)]
+    pub grounding: Option<super::Grounding>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOpenAiFunction {
+    pub name: String,
+    /// A JSON string (as OpenAI sends it) or a mapping.
+    #[serde(default)]
+    pub arguments: Option<Spanned<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawPolicy {
+    Named(String),
+    Regex { regex: String },
+    AnyOf { any_of: Vec<Value> },
+    Tolerance { tolerance: f64 },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTranscript {
+    #[serde(default)]
+    pub scenario: Option<Spanned<String>>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    #[serde(default)]
+    pub expect: Option<super::Expect>,
+    #[serde(default)]
+    pub faults: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub xfail: Option<String>,
+    #[serde(default)]
+    pub turns: Option<Vec<RawTranscriptTurn>>,
+    #[serde(default)]
+    pub calls: Option<Vec<Spanned<RawCall>>>,
+    #[serde(default)]
+    pub reply: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTranscriptTurn {
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub calls: Vec<Spanned<RawCall>>,
+    #[serde(default)]
+    pub reply: Option<String>,
+}

@@ -1,0 +1,156 @@
+//! The per-call linter: stateless, microseconds a call.
+//!
+//! Checks one call against the tool's JSON Schema (unknown tool with the nearest name, unknown
+//! parameter with "did you mean", missing required, type, enum, format, pattern, range and the
+//! rest of draft 2020-12, never fetching a remote `$ref`), then against the server's capability
+//! matrix (a value, parameter or tool the chosen model does not support; a default the server
+//! resolves differently from the schema; cross-parameter rules), saying for each what the server
+//! really does: rejects, coerces, clamps or ignores.
+//!
+//! The main type is [`Linter`], built with [`Linter::new`] from a [`ToolSet`] and its
+//! [`Capabilities`]; [`Linter::lint`] returns [`Finding`]s with JSON pointers into the
+//! arguments (the runner adds YAML locations).
+
+mod caps;
+mod schema;
+
+pub(crate) use schema::type_name;
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::finding::{Code, Finding};
+use crate::spec::{Capabilities, ToolSet, ToolSpec};
+
+/// Why a linter could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LintError {
+    #[error("tool `{tool}` has an invalid input schema: {message}")]
+    InvalidSchema { tool: String, message: String },
+    #[error("tool `{tool}` is described by two capability matrices (`{first}` and `{second}`)")]
+    DuplicateCapabilities { tool: String, first: String, second: String },
+}
+
+/// A compiled spec plus capability matrices, ready to lint calls.
+pub struct Linter {
+    tools: Vec<schema::CompiledTool>,
+    by_name: HashMap<String, usize>,
+    caps: Vec<Capabilities>,
+    // tool index -> matrix index
+    caps_of: Vec<Option<usize>>,
+}
+
+impl Linter {
+    /// Compiles every tool's schema once. Matrices should already have passed
+    /// [`Capabilities::check_against`].
+    pub fn new(tools: &ToolSet, caps: Vec<Capabilities>) -> Result<Self, LintError> {
+        let compiled = tools
+            .tools()
+            .iter()
+            .map(schema::CompiledTool::new)
+            .collect::<Result<Vec<_>, _>>()?;
+        let by_name = tools.tools().iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        let mut caps_of = vec![None; tools.len()];
+        for (mi, matrix) in caps.iter().enumerate() {
+            for name in matrix.tools.keys() {
+                if let Some(ti) = tools.index_of(name) {
+                    if let Some(prev) = caps_of[ti] {
+                        let first: &Capabilities = &caps[prev];
+                        return Err(LintError::DuplicateCapabilities {
+                            tool: name.clone(),
+                            first: first.server.clone(),
+                            second: matrix.server.clone(),
+                        });
+                    }
+                    caps_of[ti] = Some(mi);
+                }
+            }
+        }
+        Ok(Self { tools: compiled, by_name, caps, caps_of })
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.by_name.get(name).map(|&i| &self.tools[i].spec)
+    }
+
+    pub fn capabilities(&self) -> &[Capabilities] {
+        &self.caps
+    }
+
+    /// Lints one call. `arguments` should be a JSON object; `null` counts as no arguments.
+    pub fn lint(&self, tool: &str, arguments: &Value) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let Some(&ti) = self.by_name.get(tool) else {
+            let hint = did_you_mean(tool, self.tools.iter().map(|t| t.spec.name.as_str()));
+            out.push(Finding::new(Code::UnknownTool, "", format!("unknown tool `{tool}`{hint}")));
+            return out;
+        };
+        let empty = Map::new();
+        let args = match arguments {
+            Value::Object(m) => m,
+            Value::Null => &empty,
+            other => {
+                out.push(Finding::new(
+                    Code::ArgumentsNotObject,
+                    "",
+                    format!("arguments must be a JSON object, got {}", schema::type_name(other)),
+                ));
+                return out;
+            }
+        };
+        let compiled = &self.tools[ti];
+        compiled.check(args, arguments, &mut out);
+        if let Some(mi) = self.caps_of[ti] {
+            let matrix = &self.caps[mi];
+            if let Some(tool_caps) = matrix.tool(tool) {
+                caps::check(matrix, tool_caps, &compiled.spec, args, &mut out);
+            }
+        }
+        out
+    }
+}
+
+/// `" (did you mean `x`?)"` for the candidate closest to `name`, or `""` when none is close.
+///
+/// Close means: similar spelling (Jaro-Winkler ≥ 0.8, or one or two edits), one name containing the other
+/// (`model` / `model_id`), or sharing at least half their `_`-separated words
+/// (`gcs_bucket_uri` / `output_gcs_bucket`).
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(name, candidates).map_or_else(String::new, |c| format!(" (did you mean `{c}`?)"))
+}
+
+pub(crate) fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| c == '_' || c == '-' || c == '.' || c == ' ').filter(|w| !w.is_empty()).map(str::to_owned).collect()
+    };
+    let mine = words(&lower);
+    let mut best: Option<(f64, &str)> = None;
+    for cand in candidates {
+        if cand == name {
+            continue;
+        }
+        let c = cand.to_lowercase();
+        let jw = strsim::jaro_winkler(&lower, &c);
+        let theirs = words(&c);
+        let shared = mine.iter().filter(|w| theirs.contains(w)).count();
+        let union = mine.len() + theirs.len() - shared;
+        let jaccard = if union == 0 { 0.0 } else { shared as f64 / union as f64 };
+        let contains = lower.len().min(c.len()) >= 3 && (lower.contains(&c) || c.contains(&lower));
+        let score = jw.max(jaccard + 0.3).max(if contains { 0.85 } else { 0.0 });
+        // Short names defeat Jaro's matching window: count one edit (a typo or a swap) as close.
+        let edits = strsim::osa_distance(&lower, &c);
+        let typo = edits <= 1 || (lower.len() >= 8 && edits <= 2);
+        let score = if typo { score.max(0.9) } else { score };
+        let close = jw >= 0.8 || jaccard >= 0.5 || contains || typo;
+        if close && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, cand));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests;

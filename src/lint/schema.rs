@@ -1,0 +1,216 @@
+//! JSON Schema checks of one call: unknown parameters first (with "did you mean"), then every
+//! keyword of the tool's input schema, mapped onto finding codes and rubric sub-dimensions.
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::{Map, Value};
+
+use super::{LintError, nearest};
+use crate::finding::{Code, Finding, SubDimension};
+use crate::spec::ToolSpec;
+
+pub(super) struct CompiledTool {
+    pub spec: ToolSpec,
+    validator: jsonschema::Validator,
+    // Whether arguments outside `properties` are allowed (`additionalProperties` not false and
+    // not absent-with-properties: MCP servers drop undeclared arguments silently, so an
+    // undeclared argument is a finding unless the schema explicitly allows extras).
+    open: bool,
+}
+
+impl CompiledTool {
+    pub fn new(spec: &ToolSpec) -> Result<Self, LintError> {
+        let schema = &spec.input_schema;
+        // MCP (SEP-1613): 2020-12 unless the schema names its draft. Remote `$ref`s are never
+        // fetched (the crate is built without its HTTP/file resolvers).
+        let opts = if schema.get("$schema").is_some() {
+            jsonschema::options()
+        } else {
+            jsonschema::draft202012::options()
+        };
+        let validator = opts.should_validate_formats(true).build(schema).map_err(|e| LintError::InvalidSchema {
+            tool: spec.name.clone(),
+            message: e.to_string(),
+        })?;
+        let open = match schema.get("additionalProperties") {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Object(_)) => true,
+            _ => schema.get("properties").is_none() || schema.get("patternProperties").is_some(),
+        };
+        Ok(Self { spec: spec.clone(), validator, open })
+    }
+
+    pub fn check(&self, args: &Map<String, Value>, raw: &Value, out: &mut Vec<Finding>) {
+        let props = self.spec.properties();
+        if !self.open {
+            if let Some(props) = props {
+                for key in args.keys() {
+                    if props.contains_key(key) {
+                        continue;
+                    }
+                    let candidates = props.keys().map(String::as_str);
+                    let f = match nearest(key, candidates.clone()) {
+                        Some(near) => Finding::new(
+                            Code::UnknownParam,
+                            pointer(&[key]),
+                            format!("unknown parameter `{key}` (did you mean `{near}`?); the server drops it unseen"),
+                        ),
+                        // Not a misspelling: an extra parameter the schema does not have.
+                        None => Finding::new(
+                            Code::UnknownParam,
+                            pointer(&[key]),
+                            format!("unknown parameter `{key}`: `{}` takes {}; the server drops it unseen", self.spec.name, list(candidates)),
+                        )
+                        .with_sub_dimension(SubDimension::ArgumentRelevancy),
+                    };
+                    out.push(f);
+                }
+            }
+        }
+        let instance = if raw.is_null() { &Value::Object(Map::new()) } else { raw };
+        if self.validator.is_valid(instance) {
+            return;
+        }
+        for err in self.validator.iter_errors(instance) {
+            let path = err.instance_path().as_str().to_owned();
+            let value = err.instance();
+            let f = match err.kind() {
+                // Reported above with a suggestion.
+                ValidationErrorKind::AdditionalProperties { .. } if path.is_empty() => continue,
+                ValidationErrorKind::AdditionalProperties { unexpected }
+                | ValidationErrorKind::UnevaluatedProperties { unexpected } => Finding::new(
+                    Code::UnknownParam,
+                    path.clone(),
+                    format!("unexpected propert{} {}", if unexpected.len() == 1 { "y" } else { "ies" }, list(unexpected.iter().map(String::as_str))),
+                ),
+                ValidationErrorKind::Required { property } => {
+                    let name = property.as_str().unwrap_or_default();
+                    let hint = if path.is_empty() {
+                        // A misspelt argument often stands in for the missing one.
+                        let near = args.keys().find(|k| nearest(k, [name]).is_some());
+                        near.map_or(String::new(), |k| format!(" (`{k}` was given instead?)"))
+                    } else {
+                        String::new()
+                    };
+                    Finding::new(
+                        Code::MissingRequired,
+                        format!("{path}/{}", escape(name)),
+                        format!("missing required parameter `{name}`{hint}"),
+                    )
+                }
+                ValidationErrorKind::Type { kind } => Finding::new(
+                    Code::Type,
+                    path.clone(),
+                    format!("{} must be {}, got {}", subject(&path), type_kind(kind), describe(value)),
+                ),
+                ValidationErrorKind::Enum { options } => Finding::new(
+                    Code::Enum,
+                    path.clone(),
+                    format!("{} is {}; allowed: {}", subject(&path), describe(value), compact(options)),
+                ),
+                ValidationErrorKind::Constant { expected_value } => Finding::new(
+                    Code::Enum,
+                    path.clone(),
+                    format!("{} must be {}, got {}", subject(&path), compact(expected_value), describe(value)),
+                ),
+                ValidationErrorKind::Format { format } => Finding::new(
+                    Code::Format,
+                    path.clone(),
+                    format!("{} is {}, not a valid `{format}`", subject(&path), describe(value)),
+                ),
+                ValidationErrorKind::Pattern { pattern } => Finding::new(
+                    Code::Format,
+                    path.clone(),
+                    format!("{} is {}, which does not match `{pattern}`", subject(&path), describe(value)),
+                ),
+                ValidationErrorKind::Minimum { limit } => range(&path, value, format!("at least {limit}")),
+                ValidationErrorKind::Maximum { limit } => range(&path, value, format!("at most {limit}")),
+                ValidationErrorKind::ExclusiveMinimum { limit } => range(&path, value, format!("greater than {limit}")),
+                ValidationErrorKind::ExclusiveMaximum { limit } => range(&path, value, format!("less than {limit}")),
+                ValidationErrorKind::MultipleOf { multiple_of, .. } => range(&path, value, format!("a multiple of {multiple_of}")),
+                ValidationErrorKind::MinLength { limit } => range(&path, value, format!("at least {limit} characters long")),
+                ValidationErrorKind::MaxLength { limit } => range(&path, value, format!("at most {limit} characters long")),
+                ValidationErrorKind::MinItems { limit } => range(&path, value, format!("at least {limit} items long")),
+                ValidationErrorKind::MaxItems { limit } => range(&path, value, format!("at most {limit} items long")),
+                ValidationErrorKind::MinProperties { limit } => range(&path, value, format!("at least {limit} properties")),
+                ValidationErrorKind::MaxProperties { limit } => range(&path, value, format!("at most {limit} properties")),
+                ValidationErrorKind::UniqueItems => range(&path, value, "free of duplicates".to_owned()),
+                _ => Finding::new(
+                    Code::Schema,
+                    path.clone(),
+                    format!("{} breaks the schema's `{}`: {}", subject(&path), err.kind().keyword(), err.masked()),
+                ),
+            };
+            out.push(f);
+        }
+    }
+}
+
+fn range(path: &str, value: &Value, bound: String) -> Finding {
+    Finding::new(Code::Range, path, format!("{} must be {bound}, got {}", subject(path), describe(value)))
+}
+
+/// `` `aspect_ratio` `` for `/aspect_ratio`, `` `images[1]` `` for `/images/1`.
+pub(crate) fn subject(path: &str) -> String {
+    if path.is_empty() {
+        return "the arguments".to_owned();
+    }
+    let mut s = String::new();
+    for (i, seg) in path.trim_start_matches('/').split('/').enumerate() {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if seg.parse::<usize>().is_ok() && i > 0 {
+            s.push_str(&format!("[{seg}]"));
+        } else {
+            if i > 0 {
+                s.push('.');
+            }
+            s.push_str(&seg);
+        }
+    }
+    format!("`{s}`")
+}
+
+pub(crate) fn pointer(segments: &[&str]) -> String {
+    segments.iter().map(|s| format!("/{}", escape(s))).collect()
+}
+
+fn escape(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// A value as shown in messages: short, JSON.
+pub(crate) fn describe(v: &Value) -> String {
+    let s = compact(v);
+    let s = if s.chars().count() > 60 { format!("{}…", s.chars().take(57).collect::<String>()) } else { s };
+    format!("{} {s}", type_name(v))
+}
+
+pub(crate) fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn type_kind(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => format!("{}", t),
+        TypeKind::Multiple(ts) => {
+            let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+            names.join(" or ")
+        }
+    }
+}
+
+fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let v: Vec<String> = items.into_iter().map(|s| format!("`{s}`")).collect();
+    if v.is_empty() { "no parameters".to_owned() } else { v.join(", ") }
+}

@@ -1,0 +1,224 @@
+//! User files and places in them.
+//!
+//! Everything agent-seer reads from a user's repository (tool specs, capability matrices,
+//! harnesses, transcripts) goes through here, so that every error about a user's file names
+//! the file, the line and the column, and shows the line it is about. The main type is
+//! [`SourceError`]; [`Location`] is the place a finding or an error points at.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// A place in a user's file: 1-based line and column.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Location {
+    #[serde(serialize_with = "serialize_path")]
+    pub file: Arc<Path>,
+    pub line: u32,
+    pub column: u32,
+}
+
+fn serialize_path<S: serde::Serializer>(p: &Arc<Path>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// A file read into memory, kept so errors and findings can quote it.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub path: Arc<Path>,
+    pub text: Arc<str>,
+}
+
+impl SourceFile {
+    /// Reads a file as UTF-8. A directory, a missing file or invalid UTF-8 is a
+    /// [`SourceError`] naming the path.
+    pub fn read(path: &Path) -> Result<Self, SourceError> {
+        let bytes = std::fs::read(path).map_err(|e| SourceError::io(path, &e))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let valid = String::from_utf8_lossy(valid);
+            let line = valid.matches('\n').count() + 1;
+            let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            SourceError::at_plain(path, line as u32, column as u32, "the file is not valid UTF-8")
+        })?;
+        Ok(Self { path: path.into(), text: text.into() })
+    }
+
+    /// Wraps text that did not come from disk (stdin, tests).
+    pub fn from_text(path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
+        Self { path: path.into().into(), text: text.into().into() }
+    }
+
+    pub fn location(&self, line: u32, column: u32) -> Location {
+        Location { file: self.path.clone(), line, column }
+    }
+
+    /// An error at `line:column` of this file, quoting the line.
+    pub fn error_at(&self, line: u32, column: u32, message: impl Into<String>) -> SourceError {
+        SourceError {
+            path: self.path.to_path_buf(),
+            line: Some((line, column)),
+            message: message.into(),
+            snippet: snippet(&self.text, line, column),
+        }
+    }
+
+    /// An error about the whole file (no useful position).
+    pub fn error(&self, message: impl Into<String>) -> SourceError {
+        SourceError {
+            path: self.path.to_path_buf(),
+            line: None,
+            message: message.into(),
+            snippet: None,
+        }
+    }
+
+    /// Converts a serde-saphyr error into a [`SourceError`] on this file.
+    pub fn yaml_error(&self, err: &serde_saphyr::Error) -> SourceError {
+        let message = clean_yaml_message(&err.without_snippet().to_string());
+        match err.location() {
+            Some(loc) if loc.line() > 0 => {
+                self.error_at(loc.line() as u32, loc.column().max(1) as u32, message)
+            }
+            _ => self.error(message),
+        }
+    }
+
+    /// Converts a serde_json error into a [`SourceError`] on this file.
+    pub fn json_error(&self, err: &serde_json::Error) -> SourceError {
+        let message = strip_json_position(&err.to_string());
+        if err.line() == 0 {
+            self.error(message)
+        } else {
+            self.error_at(err.line() as u32, err.column().max(1) as u32, message)
+        }
+    }
+}
+
+/// An error about a user's file: what is wrong, and where.
+///
+/// `Display` gives the one-line form `path:line:column: message`; [`SourceError::render`]
+/// adds the quoted line with a caret, the way compilers do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", self.place())]
+pub struct SourceError {
+    pub path: PathBuf,
+    pub line: Option<(u32, u32)>,
+    pub message: String,
+    snippet: Option<String>,
+}
+
+impl SourceError {
+    pub fn io(path: &Path, err: &std::io::Error) -> Self {
+        let message = match err.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            std::io::ErrorKind::IsADirectory => "is a directory, expected a file".to_owned(),
+            _ if path.is_dir() => "is a directory, expected a file".to_owned(),
+            _ => format!("cannot read: {err}"),
+        };
+        Self { path: path.to_path_buf(), line: None, message, snippet: None }
+    }
+
+    fn at_plain(path: &Path, line: u32, column: u32, message: &str) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line: Some((line, column)),
+            message: message.to_owned(),
+            snippet: None,
+        }
+    }
+
+    /// `path:line:column`, or just the path when there is no position.
+    pub fn place(&self) -> String {
+        match self.line {
+            Some((l, c)) => format!("{}:{l}:{c}", self.path.display()),
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// The error with the quoted line under it.
+    pub fn render(&self) -> String {
+        match &self.snippet {
+            Some(s) => format!("error: {}\n  --> {}\n{s}", self.message, self.place()),
+            None => format!("error: {}\n  --> {}", self.message, self.place()),
+        }
+    }
+}
+
+/// Quotes `line` of `text` with a caret under `column`, gutter-aligned.
+pub fn snippet(text: &str, line: u32, column: u32) -> Option<String> {
+    let src = text.lines().nth(line.checked_sub(1)? as usize)?;
+    let width = line.to_string().len();
+    let pad = " ".repeat(width);
+    let caret_pad: String = src
+        .chars()
+        .take(column.saturating_sub(1) as usize)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect();
+    Some(format!("{pad} |\n{line} | {src}\n{pad} | {caret_pad}^"))
+}
+
+// serde-saphyr puts "line X column Y: " (or "error: line ...") in front of its messages; the
+// location is ours to print, once.
+fn clean_yaml_message(msg: &str) -> String {
+    let first = msg.lines().next().unwrap_or(msg).trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let msg = regex_lite_strip(first);
+    // ... and "message at line 2, column 8" behind them.
+    let msg = match msg.rfind(" at line ") {
+        Some(i) if msg[i..].contains("column") => &msg[..i],
+        _ => msg,
+    };
+    msg.trim().to_owned()
+}
+
+fn regex_lite_strip(s: &str) -> &str {
+    // "line 3 column 7: message" -> "message"
+    if let Some(rest) = s.strip_prefix("line ") {
+        if let Some(idx) = rest.find(": ") {
+            let head = &rest[..idx];
+            if head.split_whitespace().count() == 3 && head.contains("column") {
+                return &rest[idx + 2..];
+            }
+        }
+    }
+    s
+}
+
+fn strip_json_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(idx) => msg[..idx].to_owned(),
+        None => msg.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_points_at_column() {
+        let s = snippet("a: 1\nbb: oops\n", 2, 5).unwrap();
+        assert_eq!(s, "  |\n2 | bb: oops\n  |     ^");
+    }
+
+    #[test]
+    fn snippet_out_of_range_is_none() {
+        assert!(snippet("a\n", 9, 1).is_none());
+    }
+
+    #[test]
+    fn yaml_message_loses_its_own_position() {
+        assert_eq!(clean_yaml_message("line 3 column 7: unknown field `x`"), "unknown field `x`");
+        assert_eq!(clean_yaml_message("plain"), "plain");
+        assert_eq!(clean_yaml_message("unclosed bracket '[' at line 2, column 8"), "unclosed bracket '['");
+    }
+}

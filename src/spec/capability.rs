@@ -1,0 +1,737 @@
+//! Capability matrices: what a server really does with a call, beyond its schema.
+//!
+//! A tool's JSON Schema says "aspect ratios are model-dependent"; the server's model registry
+//! says which. Seeds 000/001 call the gap *schema-blindness*: an LLM judge passed a veo-2.0
+//! call with `generate_audio=true` because that rule is not in `tools/list`. A matrix encodes
+//! those rules as data — the selector parameter and its aliases, the model the server uses when
+//! the selector is absent, per-model values, ranges and tools, what happens on a violation
+//! (`reject`, `coerce`, `clamp`, `truncate`, `ignore`), cross-parameter rules, and what each
+//! tool produces (for the flow engine). The YAML format is documented in the README and has a
+//! JSON Schema in `schemas/capabilities.schema.json`.
+//!
+//! The main type is [`Capabilities`], built with [`Capabilities::load`] and checked against the
+//! tools it describes with [`Capabilities::check_against`]. Evaluating a call is the linter's
+//! job (`lint::caps`); this module only owns the data and model resolution.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_saphyr::Spanned;
+
+use super::ToolSet;
+use crate::source::{SourceError, SourceFile};
+
+/// What the server does when a constraint is violated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The call fails with an error.
+    #[default]
+    Reject,
+    /// The value is silently replaced (by `coerce_to` when given).
+    Coerce,
+    /// The value is silently clamped into `[minimum, maximum]`.
+    Clamp,
+    /// A fractional number is silently truncated to an integer.
+    Truncate,
+    /// The parameter (or value) is silently dropped or ignored.
+    Ignore,
+}
+
+/// What the server does with a model name it does not know.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownModel {
+    /// The server rejects the call.
+    #[default]
+    Reject,
+    /// The server passes the name on unchanged and the backend API fails the call (G5).
+    PassThrough,
+}
+
+/// One rule on one parameter. Every predicate given must hold; on a violation, `on_violation`
+/// says what the server does. Predicates on a value apply to each item when the value is an
+/// array (`max_items`/`min_items` apply to the array itself).
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    pub rule: Option<String>,
+    pub note: Option<String>,
+    /// Applies only when this other parameter is absent from the call.
+    pub when_absent: Option<String>,
+    pub unsupported: bool,
+    pub integer: bool,
+    pub one_of: Option<Vec<Value>>,
+    pub minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub min_items: Option<usize>,
+    pub max_items: Option<usize>,
+    pub max_length: Option<usize>,
+    pub pattern: Option<Regex>,
+    pub not_pattern: Option<Regex>,
+    pub on_violation: Outcome,
+    pub coerce_to: Option<Value>,
+}
+
+/// An artifact kind a tool produces.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Product {
+    /// `image`, `video`, `audio`, `text` or `file`.
+    pub kind: ArtifactKind,
+    /// Carried inside another product (the audio track of a video).
+    #[serde(default)]
+    pub embedded: bool,
+    /// Produced only when these arguments have these values (defaults applied).
+    #[serde(default)]
+    pub when: BTreeMap<String, Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactKind {
+    Image,
+    Video,
+    Audio,
+    Text,
+    File,
+}
+
+/// A rule across parameters of one call.
+#[derive(Clone, Debug)]
+pub struct CrossRule {
+    pub rule: Option<String>,
+    pub note: Option<String>,
+    pub kind: CrossKind,
+    pub on_violation: Outcome,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CrossKind {
+    /// All these array parameters, when present together, have the same length.
+    EqualLength(Vec<String>),
+    /// At least one of these parameters is present.
+    AtLeastOneOf(Vec<String>),
+    /// When `param` is present, every one of `needs` is present too.
+    Requires { param: String, needs: Vec<String> },
+}
+
+impl CrossKind {
+    pub fn params(&self) -> Vec<&str> {
+        match self {
+            CrossKind::EqualLength(p) | CrossKind::AtLeastOneOf(p) => {
+                p.iter().map(String::as_str).collect()
+            }
+            CrossKind::Requires { param, needs } => {
+                std::iter::once(param.as_str()).chain(needs.iter().map(String::as_str)).collect()
+            }
+        }
+    }
+}
+
+/// The facts about one tool of the server.
+#[derive(Clone, Debug, Default)]
+pub struct ToolCaps {
+    /// Server-wide rules merged with this tool's own, in that order.
+    pub parameters: BTreeMap<String, Vec<Constraint>>,
+    /// Handler fallbacks for absent parameters (X3: schema defaults are never applied).
+    pub defaults: BTreeMap<String, Value>,
+    pub produces: Vec<Product>,
+    /// Parameters whose values reference artifacts (URIs, paths) that must exist.
+    pub inputs: Vec<String>,
+    pub cross: Vec<CrossRule>,
+    /// Index into [`Capabilities::families`] of the family selecting this tool's model.
+    pub family: Option<usize>,
+    own_params: BTreeSet<String>,
+}
+
+/// A set of models one selector parameter chooses between.
+#[derive(Clone, Debug)]
+pub struct Family {
+    pub name: String,
+    pub selector: String,
+    /// The model the handler uses when the selector is absent (V1).
+    pub when_absent: Option<usize>,
+    pub unknown: UnknownModel,
+    pub case_insensitive: bool,
+    /// The rule id behind the family's resolution facts (V1, X1, …).
+    pub rule: Option<String>,
+    pub models: Vec<Model>,
+    lookup: HashMap<String, usize>,
+}
+
+impl Family {
+    /// Resolves a model name or alias to the model, as the server does (X1).
+    pub fn resolve(&self, name: &str) -> Option<&Model> {
+        let key = if self.case_insensitive { name.trim().to_lowercase() } else { name.trim().to_owned() };
+        self.lookup.get(&key).map(|&i| &self.models[i])
+    }
+
+    /// The known names (ids and aliases), for "did you mean".
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.models.iter().flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)))
+    }
+}
+
+/// One model of a family.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub id: String,
+    pub aliases: Vec<String>,
+    /// The tools this model can serve; `None` means every tool of the family.
+    pub tools: Option<BTreeSet<String>>,
+    pub parameters: BTreeMap<String, Vec<Constraint>>,
+    pub defaults: BTreeMap<String, Value>,
+    pub retired: Option<String>,
+}
+
+/// A server's capability matrix.
+#[derive(Clone, Debug)]
+pub struct Capabilities {
+    pub server: String,
+    pub version: Option<String>,
+    pub source: Option<String>,
+    pub retired: Option<String>,
+    pub tools: BTreeMap<String, ToolCaps>,
+    pub families: Vec<Family>,
+    pub file: Arc<Path>,
+    // Where each tool is named in the YAML, to point check_against errors at it.
+    tool_lines: BTreeMap<String, (u32, u32)>,
+    server_params: BTreeSet<String>,
+    text: Arc<str>,
+}
+
+impl Capabilities {
+    pub fn load(path: &Path) -> Result<Self, SourceError> {
+        Self::from_source(&SourceFile::read(path)?)
+    }
+
+    pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
+        let raw: RawMatrix = serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
+        compile(raw, file)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&ToolCaps> {
+        self.tools.get(name)
+    }
+
+    /// Checks that every tool and parameter this matrix names exists in `spec`, so a typo in
+    /// a matrix is an error instead of a rule that never fires.
+    pub fn check_against(&self, spec: &ToolSet) -> Result<(), SourceError> {
+        let file = SourceFile { path: self.file.clone(), text: self.text.clone() };
+        let at = |tool: &str, msg: String| {
+            let (l, c) = self.tool_lines.get(tool).copied().unwrap_or((1, 1));
+            file.error_at(l, c, msg)
+        };
+        for name in self.tools.keys() {
+            if spec.get(name).is_none() {
+                let hint = crate::lint::did_you_mean(name, spec.tools().iter().map(|t| t.name.as_str()));
+                return Err(at(name, format!("unknown tool `{name}`: not in the tool spec{hint}")));
+            }
+        }
+        // A parameter must exist on at least one of the tools a rule can apply to.
+        let check = |tools: &[&str], param: &str, whose: &str| -> Result<(), SourceError> {
+            if tools.iter().any(|t| spec.get(t).is_some_and(|s| s.has_param(param))) {
+                return Ok(());
+            }
+            let first = tools.first().copied().unwrap_or("");
+            let candidates = tools
+                .iter()
+                .filter_map(|t| spec.get(t))
+                .flat_map(|s| s.properties().into_iter().flatten().map(|(k, _)| k.as_str()));
+            let hint = crate::lint::did_you_mean(param, candidates);
+            Err(at(first, format!("{whose} names parameter `{param}`, which none of its tools ({}) has{hint}", tools.join(", "))))
+        };
+        let all: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+        for p in &self.server_params {
+            check(&all, p, "a server-wide rule")?;
+        }
+        for (name, caps) in &self.tools {
+            let one = [name.as_str()];
+            for p in caps.own_params.iter().chain(&caps.inputs) {
+                check(&one, p, &format!("tool `{name}`"))?;
+            }
+            for c in &caps.cross {
+                for p in c.kind.params() {
+                    check(&one, p, &format!("a cross rule on `{name}`"))?;
+                }
+            }
+        }
+        for (fi, fam) in self.families.iter().enumerate() {
+            let fam_tools: Vec<&str> =
+                self.tools.iter().filter(|(_, c)| c.family == Some(fi)).map(|(n, _)| n.as_str()).collect();
+            for t in &fam_tools {
+                check(&[t], &fam.selector, &format!("family `{}`", fam.name))?;
+            }
+            for m in &fam.models {
+                let served: Vec<&str> = fam_tools.iter().copied().filter(|t| m.tools.as_ref().is_none_or(|s| s.contains(*t))).collect();
+                for p in m.parameters.keys().chain(m.defaults.keys()) {
+                    check(&served, p, &format!("model `{}`", m.id))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---- YAML model -------------------------------------------------------------------------
+
+type RawParams = BTreeMap<String, Spanned<Vec<Spanned<RawConstraint>>>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatrix {
+    server: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    retired: Option<String>,
+    #[serde(default)]
+    parameters: RawParams,
+    #[serde(default)]
+    defaults: BTreeMap<String, Value>,
+    tools: BTreeMap<String, Spanned<RawTool>>,
+    #[serde(default)]
+    cross: Vec<Spanned<RawCross>>,
+    #[serde(default)]
+    families: BTreeMap<String, Spanned<RawFamily>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTool {
+    #[serde(default)]
+    produces: Vec<Product>,
+    #[serde(default)]
+    inputs: Vec<String>,
+    #[serde(default)]
+    parameters: RawParams,
+    #[serde(default)]
+    defaults: BTreeMap<String, Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFamily {
+    tools: Vec<Spanned<String>>,
+    selector: String,
+    #[serde(default)]
+    when_absent: Option<Spanned<String>>,
+    #[serde(default)]
+    unknown: UnknownModel,
+    #[serde(default = "yes")]
+    case_insensitive: bool,
+    #[serde(default)]
+    rule: Option<String>,
+    models: BTreeMap<String, Spanned<RawModel>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default)]
+    tools: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    parameters: RawParams,
+    #[serde(default)]
+    defaults: BTreeMap<String, Value>,
+    #[serde(default)]
+    retired: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConstraint {
+    #[serde(default)]
+    rule: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    since: Option<String>,
+    #[serde(default)]
+    when_absent: Option<String>,
+    #[serde(default)]
+    unsupported: bool,
+    #[serde(default)]
+    integer: bool,
+    #[serde(default)]
+    one_of: Option<Vec<Value>>,
+    #[serde(default)]
+    minimum: Option<f64>,
+    #[serde(default)]
+    maximum: Option<f64>,
+    #[serde(default)]
+    min_items: Option<usize>,
+    #[serde(default)]
+    max_items: Option<usize>,
+    #[serde(default)]
+    max_length: Option<usize>,
+    #[serde(default)]
+    pattern: Option<String>,
+    #[serde(default)]
+    not_pattern: Option<String>,
+    #[serde(default)]
+    on_violation: Outcome,
+    #[serde(default)]
+    coerce_to: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCross {
+    #[serde(default)]
+    rule: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    since: Option<String>,
+    #[serde(default)]
+    tools: Option<Vec<String>>,
+    #[serde(default)]
+    equal_length: Option<Vec<String>>,
+    #[serde(default)]
+    at_least_one_of: Option<Vec<String>>,
+    #[serde(default)]
+    requires: Option<RawRequires>,
+    #[serde(default)]
+    on_violation: Outcome,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequires {
+    param: String,
+    needs: Vec<String>,
+}
+
+// ---- compilation ------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    file: &'a SourceFile,
+    version: Option<Vec<u64>>,
+}
+
+impl Ctx<'_> {
+    fn err<T>(&self, at: &Spanned<T>, msg: String) -> SourceError {
+        self.file.error_at(at.referenced.line() as u32, at.referenced.column().max(1) as u32, msg)
+    }
+
+    // A rule tagged `since: "3.17"` describes a later server than `version`: inactive.
+    fn active(&self, since: Option<&str>) -> bool {
+        match (since, &self.version) {
+            (Some(s), Some(v)) => parse_version(s) <= *v,
+            _ => true,
+        }
+    }
+}
+
+fn parse_version(s: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = s.trim_start_matches('v').split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    while v.last() == Some(&0) {
+        v.pop();
+    }
+    v
+}
+
+fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceError> {
+    let cx = Ctx { file, version: raw.version.as_deref().map(parse_version) };
+    let server_params = compile_params(&cx, &raw.parameters)?;
+    let mut tools = BTreeMap::new();
+    let mut tool_lines = BTreeMap::new();
+    for (name, tool) in &raw.tools {
+        tool_lines.insert(name.clone(), (tool.referenced.line() as u32, tool.referenced.column() as u32));
+        let mut parameters = server_params.clone();
+        let own_params = tool.value.parameters.keys().cloned().collect();
+        for (p, cs) in compile_params(&cx, &tool.value.parameters)? {
+            parameters.entry(p).or_insert_with(Vec::new).extend(cs);
+        }
+        let mut defaults = raw.defaults.clone();
+        defaults.extend(tool.value.defaults.clone());
+        tools.insert(
+            name.clone(),
+            ToolCaps {
+                parameters,
+                defaults,
+                produces: tool.value.produces.clone(),
+                inputs: tool.value.inputs.clone(),
+                cross: Vec::new(),
+                family: None,
+                own_params,
+            },
+        );
+    }
+    // Server-wide rules are merged into every tool; the linter applies a rule only where the
+    // tool declares the parameter.
+
+    for cross in &raw.cross {
+        let c = &cross.value;
+        if !cx.active(c.since.as_deref()) {
+            continue;
+        }
+        let kinds = [c.equal_length.is_some(), c.at_least_one_of.is_some(), c.requires.is_some()];
+        if kinds.iter().filter(|k| **k).count() != 1 {
+            return Err(cx.err(cross, "a cross rule needs exactly one of `equal_length`, `at_least_one_of`, `requires`".into()));
+        }
+        let kind = if let Some(p) = &c.equal_length {
+            CrossKind::EqualLength(p.clone())
+        } else if let Some(p) = &c.at_least_one_of {
+            CrossKind::AtLeastOneOf(p.clone())
+        } else {
+            let r = c.requires.as_ref().expect("checked above");
+            CrossKind::Requires { param: r.param.clone(), needs: r.needs.clone() }
+        };
+        let rule = CrossRule { rule: c.rule.clone(), note: c.note.clone(), kind, on_violation: c.on_violation };
+        let targets: Vec<String> = match &c.tools {
+            Some(t) => t.clone(),
+            None => tools.keys().cloned().collect(),
+        };
+        for t in targets {
+            let Some(caps) = tools.get_mut(&t) else {
+                return Err(cx.err(cross, format!("cross rule names unknown tool `{t}` (not under `tools:`)")));
+            };
+            caps.cross.push(rule.clone());
+        }
+    }
+
+    let mut families = Vec::new();
+    for (fname, fam) in &raw.families {
+        let f = &fam.value;
+        let idx = families.len();
+        let mut models = Vec::new();
+        let mut lookup = HashMap::new();
+        let key = |s: &str| if f.case_insensitive { s.trim().to_lowercase() } else { s.trim().to_owned() };
+        for (id, m) in &f.models {
+            let mi = models.len();
+            for name in std::iter::once(id).chain(m.value.aliases.iter()) {
+                if lookup.insert(key(name), mi).is_some() {
+                    return Err(cx.err(m, format!("model name or alias `{name}` is used twice in family `{fname}`")));
+                }
+            }
+            let tools_served = match &m.value.tools {
+                Some(list) => {
+                    let mut set = BTreeSet::new();
+                    for t in list {
+                        if !f.tools.iter().any(|ft| ft.value == t.value) {
+                            return Err(cx.err(t, format!("model `{id}` lists tool `{}`, which is not a tool of family `{fname}`", t.value)));
+                        }
+                        set.insert(t.value.clone());
+                    }
+                    Some(set)
+                }
+                None => None,
+            };
+            models.push(Model {
+                id: id.clone(),
+                aliases: m.value.aliases.clone(),
+                tools: tools_served,
+                parameters: compile_params(&cx, &m.value.parameters)?,
+                defaults: m.value.defaults.clone(),
+                retired: m.value.retired.clone(),
+            });
+        }
+        let when_absent = match &f.when_absent {
+            Some(name) => Some(*lookup.get(&key(&name.value)).ok_or_else(|| {
+                cx.err(name, format!("`when_absent` names `{}`, which is not a model of family `{fname}`", name.value))
+            })?),
+            None => None,
+        };
+        for t in &f.tools {
+            let Some(caps) = tools.get_mut(&t.value) else {
+                return Err(cx.err(t, format!("family `{fname}` names tool `{}`, which is not under `tools:`", t.value)));
+            };
+            if caps.family.is_some() {
+                return Err(cx.err(t, format!("tool `{}` belongs to two families", t.value)));
+            }
+            caps.family = Some(idx);
+        }
+        families.push(Family {
+            name: fname.clone(),
+            selector: f.selector.clone(),
+            when_absent,
+            unknown: f.unknown,
+            case_insensitive: f.case_insensitive,
+            rule: f.rule.clone(),
+            models,
+            lookup,
+        });
+    }
+
+    Ok(Capabilities {
+        server: raw.server,
+        version: raw.version,
+        source: raw.source,
+        retired: raw.retired,
+        tools,
+        families,
+        file: file.path.clone(),
+        tool_lines,
+        server_params: raw.parameters.keys().cloned().collect(),
+        text: file.text.clone(),
+    })
+}
+
+fn compile_params(cx: &Ctx<'_>, raw: &RawParams) -> Result<BTreeMap<String, Vec<Constraint>>, SourceError> {
+    let mut out = BTreeMap::new();
+    for (param, list) in raw {
+        let mut cs = Vec::new();
+        for c in &list.value {
+            if cx.active(c.value.since.as_deref()) {
+                cs.push(compile_constraint(cx, c)?);
+            }
+        }
+        if !cs.is_empty() {
+            out.insert(param.clone(), cs);
+        }
+    }
+    Ok(out)
+}
+
+fn compile_constraint(cx: &Ctx<'_>, sc: &Spanned<RawConstraint>) -> Result<Constraint, SourceError> {
+    let c = &sc.value;
+    let regex = |p: &Option<String>| -> Result<Option<Regex>, SourceError> {
+        p.as_deref().map(Regex::new).transpose().map_err(|e| cx.err(sc, format!("invalid pattern: {e}")))
+    };
+    let has_predicate = c.unsupported
+        || c.integer
+        || c.one_of.is_some()
+        || c.minimum.is_some()
+        || c.maximum.is_some()
+        || c.min_items.is_some()
+        || c.max_items.is_some()
+        || c.max_length.is_some()
+        || c.pattern.is_some()
+        || c.not_pattern.is_some();
+    if !has_predicate {
+        return Err(cx.err(sc, "a constraint needs at least one predicate (`one_of`, `minimum`, `maximum`, `integer`, `max_items`, `min_items`, `max_length`, `pattern`, `not_pattern`, `unsupported`)".into()));
+    }
+    match c.on_violation {
+        Outcome::Clamp if c.minimum.is_none() && c.maximum.is_none() => {
+            return Err(cx.err(sc, "`on_violation: clamp` needs `minimum` or `maximum`".into()));
+        }
+        Outcome::Truncate if !c.integer => {
+            return Err(cx.err(sc, "`on_violation: truncate` needs `integer: true`".into()));
+        }
+        _ => {}
+    }
+    if c.coerce_to.is_some() && c.on_violation != Outcome::Coerce {
+        return Err(cx.err(sc, "`coerce_to` needs `on_violation: coerce`".into()));
+    }
+    Ok(Constraint {
+        rule: c.rule.clone(),
+        note: c.note.clone(),
+        when_absent: c.when_absent.clone(),
+        unsupported: c.unsupported,
+        integer: c.integer,
+        one_of: c.one_of.clone(),
+        minimum: c.minimum,
+        maximum: c.maximum,
+        min_items: c.min_items,
+        max_items: c.max_items,
+        max_length: c.max_length,
+        pattern: regex(&c.pattern)?,
+        not_pattern: regex(&c.not_pattern)?,
+        on_violation: c.on_violation,
+        coerce_to: c.coerce_to.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Capabilities, SourceError> {
+        Capabilities::from_source(&SourceFile::from_text("caps.yaml", text))
+    }
+
+    const MINI: &str = "\
+server: s
+version: \"3.15.0\"
+tools:
+  gen: {}
+families:
+  main:
+    tools: [gen]
+    selector: model
+    when_absent: m1
+    models:
+      m1:
+        aliases: [Model One]
+        parameters:
+          ratio: [{ one_of: [\"16:9\"], rule: R1 }]
+          later: [{ one_of: [1], since: \"3.17\" }]
+";
+
+    #[test]
+    fn resolves_aliases_case_insensitively() {
+        let caps = load(MINI).unwrap();
+        let fam = &caps.families[0];
+        assert_eq!(fam.resolve("model one").unwrap().id, "m1");
+        assert_eq!(fam.resolve("M1").unwrap().id, "m1");
+        assert!(fam.resolve("m2").is_none());
+        assert_eq!(caps.tool("gen").unwrap().family, Some(0));
+    }
+
+    #[test]
+    fn since_gates_later_rules() {
+        let caps = load(MINI).unwrap();
+        let m = &caps.families[0].models[0];
+        assert!(m.parameters.contains_key("ratio"));
+        assert!(!m.parameters.contains_key("later"), "3.17 rule must be inactive at 3.15.0");
+    }
+
+    #[test]
+    fn unknown_key_names_line_and_column() {
+        let err = load(&MINI.replace("rule: R1", "rulez: R1")).unwrap_err();
+        assert_eq!(err.path, Path::new("caps.yaml"));
+        let (line, _) = err.line.expect("a position");
+        assert_eq!(line, 14, "{}", err.render());
+        assert!(err.message.contains("rulez"), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_model_in_when_absent() {
+        let err = load(&MINI.replace("when_absent: m1", "when_absent: m9")).unwrap_err();
+        assert_eq!(err.line.map(|l| l.0), Some(9), "{}", err.render());
+        assert!(err.message.contains("m9"));
+    }
+
+    #[test]
+    fn family_naming_an_unlisted_tool() {
+        let err = load(&MINI.replace("tools: [gen]", "tools: [gen, other]")).unwrap_err();
+        assert!(err.message.contains("`other`"), "{}", err.message);
+        assert_eq!(err.line.map(|l| l.0), Some(7));
+    }
+
+    #[test]
+    fn constraint_without_predicate_is_an_error() {
+        let err = load(&MINI.replace("{ one_of: [\"16:9\"], rule: R1 }", "{ rule: R1 }")).unwrap_err();
+        assert!(err.message.contains("at least one predicate"), "{}", err.message);
+    }
+
+    #[test]
+    fn bad_regex_is_an_error() {
+        let err = load(&MINI.replace("one_of: [\"16:9\"]", "pattern: \"(\"")).unwrap_err();
+        assert!(err.message.contains("invalid pattern"), "{}", err.message);
+    }
+
+    #[test]
+    fn check_against_catches_unknown_tool_and_param() {
+        let spec = ToolSet::from_json(&serde_json::json!([{"name": "gen", "inputSchema": {"type": "object", "properties": {"model": {"type": "string"}, "ratio": {"type": "string"}}}}])).unwrap();
+        load(MINI).unwrap().check_against(&spec).unwrap();
+        let err = load(&MINI.replace("gen", "gne")).unwrap().check_against(&spec).unwrap_err();
+        assert!(err.message.contains("unknown tool `gne`") && err.message.contains("did you mean `gen`"), "{}", err.message);
+        let err = load(&MINI.replace("ratio:", "ration:")).unwrap().check_against(&spec).unwrap_err();
+        assert!(err.message.contains("names parameter `ration`") && err.message.contains("did you mean `ratio`"), "{}", err.message);
+    }
+}

@@ -1,0 +1,319 @@
+//! Tool specifications: what the server says its tools accept.
+//!
+//! Loads MCP `tools/list` results (`{"tools": [...]}` or a bare array), OpenAI `tools` arrays
+//! and BFCL-style function docs (`dict`, `float`, `tuple`, `any`) into one [`ToolSet`] whose
+//! input schemas are JSON Schema. Capability matrices — what the server really does, beyond
+//! the schema — live in [`capability`]. The main type is [`ToolSet`], built with
+//! [`ToolSet::load`] or [`ToolSet::from_json`]; [`Profile`] is the paper's complexity profile.
+
+pub mod capability;
+mod profile;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::source::{SourceError, SourceFile};
+
+pub use capability::Capabilities;
+pub use profile::Profile;
+
+/// One tool as the agent sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema for the arguments (always an object schema after loading).
+    pub input_schema: Value,
+    pub output_schema: Option<Value>,
+}
+
+impl ToolSpec {
+    /// The declared parameters (`properties`), in the schema's order.
+    pub fn properties(&self) -> Option<&Map<String, Value>> {
+        self.input_schema.get("properties").and_then(Value::as_object)
+    }
+
+    pub fn required(&self) -> impl Iterator<Item = &str> {
+        self.input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+    }
+
+    pub fn has_param(&self, name: &str) -> bool {
+        self.properties().is_some_and(|p| p.contains_key(name))
+    }
+}
+
+/// The tools of one or more servers, by name.
+#[derive(Clone, Debug, Default)]
+pub struct ToolSet {
+    tools: Vec<ToolSpec>,
+    by_name: HashMap<String, usize>,
+}
+
+/// The dialect a spec file was written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Mcp,
+    OpenAi,
+    Bfcl,
+}
+
+impl ToolSet {
+    /// Loads a spec file (JSON, or JSON Lines of BFCL docs).
+    pub fn load(path: &Path) -> Result<Self, SourceError> {
+        let file = SourceFile::read(path)?;
+        Self::from_source(&file)
+    }
+
+    pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
+        let value: Value = match serde_json::from_str(&file.text) {
+            Ok(v) => v,
+            Err(err) => {
+                // BFCL ships function docs as JSON Lines; accept that before giving up.
+                let lines: Vec<&str> =
+                    file.text.lines().filter(|l| !l.trim().is_empty()).collect();
+                let first_is_a_document =
+                    lines.first().is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
+                if lines.len() > 1 && first_is_a_document {
+                    let mut docs = Vec::with_capacity(lines.len());
+                    for (i, line) in file.text.lines().enumerate() {
+                        if line.trim().is_empty() {
+                            continue;
+                        }
+                        let doc: Value = serde_json::from_str(line).map_err(|e| {
+                            file.error_at(i as u32 + 1, e.column() as u32, strip_at(&e))
+                        })?;
+                        docs.push(doc);
+                    }
+                    Value::Array(docs)
+                } else {
+                    return Err(file.json_error(&err));
+                }
+            }
+        };
+        Self::from_json(&value).map_err(|msg| file.error(msg))
+    }
+
+    /// Builds a tool set from an already-parsed spec document.
+    pub fn from_json(value: &Value) -> Result<Self, String> {
+        let items: &[Value] = match value {
+            Value::Array(items) => items,
+            Value::Object(obj) => match obj.get("tools").or_else(|| obj.get("functions")) {
+                Some(Value::Array(items)) => items,
+                Some(_) => return Err("`tools` must be an array".into()),
+                None if obj.contains_key("name") => std::slice::from_ref(value),
+                None => {
+                    return Err("expected a tools/list result (`{\"tools\": [...]}`), an array \
+                                of tools, or a function doc"
+                        .into());
+                }
+            },
+            _ => return Err("expected a JSON object or array of tools".into()),
+        };
+        let mut set = ToolSet::default();
+        for (i, item) in items.iter().enumerate() {
+            let tool = parse_tool(item).map_err(|e| format!("tool #{i}: {e}"))?;
+            set.push(tool).map_err(|e| format!("tool #{i}: {e}"))?;
+        }
+        Ok(set)
+    }
+
+    /// Adds a tool; names must be unique across the set.
+    pub fn push(&mut self, tool: ToolSpec) -> Result<(), String> {
+        if self.by_name.contains_key(&tool.name) {
+            return Err(format!("duplicate tool name `{}`", tool.name));
+        }
+        self.by_name.insert(tool.name.clone(), self.tools.len());
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// Merges another set in (a suite may span several servers).
+    pub fn extend(&mut self, other: ToolSet) -> Result<(), String> {
+        other.tools.into_iter().try_for_each(|t| self.push(t))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn profile(&self) -> Profile {
+        Profile::of(self)
+    }
+}
+
+fn strip_at(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    s.rfind(" at line ").map_or(s.clone(), |i| s[..i].to_owned())
+}
+
+/// Recognises one tool in any supported dialect.
+fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
+    let obj = item.as_object().ok_or("a tool must be a JSON object")?;
+    let dialect = if obj.contains_key("inputSchema") || obj.contains_key("input_schema") {
+        Dialect::Mcp
+    } else if obj.get("type").and_then(Value::as_str) == Some("function")
+        || obj.get("function").is_some_and(Value::is_object)
+    {
+        Dialect::OpenAi
+    } else {
+        Dialect::Bfcl
+    };
+    let (obj, params_key) = match dialect {
+        Dialect::Mcp => (obj, if obj.contains_key("inputSchema") { "inputSchema" } else { "input_schema" }),
+        Dialect::OpenAi => (
+            obj.get("function").and_then(Value::as_object).ok_or("OpenAI tool without a `function` object")?,
+            "parameters",
+        ),
+        Dialect::Bfcl => (obj, "parameters"),
+    };
+    let name = obj
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or("missing `name`")?
+        .to_owned();
+    let description = obj.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+    let raw = obj.get(params_key).cloned().unwrap_or_else(|| json!({"type": "object"}));
+    let input_schema = match dialect {
+        Dialect::Bfcl => bfcl_to_json_schema(&raw),
+        _ => raw,
+    };
+    if !input_schema.is_object() {
+        return Err(format!("`{name}`: the input schema must be a JSON object"));
+    }
+    let output_schema = obj.get("outputSchema").or_else(|| obj.get("output_schema")).cloned();
+    Ok(ToolSpec { name, description, input_schema, output_schema })
+}
+
+/// Maps BFCL's Python-flavoured type names onto JSON Schema, recursively.
+///
+/// BFCL writes `dict` for object, `float` for number, `tuple` for array and `any` for no
+/// constraint; everything else is already JSON Schema.
+pub fn bfcl_to_json_schema(schema: &Value) -> Value {
+    let Value::Object(obj) = schema else { return schema.clone() };
+    let mut out = Map::with_capacity(obj.len());
+    for (key, value) in obj {
+        match key.as_str() {
+            "type" => match value.as_str() {
+                Some("dict") => {
+                    out.insert(key.clone(), json!("object"));
+                }
+                Some("float") => {
+                    out.insert(key.clone(), json!("number"));
+                }
+                Some("tuple") => {
+                    out.insert(key.clone(), json!("array"));
+                }
+                Some("any") => {}
+                _ => {
+                    out.insert(key.clone(), value.clone());
+                }
+            },
+            "properties" => {
+                let props = value
+                    .as_object()
+                    .map(|p| p.iter().map(|(k, v)| (k.clone(), bfcl_to_json_schema(v))).collect())
+                    .unwrap_or_default();
+                out.insert(key.clone(), Value::Object(props));
+            }
+            "items" | "additionalProperties" => {
+                out.insert(key.clone(), bfcl_to_json_schema(value));
+            }
+            // BFCL marks optional parameters in prose ("optional" / `default`), never in schema.
+            "optional" => {}
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_mcp_result_and_bare_array() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
+        let a = ToolSet::from_json(&json!({"tools": [tool.clone()]})).unwrap();
+        let b = ToolSet::from_json(&json!([tool])).unwrap();
+        assert_eq!(a.tools(), b.tools());
+        assert!(a.get("t").unwrap().has_param("a"));
+    }
+
+    #[test]
+    fn loads_openai_tools() {
+        let set = ToolSet::from_json(&json!([{"type": "function", "function": {
+            "name": "get_weather", "description": "d",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]))
+        .unwrap();
+        let t = set.get("get_weather").unwrap();
+        assert_eq!(t.required().collect::<Vec<_>>(), ["city"]);
+    }
+
+    #[test]
+    fn maps_bfcl_types() {
+        let set = ToolSet::from_json(&json!([{"name": "calc.area", "description": "d", "parameters": {
+            "type": "dict", "properties": {
+                "base": {"type": "float"},
+                "dims": {"type": "tuple", "items": {"type": "integer"}},
+                "opts": {"type": "dict", "properties": {"unit": {"type": "string", "enum": ["m", "cm"]}}},
+                "extra": {"type": "any"}},
+            "required": ["base"]}}]))
+        .unwrap();
+        let s = &set.get("calc.area").unwrap().input_schema;
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["properties"]["base"]["type"], "number");
+        assert_eq!(s["properties"]["dims"]["type"], "array");
+        assert_eq!(s["properties"]["opts"]["type"], "object");
+        assert_eq!(s["properties"]["opts"]["properties"]["unit"]["enum"], json!(["m", "cm"]));
+        assert!(s["properties"]["extra"].get("type").is_none());
+    }
+
+    #[test]
+    fn rejects_duplicates_and_nameless_tools() {
+        let t = json!({"name": "t", "inputSchema": {"type": "object"}});
+        let err = ToolSet::from_json(&json!([t.clone(), t])).unwrap_err();
+        assert!(err.contains("duplicate tool name `t`"), "{err}");
+        let err = ToolSet::from_json(&json!([{"inputSchema": {}}])).unwrap_err();
+        assert!(err.contains("missing `name`"), "{err}");
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let file = SourceFile::from_text("tools.json", "{\n  \"tools\": [\n    {,}\n  ]\n}\n");
+        let err = ToolSet::from_source(&file).unwrap_err();
+        assert_eq!(err.place(), "tools.json:3:6");
+    }
+
+    #[test]
+    fn bfcl_json_lines() {
+        let text = "{\"name\": \"a\", \"parameters\": {\"type\": \"dict\", \"properties\": {}}}\n{\"name\": \"b\", \"parameters\": {\"type\": \"dict\", \"properties\": {}}}\n";
+        let set = ToolSet::from_source(&SourceFile::from_text("f.jsonl", text)).unwrap();
+        assert_eq!(set.len(), 2);
+    }
+}
