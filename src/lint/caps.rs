@@ -256,13 +256,15 @@ fn scalar(c: &Constraint, v: &Value) -> Option<(Predicate, String)> {
         }
     }
     if let Some(n) = v.as_f64() {
-        let lo = c.minimum.is_some_and(|m| n < m);
-        let hi = c.maximum.is_some_and(|m| n > m);
+        let lo = c.minimum.is_some_and(|m| n < m) || c.exclusive_minimum.is_some_and(|m| n <= m);
+        let hi = c.maximum.is_some_and(|m| n > m) || c.exclusive_maximum.is_some_and(|m| n >= m);
         if lo || hi {
-            let range = match (c.minimum, c.maximum) {
-                (Some(a), Some(b)) => format!("allowed range [{}, {}]", num(a), num(b)),
-                (Some(a), None) => format!("minimum {}", num(a)),
-                (None, Some(b)) => format!("maximum {}", num(b)),
+            let low = c.minimum.map(|a| format!("[{}", num(a))).or(c.exclusive_minimum.map(|a| format!("({}", num(a))));
+            let high = c.maximum.map(|b| format!("{}]", num(b))).or(c.exclusive_maximum.map(|b| format!("{})", num(b))));
+            let range = match (low, high) {
+                (Some(a), Some(b)) => format!("allowed range {a}, {b}"),
+                (Some(a), None) => format!("allowed range {a}, ∞)"),
+                (None, Some(b)) => format!("allowed range (-∞, {b}"),
                 (None, None) => String::new(),
             };
             return Some((Predicate::Value, range));

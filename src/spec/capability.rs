@@ -67,6 +67,8 @@ pub struct Constraint {
     pub one_of: Option<Vec<Value>>,
     pub minimum: Option<f64>,
     pub maximum: Option<f64>,
+    pub exclusive_minimum: Option<f64>,
+    pub exclusive_maximum: Option<f64>,
     pub min_items: Option<usize>,
     pub max_items: Option<usize>,
     pub max_length: Option<usize>,
@@ -360,6 +362,8 @@ struct RawConstraint {
     #[serde(default)]
     since: Option<String>,
     #[serde(default)]
+    until: Option<String>,
+    #[serde(default)]
     when_absent: Option<String>,
     #[serde(default)]
     unsupported: bool,
@@ -371,6 +375,10 @@ struct RawConstraint {
     minimum: Option<f64>,
     #[serde(default)]
     maximum: Option<f64>,
+    #[serde(default)]
+    exclusive_minimum: Option<f64>,
+    #[serde(default)]
+    exclusive_maximum: Option<f64>,
     #[serde(default)]
     min_items: Option<usize>,
     #[serde(default)]
@@ -427,12 +435,11 @@ impl Ctx<'_> {
         self.file.error_at(at.referenced.line() as u32, at.referenced.column().max(1) as u32, msg)
     }
 
-    // A rule tagged `since: "3.17"` describes a later server than `version`: inactive.
-    fn active(&self, since: Option<&str>) -> bool {
-        match (since, &self.version) {
-            (Some(s), Some(v)) => parse_version(s) <= *v,
-            _ => true,
-        }
+    // A rule tagged `since: "3.17"` describes a later server than `version`: inactive. One
+    // tagged `until: "3.17"` was replaced at 3.17. Without a `version`, every rule is active.
+    fn active(&self, since: Option<&str>, until: Option<&str>) -> bool {
+        let Some(v) = &self.version else { return true };
+        since.is_none_or(|s| parse_version(s) <= *v) && until.is_none_or(|u| *v < parse_version(u))
     }
 }
 
@@ -476,7 +483,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
 
     for cross in &raw.cross {
         let c = &cross.value;
-        if !cx.active(c.since.as_deref()) {
+        if !cx.active(c.since.as_deref(), None) {
             continue;
         }
         let kinds = [c.equal_length.is_some(), c.at_least_one_of.is_some(), c.requires.is_some()];
@@ -586,7 +593,7 @@ fn compile_params(cx: &Ctx<'_>, raw: &RawParams) -> Result<BTreeMap<String, Vec<
     for (param, list) in raw {
         let mut cs = Vec::new();
         for c in &list.value {
-            if cx.active(c.value.since.as_deref()) {
+            if cx.active(c.value.since.as_deref(), c.value.until.as_deref()) {
                 cs.push(compile_constraint(cx, c)?);
             }
         }
@@ -607,13 +614,15 @@ fn compile_constraint(cx: &Ctx<'_>, sc: &Spanned<RawConstraint>) -> Result<Const
         || c.one_of.is_some()
         || c.minimum.is_some()
         || c.maximum.is_some()
+        || c.exclusive_minimum.is_some()
+        || c.exclusive_maximum.is_some()
         || c.min_items.is_some()
         || c.max_items.is_some()
         || c.max_length.is_some()
         || c.pattern.is_some()
         || c.not_pattern.is_some();
     if !has_predicate {
-        return Err(cx.err(sc, "a constraint needs at least one predicate (`one_of`, `minimum`, `maximum`, `integer`, `max_items`, `min_items`, `max_length`, `pattern`, `not_pattern`, `unsupported`)".into()));
+        return Err(cx.err(sc, "a constraint needs at least one predicate (`one_of`, `minimum`, `maximum`, `exclusive_minimum`, `exclusive_maximum`, `integer`, `max_items`, `min_items`, `max_length`, `pattern`, `not_pattern`, `unsupported`)".into()));
     }
     match c.on_violation {
         Outcome::Clamp if c.minimum.is_none() && c.maximum.is_none() => {
@@ -636,6 +645,8 @@ fn compile_constraint(cx: &Ctx<'_>, sc: &Spanned<RawConstraint>) -> Result<Const
         one_of: c.one_of.clone(),
         minimum: c.minimum,
         maximum: c.maximum,
+        exclusive_minimum: c.exclusive_minimum,
+        exclusive_maximum: c.exclusive_maximum,
         min_items: c.min_items,
         max_items: c.max_items,
         max_length: c.max_length,
@@ -670,6 +681,8 @@ families:
         parameters:
           ratio: [{ one_of: [\"16:9\"], rule: R1 }]
           later: [{ one_of: [1], since: \"3.17\" }]
+          earlier: [{ one_of: [1], until: \"3.15\" }]
+          current: [{ one_of: [1], since: \"3.15\", until: \"3.16\" }]
 ";
 
     #[test]
@@ -688,6 +701,8 @@ families:
         let m = &caps.families[0].models[0];
         assert!(m.parameters.contains_key("ratio"));
         assert!(!m.parameters.contains_key("later"), "3.17 rule must be inactive at 3.15.0");
+        assert!(!m.parameters.contains_key("earlier"), "a rule replaced at 3.15 is inactive at 3.15.0");
+        assert!(m.parameters.contains_key("current"));
     }
 
     #[test]
