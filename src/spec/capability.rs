@@ -188,6 +188,8 @@ pub struct Model {
     pub parameters: BTreeMap<String, Vec<Constraint>>,
     pub defaults: BTreeMap<String, Value>,
     pub retired: Option<String>,
+    // Where the model is defined in the YAML.
+    at: (u32, u32),
 }
 
 /// A server's capability matrix.
@@ -235,7 +237,7 @@ impl Capabilities {
             }
         }
         // A parameter must exist on at least one of the tools a rule can apply to.
-        let check = |tools: &[&str], param: &str, whose: &str| -> Result<(), SourceError> {
+        let check_at = |tools: &[&str], param: &str, whose: &str, pos: Option<(u32, u32)>| -> Result<(), SourceError> {
             if tools.iter().any(|t| spec.get(t).is_some_and(|s| s.has_param(param))) {
                 return Ok(());
             }
@@ -245,8 +247,13 @@ impl Capabilities {
                 .filter_map(|t| spec.get(t))
                 .flat_map(|s| s.properties().into_iter().flatten().map(|(k, _)| k.as_str()));
             let hint = crate::lint::did_you_mean(param, candidates);
-            Err(at(first, format!("{whose} names parameter `{param}`, which none of its tools ({}) has{hint}", tools.join(", "))))
+            let msg = format!("{whose} names parameter `{param}`, which none of its tools ({}) has{hint}", tools.join(", "));
+            Err(match pos {
+                Some((l, c)) => file.error_at(l, c, msg),
+                None => at(first, msg),
+            })
         };
+        let check = |tools: &[&str], param: &str, whose: &str| check_at(tools, param, whose, None);
         let all: Vec<&str> = self.tools.keys().map(String::as_str).collect();
         for p in &self.server_params {
             check(&all, p, "a server-wide rule")?;
@@ -271,7 +278,7 @@ impl Capabilities {
             for m in &fam.models {
                 let served: Vec<&str> = fam_tools.iter().copied().filter(|t| m.tools.as_ref().is_none_or(|s| s.contains(*t))).collect();
                 for p in m.parameters.keys().chain(m.defaults.keys()) {
-                    check(&served, p, &format!("model `{}`", m.id))?;
+                    check_at(&served, p, &format!("model `{}`", m.id), Some(m.at))?;
                 }
             }
         }
@@ -545,6 +552,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 parameters: compile_params(&cx, &m.value.parameters)?,
                 defaults: m.value.defaults.clone(),
                 retired: m.value.retired.clone(),
+                at: (m.referenced.line() as u32, m.referenced.column() as u32),
             });
         }
         let when_absent = match &f.when_absent {
@@ -742,7 +750,7 @@ families:
 
     #[test]
     fn check_against_catches_unknown_tool_and_param() {
-        let spec = ToolSet::from_json(&serde_json::json!([{"name": "gen", "inputSchema": {"type": "object", "properties": {"model": {"type": "string"}, "ratio": {"type": "string"}}}}])).unwrap();
+        let spec = ToolSet::from_json(&serde_json::json!([{"name": "gen", "inputSchema": {"type": "object", "properties": {"model": {"type": "string"}, "ratio": {"type": "string"}, "current": {"type": "integer"}}}}])).unwrap();
         load(MINI).unwrap().check_against(&spec).unwrap();
         let err = load(&MINI.replace("gen", "gne")).unwrap().check_against(&spec).unwrap_err();
         assert!(err.message.contains("unknown tool `gne`") && err.message.contains("did you mean `gen`"), "{}", err.message);
