@@ -4,6 +4,6 @@
 pub mod finding;
 pub mod harness;
 pub mod lint;
-mod runner;
+pub mod runner;
 pub mod source;
 pub mod spec;

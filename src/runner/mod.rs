@@ -1,2 +1,305 @@
-//! placeholder
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+//! The `cargo test` harness: one libtest-mimic trial per transcript.
+//!
+//! Discovery is a pure function of the files ([`crate::harness::discover`]): sorted, identical
+//! on every machine, and it reads no file (names come from paths), so `--list` is fast and
+//! nextest's `--partition slice:m/n` shards the same list everywhere. Each trial then loads what
+//! it needs: its suite once per process, and its own transcript. Under nextest every trial is
+//! its own process, so `--exact NAME` takes a fast path that maps the name back to one file and
+//! builds one trial.
+//!
+//! Trials:
+//! - `<suite>::<transcript>`: the engines over one transcript, judged against its label;
+//! - `<suite>::harness`: the harness itself loads, and every oracle workflow lints clean.
+//!
+//! The entry point is [`main`] (re-exported as `agent_seer::harness::main`); [`run_checks`]
+//! gives the same verdicts to the CLI's `check`.
+
+mod evaluate;
+mod render;
+mod suite;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
+
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+pub use evaluate::{Evaluation, Verdict, evaluate};
+pub use render::{call_diff, render_call};
+pub use suite::Suite;
+
+use crate::finding::Severity;
+use crate::harness::{Layout, SuiteFiles, Transcript, discover};
+use crate::source::SourceError;
+
+/// Trial names a transcript may not take.
+pub const RESERVED: &[&str] = &["harness", "discrimination"];
+
+/// Runs the project's agent suites as `cargo test` trials. Call it from a `harness = false`
+/// test target:
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     agent_seer::harness::main()
+/// }
+/// ```
+///
+/// The project root is `AGENT_SEER_ROOT`, else `CARGO_MANIFEST_DIR` (set by cargo and nextest),
+/// else the working directory. `harnesses/` and `transcripts/` under it can be moved with
+/// `[package.metadata.agent-seer]` (`harnesses = "…"`, `transcripts = "…"`) or the
+/// `AGENT_SEER_HARNESSES` / `AGENT_SEER_TRANSCRIPTS` variables.
+pub fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let trials = match layout_from_env() {
+        Ok(layout) => trials(&args, &layout),
+        Err(e) => vec![Trial::test("agent-seer::configuration", move || Err(e.render().into()))],
+    };
+    // Return the code instead of calling `Conclusion::exit` (datatest-stable#20: exit() breaks
+    // coverage tools).
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// Resolves the layout from the environment and `Cargo.toml` metadata.
+pub fn layout_from_env() -> Result<Layout, SourceError> {
+    let root = std::env::var_os("AGENT_SEER_ROOT")
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut layout = Layout::under(&root);
+    let manifest = root.join("Cargo.toml");
+    if manifest.is_file() {
+        let file = crate::source::SourceFile::read(&manifest)?;
+        let doc: toml::Table = toml::from_str(&file.text).map_err(|e| file.error(format!("invalid TOML: {e}")))?;
+        let meta = doc.get("package").and_then(|p| p.get("metadata")).and_then(|m| m.get("agent-seer"));
+        if let Some(meta) = meta {
+            for (key, slot) in [("harnesses", &mut layout.harnesses), ("transcripts", &mut layout.transcripts)] {
+                match meta.get(key) {
+                    Some(toml::Value::String(p)) => *slot = root.join(p),
+                    Some(_) => return Err(file.error(format!("[package.metadata.agent-seer] `{key}` must be a string path"))),
+                    None => {}
+                }
+            }
+        }
+    }
+    if let Some(p) = std::env::var_os("AGENT_SEER_HARNESSES") {
+        layout.harnesses = PathBuf::from(p);
+    }
+    if let Some(p) = std::env::var_os("AGENT_SEER_TRANSCRIPTS") {
+        layout.transcripts = PathBuf::from(p);
+    }
+    Ok(layout)
+}
+
+type SuiteCell = Arc<OnceLock<Result<Arc<Suite>, SourceError>>>;
+
+/// A suite loaded at most once per process, shared by its trials.
+#[derive(Clone)]
+struct LazySuite {
+    name: String,
+    harness: Option<PathBuf>,
+    cell: SuiteCell,
+}
+
+impl LazySuite {
+    fn new(name: &str, harness: Option<PathBuf>) -> Self {
+        Self { name: name.to_owned(), harness, cell: Arc::default() }
+    }
+
+    fn get(&self, layout_dir: &Path) -> Result<Arc<Suite>, SourceError> {
+        self.cell
+            .get_or_init(|| match &self.harness {
+                Some(p) => Suite::load(p).map(Arc::new),
+                None => Err(SourceError::io(
+                    &layout_dir.join(format!("{}.yaml", self.name)),
+                    &std::io::Error::new(std::io::ErrorKind::NotFound, "missing"),
+                )),
+            })
+            .clone()
+    }
+}
+
+/// Builds the trial list: the `--exact` fast path, or everything, sorted.
+pub fn trials(args: &Arguments, layout: &Layout) -> Vec<Trial> {
+    if let Some(name) = args.filter.as_deref().filter(|_| args.exact && args.skip.is_empty()) {
+        return exact_trial(name, layout).into_iter().collect();
+    }
+    if std::env::var_os("AGENT_SEER_FULL_SCAN_FORBIDDEN").is_some() {
+        return vec![Trial::test("agent-seer::full-scan-forbidden", || {
+            Err("AGENT_SEER_FULL_SCAN_FORBIDDEN is set but this run needs a full scan".into())
+        })];
+    }
+    let suites = match discover(layout) {
+        Ok(s) => s,
+        Err(e) => return vec![Trial::test("agent-seer::discovery", move || Err(e.render().into()))],
+    };
+    let mut out: Vec<Trial> = suites.iter().flat_map(|s| suite_trials(s, layout)).collect();
+    out.sort_by(|a, b| a.name().cmp(b.name()));
+    out
+}
+
+fn suite_trials(files: &SuiteFiles, layout: &Layout) -> Vec<Trial> {
+    let lazy = LazySuite::new(&files.suite, files.harness.clone());
+    let mut out = Vec::new();
+    let reserved: Vec<String> =
+        files.transcripts.iter().filter(|(id, _)| RESERVED.contains(&id.as_str())).map(|(_, p)| p.display().to_string()).collect();
+    if files.harness.is_some() || !reserved.is_empty() {
+        out.push(harness_trial(&lazy, layout, reserved));
+    }
+    for (id, path) in &files.transcripts {
+        if !RESERVED.contains(&id.as_str()) {
+            out.push(transcript_trial(&lazy, layout, id, path.clone()));
+        }
+    }
+    out
+}
+
+fn exact_trial(name: &str, layout: &Layout) -> Option<Trial> {
+    let (suite, rest) = name.split_once("::")?;
+    let lazy = LazySuite::new(suite, layout.harness_file(suite));
+    if rest == "harness" {
+        return lazy.harness.is_some().then(|| harness_trial(&lazy, layout, Vec::new()));
+    }
+    let path = layout.transcript_file(suite, rest)?;
+    Some(transcript_trial(&lazy, layout, rest, path))
+}
+
+fn harness_trial(lazy: &LazySuite, layout: &Layout, reserved: Vec<String>) -> Trial {
+    let lazy = lazy.clone();
+    let dir = layout.harnesses.clone();
+    Trial::test(format!("{}::harness", lazy.name), move || {
+        if !reserved.is_empty() {
+            return Err(format!("transcript names `harness` and `discrimination` are reserved for suite trials; rename {}", reserved.join(", ")).into());
+        }
+        let suite = lazy.get(&dir).map_err(|e| e.render())?;
+        check_oracles(&suite).map_err(Failed::from)
+    })
+}
+
+/// Every oracle call must lint clean: an oracle the linter rejects would grade correct agents
+/// as wrong.
+fn check_oracles(suite: &Suite) -> Result<(), String> {
+    let mut problems = String::new();
+    for sc in &suite.harness.scenarios {
+        for turn in &sc.turns {
+            for o in &turn.workflow {
+                for f in suite.linter.lint(&o.call.tool, &o.call.arguments) {
+                    if f.severity == Severity::Error {
+                        let loc = o.call.location_of(&f.pointer);
+                        problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
+                    }
+                }
+            }
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(format!("oracle calls the linter rejects:\n{problems}")) }
+}
+
+fn transcript_trial(lazy: &LazySuite, layout: &Layout, id: &str, path: PathBuf) -> Trial {
+    let lazy = lazy.clone();
+    let dir = layout.harnesses.clone();
+    let name = format!("{}::{id}", lazy.name);
+    Trial::ignorable_test(name, move || {
+        let result = check_transcript(&lazy, &dir, &path)?;
+        match (result.agrees, result.xfail) {
+            (Ok(()), None) => Ok(Completion::Completed),
+            (Err(msg), None) => Err(msg.into()),
+            (Err(_), Some(reason)) => Ok(Completion::ignored_with(format!("xfail: {reason}"))),
+            (Ok(()), Some(reason)) => Err(format!(
+                "XPASS (strict): marked `xfail: {reason}`, but the trial now passes; remove the xfail"
+            )
+            .into()),
+        }
+    })
+}
+
+/// A transcript's trial result, as the harness and `check` both see it.
+pub struct CheckResult {
+    pub evaluation: Evaluation,
+    /// `Ok` when the evaluation agrees with the label; `Err` holds the full explanation.
+    pub agrees: Result<(), String>,
+    pub xfail: Option<String>,
+}
+
+fn check_transcript(lazy: &LazySuite, dir: &Path, path: &Path) -> Result<CheckResult, Failed> {
+    let suite = lazy.get(dir).map_err(|e| e.render())?;
+    check_loaded(&suite, path).map_err(|e| Failed::from(e.render()))
+}
+
+/// Loads and evaluates one transcript of a loaded suite.
+pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
+    let t = Transcript::load(path)?;
+    let ev = evaluate(suite, &t)?;
+    let agrees = ev.agrees_with_label().map_err(|why| {
+        let scenario = t.scenario.as_deref().and_then(|id| suite.harness.scenario(id));
+        render::failure(&ev, &why, &t, scenario)
+    });
+    Ok(CheckResult { evaluation: ev, agrees, xfail: t.label.xfail.clone() })
+}
+
+/// How one trial ended, for the CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Failed as its `xfail` label expected: reported, not gating.
+    Xfailed,
+}
+
+/// One trial's result for `check`.
+pub struct TrialReport {
+    pub name: String,
+    pub suite: String,
+    pub status: Status,
+    pub message: Option<String>,
+    pub evaluation: Option<Evaluation>,
+}
+
+/// Runs every trial the harness would run, without libtest, keeping the evaluations; `keep`
+/// selects transcripts by path.
+pub fn run_checks(layout: &Layout, keep: &dyn Fn(&Path) -> bool) -> Result<Vec<TrialReport>, SourceError> {
+    let mut out = Vec::new();
+    let mut cache: HashMap<String, LazySuite> = HashMap::new();
+    for files in discover(layout)? {
+        let lazy = cache.entry(files.suite.clone()).or_insert_with(|| LazySuite::new(&files.suite, files.harness.clone())).clone();
+        let wanted: Vec<&(String, PathBuf)> = files.transcripts.iter().filter(|(_, p)| keep(p)).collect();
+        let harness_wanted = files.harness.as_deref().is_some_and(keep);
+        if harness_wanted || !wanted.is_empty() {
+            if files.harness.is_some() {
+                let r = lazy.get(&layout.harnesses).map_err(|e| e.render()).and_then(|s| check_oracles(&s));
+                out.push(TrialReport {
+                    name: format!("{}::harness", files.suite),
+                    suite: files.suite.clone(),
+                    status: if r.is_ok() { Status::Passed } else { Status::Failed },
+                    message: r.err(),
+                    evaluation: None,
+                });
+            }
+        }
+        for (id, path) in wanted {
+            let name = format!("{}::{id}", files.suite);
+            let report = match check_transcript(&lazy, &layout.harnesses, path) {
+                Err(failed) => TrialReport {
+                    name,
+                    suite: files.suite.clone(),
+                    status: Status::Failed,
+                    message: failed.message().map(str::to_owned),
+                    evaluation: None,
+                },
+                Ok(r) => {
+                    let (status, message) = match (r.agrees, &r.xfail) {
+                        (Ok(()), None) => (Status::Passed, None),
+                        (Err(m), None) => (Status::Failed, Some(m)),
+                        (Err(_), Some(reason)) => (Status::Xfailed, Some(format!("xfail: {reason}"))),
+                        (Ok(()), Some(reason)) => (Status::Failed, Some(format!("XPASS (strict): marked `xfail: {reason}`, but the trial now passes; remove the xfail"))),
+                    };
+                    TrialReport { name, suite: files.suite.clone(), status, message, evaluation: Some(r.evaluation) }
+                }
+            };
+            out.push(report);
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}

@@ -1,0 +1,43 @@
+//! A suite loaded for evaluation: its harness, its tools and matrices compiled into a linter.
+
+use std::path::Path;
+
+use crate::harness::Harness;
+use crate::lint::Linter;
+use crate::source::SourceError;
+use crate::spec::{Capabilities, ToolSet};
+
+/// Everything needed to evaluate the transcripts of one suite. Loaded once per process.
+pub struct Suite {
+    pub harness: Harness,
+    pub tools: ToolSet,
+    pub linter: Linter,
+}
+
+impl Suite {
+    /// Loads the harness, its tool specs and capability matrices. Errors about a referenced
+    /// file point at the reference in the harness (a missing file) or into the file itself (a
+    /// malformed one).
+    pub fn load(path: &Path) -> Result<Self, SourceError> {
+        let harness = Harness::load(path)?;
+        let mut tools = ToolSet::default();
+        for p in &harness.tools {
+            let set = ToolSet::load(p).map_err(|e| reference(&harness, p, e))?;
+            tools.extend(set).map_err(|msg| harness.source.error(format!("{}: {msg}", p.display())))?;
+        }
+        let mut caps = Vec::new();
+        for p in &harness.capabilities {
+            let matrix = Capabilities::load(p).map_err(|e| reference(&harness, p, e))?;
+            matrix.check_against(&tools)?;
+            caps.push(matrix);
+        }
+        let linter = Linter::new(&tools, caps).map_err(|e| harness.source.error(e.to_string()))?;
+        Ok(Self { harness, tools, linter })
+    }
+}
+
+// A file that cannot be read is reported at the harness line naming it; a file that can be
+// read but is malformed is reported inside that file.
+fn reference(harness: &Harness, path: &Path, err: SourceError) -> SourceError {
+    if err.line.is_none() && err.path == path { harness.reference_error(path, &err) } else { err }
+}
