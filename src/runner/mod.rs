@@ -66,6 +66,11 @@ pub fn layout_from_env() -> Result<Layout, SourceError> {
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
+    // Relative paths read better in messages and keep snapshots machine-independent.
+    let root = match std::env::current_dir() {
+        Ok(cwd) if root.is_absolute() => root.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(root),
+        _ => root,
+    };
     let mut layout = Layout::under(&root);
     let manifest = root.join("Cargo.toml");
     if manifest.is_file() {
