@@ -262,7 +262,7 @@ impl Finding {
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} [{}]", self.severity, self.code)?;
+        write!(f, "{}[{}]", self.severity, self.code)?;
         if let Some(rule) = &self.rule {
             write!(f, " ({rule})")?;
         }

@@ -1,9 +1,20 @@
-//! agent-seer: grade how AI agents call MCP tools, as a `cargo test` harness.
+//! agent-seer grades how AI agents call MCP tools, as a `cargo test` harness.
+//!
+//! ```text
+//! $ cargo test --test agents            # the suites under harnesses/ and transcripts/
+//! $ agent-seer lint --spec tools.json --caps caps.yaml calls.jsonl
+//! ```
+//!
+//! Engines, cheapest first, all reporting [`finding::Finding`]s: the per-call [`lint`]er
+//! (JSON Schema plus the server's capability matrix, [`spec::capability`]), then — in later
+//! releases — cross-call flow, oracle scoring and an LLM judge. Users wire a `harness = false`
+//! test target to [`harness::main`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod finding;
 pub mod harness;
 pub mod lint;
+pub mod report;
 pub mod runner;
 pub mod source;
 pub mod spec;

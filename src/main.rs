@@ -1,1 +1,8 @@
-fn main() {}
+//! The `agent-seer` command: parse, run, map the outcome to an exit code
+//! (0 clean, 1 findings or failed trials, 2 usage or input error).
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

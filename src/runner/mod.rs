@@ -60,16 +60,24 @@ pub fn main() -> ExitCode {
     libtest_mimic::run(&args, trials).exit_code()
 }
 
-/// Resolves the layout from the environment and `Cargo.toml` metadata.
+/// The harness's layout: the root is `AGENT_SEER_ROOT`, else `CARGO_MANIFEST_DIR`, else the
+/// working directory; see [`layout_at`].
 pub fn layout_from_env() -> Result<Layout, SourceError> {
     let root = std::env::var_os("AGENT_SEER_ROOT")
         .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
+    layout_at(&root)
+}
+
+/// The layout of the project at `root`: `harnesses/` and `transcripts/`, moved by
+/// `[package.metadata.agent-seer]` in its `Cargo.toml`, then by `AGENT_SEER_HARNESSES` /
+/// `AGENT_SEER_TRANSCRIPTS`.
+pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
     // Relative paths read better in messages and keep snapshots machine-independent.
     let root = match std::env::current_dir() {
-        Ok(cwd) if root.is_absolute() => root.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(root),
-        _ => root,
+        Ok(cwd) if root.is_absolute() => root.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(root.to_path_buf()),
+        _ => root.to_path_buf(),
     };
     let mut layout = Layout::under(&root);
     let manifest = root.join("Cargo.toml");
@@ -115,10 +123,15 @@ impl LazySuite {
         self.cell
             .get_or_init(|| match &self.harness {
                 Some(p) => Suite::load(p).map(Arc::new),
-                None => Err(SourceError::io(
-                    &layout_dir.join(format!("{}.yaml", self.name)),
-                    &std::io::Error::new(std::io::ErrorKind::NotFound, "missing"),
-                )),
+                None => {
+                    let expected = layout_dir.join(format!("{}.yaml", self.name));
+                    let file = crate::source::SourceFile::from_text(&expected, "");
+                    Err(file.error(format!(
+                        "suite `{}` has transcripts but no harness (expected {})",
+                        self.name,
+                        expected.display()
+                    )))
+                }
             })
             .clone()
     }
@@ -268,8 +281,10 @@ pub fn run_checks(layout: &Layout, keep: &dyn Fn(&Path) -> bool) -> Result<Vec<T
     let mut cache: HashMap<String, LazySuite> = HashMap::new();
     for files in discover(layout)? {
         let lazy = cache.entry(files.suite.clone()).or_insert_with(|| LazySuite::new(&files.suite, files.harness.clone())).clone();
-        let wanted: Vec<&(String, PathBuf)> = files.transcripts.iter().filter(|(_, p)| keep(p)).collect();
+        // Naming a harness file selects its whole suite.
         let harness_wanted = files.harness.as_deref().is_some_and(keep);
+        let wanted: Vec<&(String, PathBuf)> =
+            files.transcripts.iter().filter(|(_, p)| harness_wanted || keep(p)).collect();
         if harness_wanted || !wanted.is_empty() {
             if files.harness.is_some() {
                 let r = lazy.get(&layout.harnesses).map_err(|e| e.render()).and_then(|s| check_oracles(&s));

@@ -1,0 +1,147 @@
+//! `agent-seer lint --spec FILE [--caps FILE]… [CALLS]`: lint calls given as JSON Lines.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use agent_seer::finding::{Finding, Severity};
+use agent_seer::lint::Linter;
+use agent_seer::source::{SourceError, SourceFile};
+use agent_seer::spec::{Capabilities, ToolSet};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Format, Outcome};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The tool spec: a tools/list result, an OpenAI tools array, or BFCL function docs.
+    #[arg(long)]
+    spec: PathBuf,
+    /// A capability matrix (repeat for several servers).
+    #[arg(long = "caps")]
+    caps: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// JSON Lines of calls, `-` for standard input. Each line:
+    /// {"tool"|"name"|"function_name": …, "arguments"|"parameters": {…}} or an OpenAI tool call.
+    #[arg(default_value = "-")]
+    calls: PathBuf,
+}
+
+#[derive(Serialize)]
+struct LineResult<'a> {
+    line: usize,
+    tool: Option<&'a str>,
+    ok: bool,
+    errors: usize,
+    warnings: usize,
+    findings: &'a [Finding],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_error: Option<String>,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let spec = ToolSet::load(&args.spec)?;
+    let mut caps = Vec::new();
+    for p in &args.caps {
+        let m = Capabilities::load(p)?;
+        m.check_against(&spec)?;
+        caps.push(m);
+    }
+    let linter = Linter::new(&spec, caps)?;
+    let (name, reader): (String, Box<dyn BufRead>) = if args.calls.as_os_str() == "-" {
+        ("<stdin>".into(), Box::new(std::io::stdin().lock()))
+    } else {
+        let f = std::fs::File::open(&args.calls).map_err(|e| SourceError::io(&args.calls, &e))?;
+        (args.calls.display().to_string(), Box::new(std::io::BufReader::new(f)))
+    };
+    let mut any_error = false;
+    let mut bad_input = false;
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| anyhow::anyhow!("{name}: cannot read line {}: {e}", i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let number = i + 1;
+        let (tool, findings, input_error) = match parse_call(&line) {
+            Ok((tool, args)) => {
+                let f = linter.lint(&tool, &args);
+                (Some(tool), f, None)
+            }
+            Err(msg) => {
+                let file = SourceFile::from_text(&name, String::new());
+                let e = file.error(msg);
+                (None, Vec::new(), Some(format!("{}:{number}: {}", e.path.display(), e.message)))
+            }
+        };
+        bad_input |= input_error.is_some();
+        let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
+        let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+        any_error |= errors > 0;
+        let result = LineResult {
+            line: number,
+            tool: tool.as_deref(),
+            ok: errors == 0 && input_error.is_none(),
+            errors,
+            warnings,
+            findings: &findings,
+            input_error,
+        };
+        match args.format {
+            Format::Json => writeln!(out, "{}", serde_json::to_string(&result)?)?,
+            Format::Human => human(out, &name, &result)?,
+        }
+    }
+    if bad_input {
+        anyhow::bail!("{name}: some lines are not calls (see above)");
+    }
+    Ok(if any_error { Outcome::Findings } else { Outcome::Clean })
+}
+
+fn human(out: &mut dyn Write, name: &str, r: &LineResult<'_>) -> std::io::Result<()> {
+    if let Some(e) = &r.input_error {
+        return writeln!(out, "{e}");
+    }
+    let tool = r.tool.unwrap_or("?");
+    match (r.errors, r.warnings) {
+        (0, 0) => writeln!(out, "{name}:{}: {tool}: ok", r.line)?,
+        (e, w) => writeln!(out, "{name}:{}: {tool}: {e} error{}, {w} warning{}", r.line, plural(e), plural(w))?,
+    }
+    for f in r.findings {
+        writeln!(out, "  {f}")?;
+    }
+    Ok(())
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// One call in any accepted shape.
+fn parse_call(line: &str) -> Result<(String, Value), String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", e.column()))?;
+    let obj = v.as_object().ok_or("a call must be a JSON object")?;
+    if let Some(Value::Object(f)) = obj.get("function") {
+        let name = f.get("name").and_then(Value::as_str).ok_or("`function.name` is missing")?;
+        let args = match f.get("arguments") {
+            Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Default::default()),
+            Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| format!("`function.arguments` is not valid JSON: {e}"))?,
+            Some(other) => other.clone(),
+            None => Value::Object(Default::default()),
+        };
+        return Ok((name.to_owned(), args));
+    }
+    let names: Vec<&str> = ["tool", "name", "function_name"].into_iter().filter(|k| obj.contains_key(*k)).collect();
+    let key = match names.as_slice() {
+        [one] => *one,
+        [] => return Err("a call needs `tool`, `name`, `function_name` or `function`".into()),
+        _ => return Err(format!("a call has more than one name field: {}", names.join(", "))),
+    };
+    let name = obj[key].as_str().ok_or(format!("`{key}` must be a string"))?;
+    let args = match (obj.get("arguments"), obj.get("parameters")) {
+        (Some(_), Some(_)) => return Err("a call has either `arguments` or `parameters`, not both".into()),
+        (Some(a), None) | (None, Some(a)) => a.clone(),
+        (None, None) => Value::Object(Default::default()),
+    };
+    Ok((name.to_owned(), args))
+}

@@ -1,0 +1,102 @@
+//! The command line: clap verbs resolved into validated settings, then the library's work.
+//!
+//! Nothing past this module sees clap types (ripgrep's low/high args split): each verb's
+//! `run` takes its parsed arguments, checks them, and calls the library. Output goes to the
+//! writers it is given, so tests can capture it. Exit codes: 0 clean, 1 findings or failed
+//! trials, 2 usage or input error (clap's own usage errors exit 2 as well).
+
+mod check;
+mod inspect;
+mod lint;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Grade how AI agents call MCP tools: schema and capability-matrix linting of tool calls, and
+/// the deterministic checks of agent transcripts the `cargo test` harness runs.
+#[derive(Parser, Debug)]
+#[command(name = "agent-seer", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Lint tool calls (JSON Lines, one call a line) against a spec and capability matrices:
+    /// a pre-flight guard for any agent loop. One result line per call.
+    Lint(lint::Args),
+    /// Run the deterministic engines over transcripts the way the harness does, and print
+    /// each trial's verdict and per-suite counts.
+    Check(check::Args),
+    /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
+    InspectSpec(inspect::Args),
+    /// Print the JSON Schema of one of agent-seer's file formats.
+    Schema {
+        /// Which format.
+        #[arg(value_enum)]
+        format: SchemaKind,
+    },
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum SchemaKind {
+    Harness,
+    Transcript,
+    Capabilities,
+}
+
+/// How results are printed.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    #[default]
+    Human,
+    Json,
+}
+
+/// What a verb concluded, before it becomes an exit code.
+pub enum Outcome {
+    Clean,
+    Findings,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = std::io::stdout().lock();
+    let mut err = std::io::stderr().lock();
+    match run(cli, &mut out) {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Findings) => ExitCode::from(1),
+        Err(e) => {
+            let _ = writeln!(err, "{}", render_error(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Lint(args) => lint::run(args, out),
+        Command::Check(args) => check::run(args, out),
+        Command::InspectSpec(args) => inspect::run(args, out),
+        Command::Schema { format } => {
+            let text = match format {
+                SchemaKind::Harness => include_str!("../../schemas/harness.schema.json"),
+                SchemaKind::Transcript => include_str!("../../schemas/transcript.schema.json"),
+                SchemaKind::Capabilities => include_str!("../../schemas/capabilities.schema.json"),
+            };
+            out.write_all(text.as_bytes())?;
+            Ok(Outcome::Clean)
+        }
+    }
+}
+
+/// Errors about a user's file get their quoted line; everything else its cause chain.
+fn render_error(e: &anyhow::Error) -> String {
+    if let Some(src) = e.downcast_ref::<agent_seer::source::SourceError>() {
+        return src.render();
+    }
+    format!("error: {e:#}")
+}

@@ -1,0 +1,87 @@
+use super::*;
+
+const CALLS: &str = r#"{"tool": "veo_t2v", "arguments": {"prompt": "a tiger", "model": "veo-3.1-fast-generate-001", "duration": 6}}
+{"function_name": "veo_t2v", "parameters": {"prompt": "a tiger", "model": "veo-2.0-generate-001", "generate_audio": true}}
+
+{"name": "veo_t2v", "arguments": {"prompt": "a tiger"}}
+{"id": "call_1", "type": "function", "function": {"name": "veo_t2vv", "arguments": "{\"prompt\": \"x\"}"}}
+{"tool": "veo_t2v", "arguments": {"text_prompt": "a tiger", "model": "Veo 3.1", "num_videos": 9, "duration": 6.5}}
+"#;
+
+fn lint(format: &str, stdin: &str) -> Output {
+    run(
+        &["lint", "--spec", "harnesses/veo.tools.json", "--caps", "capabilities/mcp-veo-go.yaml", "--format", format, "-"],
+        Some(stdin),
+    )
+}
+
+#[test]
+fn human_output_names_each_line() {
+    let o = lint("human", CALLS);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!("lint_human", stdout(&o));
+}
+
+#[test]
+fn json_lines_one_result_per_call() {
+    let o = lint("json", CALLS);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    assert_eq!(lines.len(), 5, "blank lines are skipped");
+    let oks: Vec<bool> = lines.iter().map(|l| l["ok"].as_bool().unwrap()).collect();
+    assert_eq!(oks, [true, false, false, false, false]);
+    assert_eq!(lines[1]["line"], 2);
+    assert_eq!(lines[1]["findings"][0]["code"], "cap.unsupported_value");
+    assert_eq!(lines[1]["findings"][0]["rule"], "V2");
+    assert_eq!(lines[1]["findings"][0]["sub_dimension"], "argument_value");
+    assert_eq!(lines[1]["findings"][0]["pointer"], "/generate_audio");
+    assert_eq!(lines[3]["findings"][0]["code"], "lint.unknown_tool");
+    insta::assert_snapshot!("lint_json", stdout(&o));
+}
+
+#[test]
+fn clean_calls_exit_zero() {
+    let o = lint("human", CALLS.lines().next().unwrap());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn malformed_line_is_an_input_error() {
+    let o = lint("human", "{\"tool\": \"veo_t2v\", \"arguments\": {\"prompt\": \"p\", \"model\": \"Veo 3.1\"}}\n{not json\n");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("<stdin>:2: 2: not JSON"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("<stdin>:1: veo_t2v: ok"), "the good line is still reported: {}", stdout(&o));
+}
+
+#[test]
+fn missing_spec_is_a_clear_error() {
+    let o = run(&["lint", "--spec", "nope.json", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("lint_missing_spec", stderr(&o));
+}
+
+#[test]
+fn broken_matrix_names_file_line_column() {
+    let dir = project(&[("tools.json", TINY_TOOLS), ("caps.yaml", &TINY_CAPS.replace("one_of", "oen_of"))]);
+    let o = run_in(dir.path(), &["lint", "--spec", "tools.json", "--caps", "caps.yaml", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("--> caps.yaml:11:"), "{err}");
+    assert!(err.contains("unknown field `oen_of`"), "{err}");
+}
+
+#[test]
+fn matrix_naming_an_unknown_tool() {
+    let dir = project(&[("tools.json", TINY_TOOLS), ("caps.yaml", &TINY_CAPS.replace("paint", "pain"))]);
+    let o = run_in(dir.path(), &["lint", "--spec", "tools.json", "--caps", "caps.yaml", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("lint_unknown_tool_in_matrix", stderr(&o));
+}
+
+#[test]
+fn malformed_spec_json() {
+    let dir = project(&[("tools.json", "{\"tools\": [\n  {\"name\": \"a\",, }\n]}\n")]);
+    let o = run_in(dir.path(), &["lint", "--spec", "tools.json", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("lint_malformed_spec", stderr(&o));
+}
