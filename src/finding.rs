@@ -295,13 +295,22 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len());
-        assert!(names.iter().all(|n| n.starts_with("lint.") || n.starts_with("cap.")));
+        assert!(
+            names
+                .iter()
+                .all(|n| n.starts_with("lint.") || n.starts_with("cap."))
+        );
     }
 
     #[test]
     fn fault_matching_accepts_code_sub_dimension_dimension_and_engine() {
         let f = Finding::new(Code::UnsupportedValue, "/model", "x");
-        for fault in ["cap.unsupported_value", "argument_value", "arguments", "cap"] {
+        for fault in [
+            "cap.unsupported_value",
+            "argument_value",
+            "arguments",
+            "cap",
+        ] {
             assert!(f.matches_fault(fault), "{fault}");
         }
         for fault in ["argument_name", "selection", "lint", "cap.coerced"] {

@@ -18,3 +18,8 @@ pub mod report;
 pub mod runner;
 pub mod source;
 pub mod spec;
+
+// The README's Rust blocks compile as doctests, so its examples stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

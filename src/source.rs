@@ -47,18 +47,33 @@ impl SourceFile {
             let valid = String::from_utf8_lossy(valid);
             let line = valid.matches('\n').count() + 1;
             let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-            SourceError::at_plain(path, line as u32, column as u32, "the file is not valid UTF-8")
+            SourceError::at_plain(
+                path,
+                line as u32,
+                column as u32,
+                "the file is not valid UTF-8",
+            )
         })?;
-        Ok(Self { path: path.into(), text: text.into() })
+        Ok(Self {
+            path: path.into(),
+            text: text.into(),
+        })
     }
 
     /// Wraps text that did not come from disk (stdin, tests).
     pub fn from_text(path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
-        Self { path: path.into().into(), text: text.into().into() }
+        Self {
+            path: path.into().into(),
+            text: text.into().into(),
+        }
     }
 
     pub fn location(&self, line: u32, column: u32) -> Location {
-        Location { file: self.path.clone(), line, column }
+        Location {
+            file: self.path.clone(),
+            line,
+            column,
+        }
     }
 
     /// An error at `line:column` of this file, quoting the line.
@@ -124,7 +139,12 @@ impl SourceError {
             _ if path.is_dir() => "is a directory, expected a file".to_owned(),
             _ => format!("cannot read: {err}"),
         };
-        Self { path: path.to_path_buf(), line: None, message, snippet: None }
+        Self {
+            path: path.to_path_buf(),
+            line: None,
+            message,
+            snippet: None,
+        }
     }
 
     fn at_plain(path: &Path, line: u32, column: u32, message: &str) -> Self {
@@ -182,12 +202,12 @@ fn clean_yaml_message(msg: &str) -> String {
 
 fn regex_lite_strip(s: &str) -> &str {
     // "line 3 column 7: message" -> "message"
-    if let Some(rest) = s.strip_prefix("line ") {
-        if let Some(idx) = rest.find(": ") {
-            let head = &rest[..idx];
-            if head.split_whitespace().count() == 3 && head.contains("column") {
-                return &rest[idx + 2..];
-            }
+    if let Some(rest) = s.strip_prefix("line ")
+        && let Some(idx) = rest.find(": ")
+    {
+        let head = &rest[..idx];
+        if head.split_whitespace().count() == 3 && head.contains("column") {
+            return &rest[idx + 2..];
         }
     }
     s
@@ -217,8 +237,14 @@ mod tests {
 
     #[test]
     fn yaml_message_loses_its_own_position() {
-        assert_eq!(clean_yaml_message("line 3 column 7: unknown field `x`"), "unknown field `x`");
+        assert_eq!(
+            clean_yaml_message("line 3 column 7: unknown field `x`"),
+            "unknown field `x`"
+        );
         assert_eq!(clean_yaml_message("plain"), "plain");
-        assert_eq!(clean_yaml_message("unclosed bracket '[' at line 2, column 8"), "unclosed bracket '['");
+        assert_eq!(
+            clean_yaml_message("unclosed bracket '[' at line 2, column 8"),
+            "unclosed bracket '['"
+        );
     }
 }

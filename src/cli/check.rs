@@ -26,7 +26,11 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     // Not CARGO_MANIFEST_DIR: under `cargo run` that names agent-seer's own manifest.
-    let root = args.root.clone().or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(PathBuf::from)).unwrap_or_default();
+    let root = args
+        .root
+        .clone()
+        .or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(PathBuf::from))
+        .unwrap_or_default();
     let layout = layout_at(&root)?;
     for p in &args.paths {
         if !p.exists() {
@@ -41,7 +45,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             "no trials found under {} and {}{}",
             layout.harnesses.display(),
             layout.transcripts.display(),
-            if args.paths.is_empty() { "" } else { " matching the given paths" }
+            if args.paths.is_empty() {
+                ""
+            } else {
+                " matching the given paths"
+            }
         );
     }
     let summary = Summary::new(&reports);
@@ -49,7 +57,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Format::Human => out.write_all(summary.human(args.verbose).as_bytes())?,
         Format::Json => writeln!(out, "{}", summary.json())?,
     }
-    Ok(if summary.passed { Outcome::Clean } else { Outcome::Findings })
+    Ok(if summary.passed {
+        Outcome::Clean
+    } else {
+        Outcome::Findings
+    })
 }
 
 fn normalize(p: &Path) -> PathBuf {

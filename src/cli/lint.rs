@@ -53,7 +53,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         ("<stdin>".into(), Box::new(std::io::stdin().lock()))
     } else {
         let f = std::fs::File::open(&args.calls).map_err(|e| SourceError::io(&args.calls, &e))?;
-        (args.calls.display().to_string(), Box::new(std::io::BufReader::new(f)))
+        (
+            args.calls.display().to_string(),
+            Box::new(std::io::BufReader::new(f)),
+        )
     };
     let mut any_error = false;
     let mut bad_input = false;
@@ -71,12 +74,22 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             Err(msg) => {
                 let file = SourceFile::from_text(&name, String::new());
                 let e = file.error(msg);
-                (None, Vec::new(), Some(format!("{}:{number}: {}", e.path.display(), e.message)))
+                (
+                    None,
+                    Vec::new(),
+                    Some(format!("{}:{number}: {}", e.path.display(), e.message)),
+                )
             }
         };
         bad_input |= input_error.is_some();
-        let errors = findings.iter().filter(|f| f.severity == Severity::Error).count();
-        let warnings = findings.iter().filter(|f| f.severity == Severity::Warning).count();
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        let warnings = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count();
         any_error |= errors > 0;
         let result = LineResult {
             line: number,
@@ -95,7 +108,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if bad_input {
         anyhow::bail!("{name}: some lines are not calls (see above)");
     }
-    Ok(if any_error { Outcome::Findings } else { Outcome::Clean })
+    Ok(if any_error {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 fn human(out: &mut dyn Write, name: &str, r: &LineResult<'_>) -> std::io::Result<()> {
@@ -105,7 +122,13 @@ fn human(out: &mut dyn Write, name: &str, r: &LineResult<'_>) -> std::io::Result
     let tool = r.tool.unwrap_or("?");
     match (r.errors, r.warnings) {
         (0, 0) => writeln!(out, "{name}:{}: {tool}: ok", r.line)?,
-        (e, w) => writeln!(out, "{name}:{}: {tool}: {e} error{}, {w} warning{}", r.line, plural(e), plural(w))?,
+        (e, w) => writeln!(
+            out,
+            "{name}:{}: {tool}: {e} error{}, {w} warning{}",
+            r.line,
+            plural(e),
+            plural(w)
+        )?,
     }
     for f in r.findings {
         writeln!(out, "  {f}")?;
@@ -119,27 +142,44 @@ fn plural(n: usize) -> &'static str {
 
 /// One call in any accepted shape.
 fn parse_call(line: &str) -> Result<(String, Value), String> {
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", e.column()))?;
+    let v: Value =
+        serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", e.column()))?;
     let obj = v.as_object().ok_or("a call must be a JSON object")?;
     if let Some(Value::Object(f)) = obj.get("function") {
-        let name = f.get("name").and_then(Value::as_str).ok_or("`function.name` is missing")?;
+        let name = f
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("`function.name` is missing")?;
         let args = match f.get("arguments") {
             Some(Value::String(s)) if s.trim().is_empty() => Value::Object(Default::default()),
-            Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| format!("`function.arguments` is not valid JSON: {e}"))?,
+            Some(Value::String(s)) => serde_json::from_str(s)
+                .map_err(|e| format!("`function.arguments` is not valid JSON: {e}"))?,
             Some(other) => other.clone(),
             None => Value::Object(Default::default()),
         };
         return Ok((name.to_owned(), args));
     }
-    let names: Vec<&str> = ["tool", "name", "function_name"].into_iter().filter(|k| obj.contains_key(*k)).collect();
+    let names: Vec<&str> = ["tool", "name", "function_name"]
+        .into_iter()
+        .filter(|k| obj.contains_key(*k))
+        .collect();
     let key = match names.as_slice() {
         [one] => *one,
         [] => return Err("a call needs `tool`, `name`, `function_name` or `function`".into()),
-        _ => return Err(format!("a call has more than one name field: {}", names.join(", "))),
+        _ => {
+            return Err(format!(
+                "a call has more than one name field: {}",
+                names.join(", ")
+            ));
+        }
     };
-    let name = obj[key].as_str().ok_or(format!("`{key}` must be a string"))?;
+    let name = obj[key]
+        .as_str()
+        .ok_or(format!("`{key}` must be a string"))?;
     let args = match (obj.get("arguments"), obj.get("parameters")) {
-        (Some(_), Some(_)) => return Err("a call has either `arguments` or `parameters`, not both".into()),
+        (Some(_), Some(_)) => {
+            return Err("a call has either `arguments` or `parameters`, not both".into());
+        }
         (Some(a), None) | (None, Some(a)) => a.clone(),
         (None, None) => Value::Object(Default::default()),
     };

@@ -19,12 +19,18 @@ pub struct Layout {
 impl Layout {
     /// The conventional layout under a project root.
     pub fn under(root: &Path) -> Self {
-        Self { harnesses: root.join("harnesses"), transcripts: root.join("transcripts") }
+        Self {
+            harnesses: root.join("harnesses"),
+            transcripts: root.join("transcripts"),
+        }
     }
 
     /// The harness file of `suite`, if there is one (`.yaml` preferred over `.yml`).
     pub fn harness_file(&self, suite: &str) -> Option<PathBuf> {
-        ["yaml", "yml"].iter().map(|ext| self.harnesses.join(format!("{suite}.{ext}"))).find(|p| p.is_file())
+        ["yaml", "yml"]
+            .iter()
+            .map(|ext| self.harnesses.join(format!("{suite}.{ext}")))
+            .find(|p| p.is_file())
     }
 
     /// The transcript file a trial id names, if it exists.
@@ -59,13 +65,20 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
         if suites.last().is_some_and(|s| s.suite == suite) {
             continue; // both veo.yaml and veo.yml: harness_file() picks .yaml
         }
-        suites.push(SuiteFiles { harness: layout.harness_file(&suite), suite, transcripts: Vec::new() });
+        suites.push(SuiteFiles {
+            harness: layout.harness_file(&suite),
+            suite,
+            transcripts: Vec::new(),
+        });
     }
     for dir in read_dir_sorted(&layout.transcripts)? {
         if !dir.is_dir() {
             continue;
         }
-        let suite = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let suite = dir
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if suite.starts_with('.') {
             continue;
         }
@@ -74,23 +87,39 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
         transcripts.sort();
         match suites.iter_mut().find(|s| s.suite == suite) {
             Some(s) => s.transcripts = transcripts,
-            None => suites.push(SuiteFiles { suite, harness: None, transcripts }),
+            None => suites.push(SuiteFiles {
+                suite,
+                harness: None,
+                transcripts,
+            }),
         }
     }
     suites.sort_by(|a, b| a.suite.cmp(&b.suite));
     Ok(suites)
 }
 
-fn walk(dir: &Path, prefix: &mut Vec<String>, out: &mut Vec<(String, PathBuf)>) -> Result<(), SourceError> {
+fn walk(
+    dir: &Path,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(String, PathBuf)>,
+) -> Result<(), SourceError> {
     for path in read_dir_sorted(dir)? {
-        let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name.starts_with('.') {
             continue;
         }
         if path.is_dir() {
             // Symlink loops end here: a directory is entered at most 32 levels deep.
             if prefix.len() >= 32 {
-                return Err(SourceError::io(&path, &std::io::Error::other("directory nesting deeper than 32 levels (a symlink loop?)")));
+                return Err(SourceError::io(
+                    &path,
+                    &std::io::Error::other(
+                        "directory nesting deeper than 32 levels (a symlink loop?)",
+                    ),
+                ));
             }
             prefix.push(name);
             walk(&path, prefix, out)?;
@@ -107,7 +136,10 @@ fn walk(dir: &Path, prefix: &mut Vec<String>, out: &mut Vec<(String, PathBuf)>) 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
     match std::fs::read_dir(dir) {
         Ok(entries) => {
-            let mut paths = entries.map(|e| e.map(|e| e.path())).collect::<Result<Vec<_>, _>>().map_err(|e| SourceError::io(dir, &e))?;
+            let mut paths = entries
+                .map(|e| e.map(|e| e.path()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| SourceError::io(dir, &e))?;
             paths.sort();
             Ok(paths)
         }
@@ -121,7 +153,9 @@ fn is_yaml(p: &Path) -> bool {
 }
 
 fn stem(p: &Path) -> String {
-    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -135,19 +169,37 @@ mod tests {
         std::fs::create_dir_all(root.join("harnesses")).unwrap();
         std::fs::create_dir_all(root.join("transcripts/b/sub")).unwrap();
         std::fs::create_dir_all(root.join("transcripts/orphan")).unwrap();
-        for f in ["harnesses/b.yaml", "harnesses/a.yaml", "harnesses/b.tools.json", "transcripts/b/z.yaml",
-                  "transcripts/b/a.yml", "transcripts/b/sub/x.yaml", "transcripts/b/notes.txt", "transcripts/orphan/o.yaml"] {
+        for f in [
+            "harnesses/b.yaml",
+            "harnesses/a.yaml",
+            "harnesses/b.tools.json",
+            "transcripts/b/z.yaml",
+            "transcripts/b/a.yml",
+            "transcripts/b/sub/x.yaml",
+            "transcripts/b/notes.txt",
+            "transcripts/orphan/o.yaml",
+        ] {
             std::fs::write(root.join(f), "").unwrap();
         }
         let layout = Layout::under(root);
         let suites = discover(&layout).unwrap();
         let names: Vec<_> = suites.iter().map(|s| s.suite.as_str()).collect();
         assert_eq!(names, ["a", "b", "orphan"]);
-        let ids: Vec<_> = suites[1].transcripts.iter().map(|(id, _)| id.as_str()).collect();
+        let ids: Vec<_> = suites[1]
+            .transcripts
+            .iter()
+            .map(|(id, _)| id.as_str())
+            .collect();
         assert_eq!(ids, ["a", "sub::x", "z"]);
         assert!(suites[2].harness.is_none());
-        assert_eq!(layout.transcript_file("b", "sub::x"), Some(root.join("transcripts/b/sub/x.yaml")));
-        assert_eq!(layout.transcript_file("b", "a"), Some(root.join("transcripts/b/a.yml")));
+        assert_eq!(
+            layout.transcript_file("b", "sub::x"),
+            Some(root.join("transcripts/b/sub/x.yaml"))
+        );
+        assert_eq!(
+            layout.transcript_file("b", "a"),
+            Some(root.join("transcripts/b/a.yml"))
+        );
         assert_eq!(layout.transcript_file("b", "nope"), None);
     }
 

@@ -70,13 +70,22 @@ impl Call {
     /// The YAML location a JSON pointer into the arguments refers to: the argument's own line
     /// for `/name` and anything under it, the call's line otherwise.
     pub fn location_of(&self, pointer: &str) -> Location {
-        let first = pointer.trim_start_matches('/').split('/').next().unwrap_or("");
+        let first = pointer
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("");
         let first = first.replace("~1", "/").replace("~0", "~");
-        self.arg_locations.get(&first).cloned().unwrap_or_else(|| self.location.clone())
+        self.arg_locations
+            .get(&first)
+            .cloned()
+            .unwrap_or_else(|| self.location.clone())
     }
 
     pub fn args(&self) -> &Map<String, Value> {
-        self.arguments.as_object().expect("normalised calls have object arguments")
+        self.arguments
+            .as_object()
+            .expect("normalised calls have object arguments")
     }
 }
 
@@ -120,7 +129,10 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         // The seeds' best LLM-judge gap was 0.248; we ask the deterministic stack for more.
-        Self { pass: 0.8, min_gap: 0.3 }
+        Self {
+            pass: 0.8,
+            min_gap: 0.3,
+        }
     }
 }
 
@@ -147,22 +159,37 @@ impl Harness {
     }
 
     pub fn from_source(file: SourceFile) -> Result<Self, SourceError> {
-        let raw: RawHarness = serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
+        let raw: RawHarness =
+            serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
         let stem = file_stem(&file.path);
         let suite = match raw.suite {
             Some(s) if s.value != stem => {
-                return Err(at(&file, &s, format!("suite `{}` must be named like its file (`{stem}`), so trial names map back to files", s.value)));
+                return Err(at(
+                    &file,
+                    &s,
+                    format!(
+                        "suite `{}` must be named like its file (`{stem}`), so trial names map back to files",
+                        s.value
+                    ),
+                ));
             }
             Some(s) => s.value,
             None => stem,
         };
-        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = file
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let mut refs = BTreeMap::new();
         let mut resolve = |list: &[Spanned<String>]| -> Vec<PathBuf> {
             list.iter()
                 .map(|s| {
                     let p = dir.join(&s.value);
-                    refs.insert(p.clone(), (s.referenced.line() as u32, s.referenced.column() as u32));
+                    refs.insert(
+                        p.clone(),
+                        (s.referenced.line() as u32, s.referenced.column() as u32),
+                    );
                     p
                 })
                 .collect()
@@ -180,10 +207,18 @@ impl Harness {
         let mut scenarios: Vec<Scenario> = Vec::with_capacity(raw.scenarios.len());
         for sc in raw.scenarios {
             if scenarios.iter().any(|s| s.id == sc.value.id.value) {
-                return Err(at(&file, &sc.value.id, format!("duplicate scenario id `{}`", sc.value.id.value)));
+                return Err(at(
+                    &file,
+                    &sc.value.id,
+                    format!("duplicate scenario id `{}`", sc.value.id.value),
+                ));
             }
             if sc.value.turns.is_empty() {
-                return Err(at(&file, &sc, format!("scenario `{}` has no turns", sc.value.id.value)));
+                return Err(at(
+                    &file,
+                    &sc,
+                    format!("scenario `{}` has no turns", sc.value.id.value),
+                ));
             }
             let location = loc(&file, &sc);
             let mut turns = Vec::new();
@@ -193,7 +228,12 @@ impl Harness {
                     .into_iter()
                     .map(|c| oracle_call(&file, c))
                     .collect::<Result<Vec<_>, _>>()?;
-                turns.push(Turn { prompt: t.prompt, workflow, expected_response: t.expected_response, followup: t.followup });
+                turns.push(Turn {
+                    prompt: t.prompt,
+                    workflow,
+                    expected_response: t.expected_response,
+                    followup: t.followup,
+                });
             }
             scenarios.push(Scenario {
                 id: sc.value.id.value.clone(),
@@ -226,8 +266,13 @@ impl Harness {
     /// An error about a file this harness references, pointing at the reference.
     pub fn reference_error(&self, referenced: &Path, err: &SourceError) -> SourceError {
         match self.refs.get(referenced) {
-            Some(&(l, c)) => self.source.error_at(l, c, format!("{}: {}", referenced.display(), err.message)),
-            None => self.source.error(format!("{}: {}", referenced.display(), err.message)),
+            Some(&(l, c)) => {
+                self.source
+                    .error_at(l, c, format!("{}: {}", referenced.display(), err.message))
+            }
+            None => self
+                .source
+                .error(format!("{}: {}", referenced.display(), err.message)),
         }
     }
 }
@@ -274,39 +319,62 @@ impl Transcript {
     }
 
     pub fn from_source(file: SourceFile, id: String) -> Result<Self, SourceError> {
-        let raw: RawTranscript = serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
+        let raw: RawTranscript =
+            serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
         if raw.scenario.is_none() && raw.prompt.is_none() {
             return Err(file.error_at(1, 1, "a transcript needs `scenario:` (an id in the suite's harness) or an inline `prompt:`"));
         }
         for f in &raw.faults {
             if !is_known_fault(&f.value) {
-                return Err(at(&file, f, format!(
-                    "unknown fault `{}`: name a finding code (`cap.unsupported_value`), a sub-dimension (`argument_value`), a dimension (`selection`) or an engine (`lint`, `cap`, `flow`, `oracle`)",
-                    f.value
-                )));
+                return Err(at(
+                    &file,
+                    f,
+                    format!(
+                        "unknown fault `{}`: name a finding code (`cap.unsupported_value`), a sub-dimension (`argument_value`), a dimension (`selection`) or an engine (`lint`, `cap`, `flow`, `oracle`)",
+                        f.value
+                    ),
+                ));
             }
         }
         if raw.expect == Some(Expect::Pass) && !raw.faults.is_empty() {
-            return Err(at(&file, &raw.faults[0], "`faults` contradicts `expect: pass`".to_owned()));
+            return Err(at(
+                &file,
+                &raw.faults[0],
+                "`faults` contradicts `expect: pass`".to_owned(),
+            ));
         }
         let turns = match (raw.turns, raw.calls) {
             (Some(_), Some(calls)) => {
-                let first = calls.first().map_or((1, 1), |c| (c.referenced.line() as u32, c.referenced.column() as u32));
-                return Err(file.error_at(first.0, first.1, "use either `turns:` or top-level `calls:`, not both"));
+                let first = calls.first().map_or((1, 1), |c| {
+                    (c.referenced.line() as u32, c.referenced.column() as u32)
+                });
+                return Err(file.error_at(
+                    first.0,
+                    first.1,
+                    "use either `turns:` or top-level `calls:`, not both",
+                ));
             }
             (Some(turns), None) => turns
                 .into_iter()
                 .map(|t| {
                     Ok(TranscriptTurn {
                         prompt: t.prompt,
-                        calls: t.calls.into_iter().map(|c| transcript_call(&file, c)).collect::<Result<_, _>>()?,
+                        calls: t
+                            .calls
+                            .into_iter()
+                            .map(|c| transcript_call(&file, c))
+                            .collect::<Result<_, _>>()?,
                         reply: t.reply,
                     })
                 })
                 .collect::<Result<Vec<_>, SourceError>>()?,
             (None, calls) => vec![TranscriptTurn {
                 prompt: None,
-                calls: calls.unwrap_or_default().into_iter().map(|c| transcript_call(&file, c)).collect::<Result<_, _>>()?,
+                calls: calls
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| transcript_call(&file, c))
+                    .collect::<Result<_, _>>()?,
                 reply: raw.reply,
             }],
         };
@@ -318,7 +386,11 @@ impl Transcript {
             prompt: raw.prompt,
             agent: raw.agent,
             note: raw.note,
-            label: Label { expect: raw.expect, faults: raw.faults.into_iter().map(|f| f.value).collect(), xfail: raw.xfail },
+            label: Label {
+                expect: raw.expect,
+                faults: raw.faults.into_iter().map(|f| f.value).collect(),
+                xfail: raw.xfail,
+            },
             turns,
             source: file,
         })
@@ -326,58 +398,111 @@ impl Transcript {
 
     /// Every call, across turns, with its turn index.
     pub fn calls(&self) -> impl Iterator<Item = (usize, &Call)> {
-        self.turns.iter().enumerate().flat_map(|(i, t)| t.calls.iter().map(move |c| (i, c)))
+        self.turns
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| t.calls.iter().map(move |c| (i, c)))
     }
 }
 
 fn file_stem(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn loc<T>(file: &SourceFile, s: &Spanned<T>) -> Location {
-    file.location(s.referenced.line() as u32, s.referenced.column().max(1) as u32)
+    file.location(
+        s.referenced.line() as u32,
+        s.referenced.column().max(1) as u32,
+    )
 }
 
 fn at<T>(file: &SourceFile, s: &Spanned<T>, msg: String) -> SourceError {
-    file.error_at(s.referenced.line() as u32, s.referenced.column().max(1) as u32, msg)
+    file.error_at(
+        s.referenced.line() as u32,
+        s.referenced.column().max(1) as u32,
+        msg,
+    )
 }
 
 /// Normalises any accepted call shape. Exactly one name field and at most one arguments field.
 fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceError> {
     let c = &sc.value;
     if let Some(kind) = c.kind.as_deref().filter(|k| *k != "function") {
-        return Err(at(file, sc, format!("call `type: {kind}` is not supported; tool calls have `type: function`")));
+        return Err(at(
+            file,
+            sc,
+            format!("call `type: {kind}` is not supported; tool calls have `type: function`"),
+        ));
     }
-    let names: Vec<&String> = [&c.function_name, &c.name, &c.tool].into_iter().flatten().collect();
+    let names: Vec<&String> = [&c.function_name, &c.name, &c.tool]
+        .into_iter()
+        .flatten()
+        .collect();
     let location = loc(file, sc);
-    let (tool, args, arg_base): (String, Option<&Spanned<Args>>, Option<Value>) = match (&c.function, names.as_slice()) {
-        (Some(f), []) => {
-            if c.parameters.is_some() || c.arguments.is_some() {
-                return Err(at(file, sc, "an OpenAI-shaped call carries its arguments inside `function`".into()));
+    let (tool, args, arg_base): (String, Option<&Spanned<Args>>, Option<Value>) =
+        match (&c.function, names.as_slice()) {
+            (Some(f), []) => {
+                if c.parameters.is_some() || c.arguments.is_some() {
+                    return Err(at(
+                        file,
+                        sc,
+                        "an OpenAI-shaped call carries its arguments inside `function`".into(),
+                    ));
+                }
+                let parsed = match &f.arguments {
+                    None => None,
+                    Some(a) => Some(match &a.value {
+                        Value::String(s) if s.trim().is_empty() => Value::Object(Map::new()),
+                        Value::String(s) => serde_json::from_str::<Value>(s).map_err(|e| {
+                            at(
+                                file,
+                                a,
+                                format!("`function.arguments` is not valid JSON: {}", e),
+                            )
+                        })?,
+                        other => other.clone(),
+                    }),
+                };
+                (f.name.clone(), None, parsed)
             }
-            let parsed = match &f.arguments {
-                None => None,
-                Some(a) => Some(match &a.value {
-                    Value::String(s) if s.trim().is_empty() => Value::Object(Map::new()),
-                    Value::String(s) => serde_json::from_str::<Value>(s).map_err(|e| {
-                        at(file, a, format!("`function.arguments` is not valid JSON: {}", e))
-                    })?,
-                    other => other.clone(),
-                }),
-            };
-            (f.name.clone(), None, parsed)
-        }
-        (Some(_), _) => return Err(at(file, sc, "a call has either `function` (OpenAI shape) or a name field, not both".into())),
-        (None, [one]) => {
-            let args = match (&c.parameters, &c.arguments) {
-                (Some(_), Some(_)) => return Err(at(file, sc, "a call has either `parameters` or `arguments`, not both".into())),
-                (p, a) => p.as_ref().or(a.as_ref()),
-            };
-            ((*one).clone(), args, None)
-        }
-        (None, []) => return Err(at(file, sc, "a call needs a tool name: `function_name`, `name`, `tool` or `function.name`".into())),
-        (None, _) => return Err(at(file, sc, "a call has more than one of `function_name`, `name`, `tool`".into())),
-    };
+            (Some(_), _) => {
+                return Err(at(
+                    file,
+                    sc,
+                    "a call has either `function` (OpenAI shape) or a name field, not both".into(),
+                ));
+            }
+            (None, [one]) => {
+                let args = match (&c.parameters, &c.arguments) {
+                    (Some(_), Some(_)) => {
+                        return Err(at(
+                            file,
+                            sc,
+                            "a call has either `parameters` or `arguments`, not both".into(),
+                        ));
+                    }
+                    (p, a) => p.as_ref().or(a.as_ref()),
+                };
+                ((*one).clone(), args, None)
+            }
+            (None, []) => {
+                return Err(at(
+                    file,
+                    sc,
+                    "a call needs a tool name: `function_name`, `name`, `tool` or `function.name`"
+                        .into(),
+                ));
+            }
+            (None, _) => {
+                return Err(at(
+                    file,
+                    sc,
+                    "a call has more than one of `function_name`, `name`, `tool`".into(),
+                ));
+            }
+        };
     let mut arg_locations = BTreeMap::new();
     let arguments = match (args, arg_base) {
         (Some(map), _) => {
@@ -390,24 +515,42 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
         }
         (None, Some(Value::Object(obj))) => Value::Object(obj),
         (None, Some(other)) => {
-            return Err(at(file, sc, format!("`function.arguments` must be a JSON object, got {}", crate::lint::type_name(&other))));
+            return Err(at(
+                file,
+                sc,
+                format!(
+                    "`function.arguments` must be a JSON object, got {}",
+                    crate::lint::type_name(&other)
+                ),
+            ));
         }
         (None, None) => Value::Object(Map::new()),
     };
-    if let Some(f) = &c.function {
-        if let Some(a) = &f.arguments {
-            // JSON-string arguments have no per-key YAML positions: point at the string.
-            for k in arguments.as_object().into_iter().flatten().map(|(k, _)| k) {
-                arg_locations.insert(k.clone(), loc(file, a));
-            }
+    if let Some(f) = &c.function
+        && let Some(a) = &f.arguments
+    {
+        // JSON-string arguments have no per-key YAML positions: point at the string.
+        for k in arguments.as_object().into_iter().flatten().map(|(k, _)| k) {
+            arg_locations.insert(k.clone(), loc(file, a));
         }
     }
-    Ok(Call { tool, arguments, output: None, id: c.id.clone(), location, arg_locations })
+    Ok(Call {
+        tool,
+        arguments,
+        output: None,
+        id: c.id.clone(),
+        location,
+        arg_locations,
+    })
 }
 
 fn transcript_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<Call, SourceError> {
     let c = &sc.value;
-    if c.quick_explanation.is_some() || !c.match_policies.is_empty() || c.mock_output.is_some() || c.grounding.is_some() {
+    if c.quick_explanation.is_some()
+        || !c.match_policies.is_empty()
+        || c.mock_output.is_some()
+        || c.grounding.is_some()
+    {
         return Err(at(file, &sc, "`quick_explanation`, `match`, `mock_output` and `grounding` belong to a harness workflow; a transcript call records `output`".into()));
     }
     let mut call = call_shape(file, &sc)?;
@@ -417,7 +560,11 @@ fn transcript_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<Call, Sour
 
 fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, SourceError> {
     if sc.value.output.is_some() {
-        return Err(at(file, &sc, "an oracle call gives `mock_output` (what the mock tool returns), not `output`".into()));
+        return Err(at(
+            file,
+            &sc,
+            "an oracle call gives `mock_output` (what the mock tool returns), not `output`".into(),
+        ));
     }
     let call = call_shape(file, &sc)?;
     let mut match_policies = BTreeMap::new();
@@ -429,11 +576,18 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 "from_output" => MatchPolicy::FromOutput,
                 "semantic" => MatchPolicy::Semantic,
                 other => {
-                    return Err(at(file, p, format!("unknown match policy `{other}`: use exact, ignore, from_output, semantic, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}")));
+                    return Err(at(
+                        file,
+                        p,
+                        format!(
+                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
+                        ),
+                    ));
                 }
             },
             RawPolicy::Regex { regex } => MatchPolicy::Regex(
-                Regex::new(regex).map_err(|e| at(file, p, format!("invalid regex in match policy: {e}")))?,
+                Regex::new(regex)
+                    .map_err(|e| at(file, p, format!("invalid regex in match policy: {e}")))?,
             ),
             RawPolicy::AnyOf { any_of } => MatchPolicy::AnyOf(any_of.clone()),
             RawPolicy::Tolerance { tolerance } => MatchPolicy::Tolerance(*tolerance),
@@ -441,7 +595,13 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
         match_policies.insert(param.clone(), policy);
     }
     let v = sc.value;
-    Ok(OracleCall { call, quick_explanation: v.quick_explanation, match_policies, mock_output: v.mock_output, grounding: v.grounding })
+    Ok(OracleCall {
+        call,
+        quick_explanation: v.quick_explanation,
+        match_policies,
+        mock_output: v.mock_output,
+        grounding: v.grounding,
+    })
 }
 
 #[cfg(test)]

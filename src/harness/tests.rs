@@ -1,7 +1,10 @@
 use super::*;
 
 fn transcript(text: &str) -> Result<Transcript, SourceError> {
-    Transcript::from_source(SourceFile::from_text("transcripts/s/t.yaml", text), "t".into())
+    Transcript::from_source(
+        SourceFile::from_text("transcripts/s/t.yaml", text),
+        "t".into(),
+    )
 }
 
 fn harness(text: &str) -> Result<Harness, SourceError> {
@@ -16,19 +19,28 @@ fn accepts_three_call_shapes_with_locations() {
     .unwrap();
     let calls: Vec<_> = t.calls().map(|(_, c)| c).collect();
     assert_eq!(calls.len(), 3);
-    assert_eq!((calls[0].tool.as_str(), &calls[0].arguments), ("a", &serde_json::json!({"p": 1})));
+    assert_eq!(
+        (calls[0].tool.as_str(), &calls[0].arguments),
+        ("a", &serde_json::json!({"p": 1}))
+    );
     assert_eq!(calls[1].tool, "b");
     assert_eq!(calls[1].location_of("/q").line, 8);
     assert_eq!(calls[2].arguments, serde_json::json!({"r": [1, 2]}));
     assert_eq!(calls[2].id.as_deref(), Some("call_1"));
     assert_eq!(calls[0].location.line, 4);
-    assert_eq!(calls[0].location_of("/p").to_string(), "transcripts/s/t.yaml:5:25");
+    assert_eq!(
+        calls[0].location_of("/p").to_string(),
+        "transcripts/s/t.yaml:5:25"
+    );
     assert_eq!(calls[0].location_of("/missing").line, 4);
 }
 
 #[test]
 fn top_level_calls_shortcut() {
-    let t = transcript("prompt: hi\nexpect: fail\nfaults: [argument_name]\ncalls:\n  - tool: a\nreply: ok\n").unwrap();
+    let t = transcript(
+        "prompt: hi\nexpect: fail\nfaults: [argument_name]\ncalls:\n  - tool: a\nreply: ok\n",
+    )
+    .unwrap();
     assert_eq!(t.turns.len(), 1);
     assert_eq!(t.turns[0].reply.as_deref(), Some("ok"));
     assert_eq!(t.label.expect, Some(Expect::Fail));
@@ -37,18 +49,37 @@ fn top_level_calls_shortcut() {
 #[rstest::rstest]
 #[case::malformed_yaml("scenario: x\ncalls: [\n", 2, "unclosed bracket")]
 #[case::unknown_key("scenario: x\ncals: []\n", 2, "cals")]
-#[case::unknown_fault("scenario: x\nfaults: [argument_vaule]\n", 2, "unknown fault `argument_vaule`")]
-#[case::no_name("scenario: x\ncalls:\n  - parameters: {a: 1}\n", 3, "needs a tool name")]
+#[case::unknown_fault(
+    "scenario: x\nfaults: [argument_vaule]\n",
+    2,
+    "unknown fault `argument_vaule`"
+)]
+#[case::no_name(
+    "scenario: x\ncalls:\n  - parameters: {a: 1}\n",
+    3,
+    "needs a tool name"
+)]
 #[case::two_names("scenario: x\ncalls:\n  - name: a\n    tool: b\n", 3, "more than one")]
-#[case::bad_openai_json("scenario: x\ncalls:\n  - function: {name: a, arguments: '{oops'}\n", 3, "not valid JSON")]
-#[case::oracle_field("scenario: x\ncalls:\n  - tool: a\n    mock_output: {}\n", 3, "belong to a harness workflow")]
+#[case::bad_openai_json(
+    "scenario: x\ncalls:\n  - function: {name: a, arguments: '{oops'}\n",
+    3,
+    "not valid JSON"
+)]
+#[case::oracle_field(
+    "scenario: x\ncalls:\n  - tool: a\n    mock_output: {}\n",
+    3,
+    "belong to a harness workflow"
+)]
 #[case::no_scenario("calls: []\n", 1, "needs `scenario:`")]
 #[case::contradiction("scenario: x\nexpect: pass\nfaults: [lint]\n", 3, "contradicts")]
 fn transcript_errors_name_the_line(#[case] text: &str, #[case] line: u32, #[case] needle: &str) {
     let err = transcript(text).unwrap_err();
     assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());
     assert!(err.message.contains(needle), "{}", err.render());
-    assert!(err.to_string().starts_with("transcripts/s/t.yaml:"), "{err}");
+    assert!(
+        err.to_string().starts_with("transcripts/s/t.yaml:"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -59,8 +90,17 @@ fn harness_parses_workflow_policies_and_defaults() {
     .unwrap();
     assert_eq!(h.suite, "s");
     assert_eq!(h.tools, [Path::new("harnesses/s.tools.json")]);
-    assert_eq!(h.capabilities, [Path::new("harnesses/../capabilities/c.yaml")]);
-    assert_eq!(h.thresholds, Thresholds { pass: 0.7, min_gap: 0.3 });
+    assert_eq!(
+        h.capabilities,
+        [Path::new("harnesses/../capabilities/c.yaml")]
+    );
+    assert_eq!(
+        h.thresholds,
+        Thresholds {
+            pass: 0.7,
+            min_gap: 0.3
+        }
+    );
     let w = &h.scenario("one").unwrap().turns[0].workflow[0];
     assert!(matches!(w.match_policies["x"], MatchPolicy::Tolerance(t) if t == 0.5));
     assert!(matches!(w.match_policies["y"], MatchPolicy::FromOutput));
@@ -69,10 +109,22 @@ fn harness_parses_workflow_policies_and_defaults() {
 
 #[rstest::rstest]
 #[case::wrong_suite_name("suite: other\nscenarios: []\n", 1, "must be named like its file")]
-#[case::duplicate_id("scenarios:\n  - {id: a, turns: [{prompt: p}]}\n  - {id: a, turns: [{prompt: p}]}\n", 3, "duplicate scenario id")]
-#[case::bad_policy("scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            match: {x: fuzzy}\n", 7, "unknown match policy `fuzzy`")]
+#[case::duplicate_id(
+    "scenarios:\n  - {id: a, turns: [{prompt: p}]}\n  - {id: a, turns: [{prompt: p}]}\n",
+    3,
+    "duplicate scenario id"
+)]
+#[case::bad_policy(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            match: {x: fuzzy}\n",
+    7,
+    "unknown match policy `fuzzy`"
+)]
 #[case::no_turns("scenarios:\n  - {id: a, turns: []}\n", 2, "no turns")]
-#[case::bad_tier("scenarios:\n  - {id: a, tier: medium, turns: [{prompt: p}]}\n", 2, "medium")]
+#[case::bad_tier(
+    "scenarios:\n  - {id: a, tier: medium, turns: [{prompt: p}]}\n",
+    2,
+    "medium"
+)]
 fn harness_errors_name_the_line(#[case] text: &str, #[case] line: u32, #[case] needle: &str) {
     let err = harness(text).unwrap_err();
     assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());

@@ -12,7 +12,9 @@ use super::did_you_mean;
 use super::schema::{compact, pointer, subject};
 use crate::finding::{Code, Finding};
 use crate::spec::ToolSpec;
-use crate::spec::capability::{Capabilities, Constraint, CrossKind, Model, Outcome, ToolCaps, UnknownModel};
+use crate::spec::capability::{
+    Capabilities, Constraint, CrossKind, Model, Outcome, ToolCaps, UnknownModel,
+};
 
 pub(super) fn check(
     matrix: &Capabilities,
@@ -22,24 +24,35 @@ pub(super) fn check(
     out: &mut Vec<Finding>,
 ) {
     if let Some(why) = &matrix.retired {
-        out.push(Finding::new(Code::Retired, "", format!("`{}` no longer serves requests: {why}", matrix.server)));
+        out.push(Finding::new(
+            Code::Retired,
+            "",
+            format!("`{}` no longer serves requests: {why}", matrix.server),
+        ));
     }
-    let model = tool.family.and_then(|f| resolve_model(matrix, f, spec, args, out));
+    let model = tool
+        .family
+        .and_then(|f| resolve_model(matrix, f, spec, args, out));
     if let Some(m) = model {
         if let Some(why) = &m.retired {
-            out.push(Finding::new(Code::Retired, "", format!("model `{}` no longer serves requests: {why}", m.id)));
+            out.push(Finding::new(
+                Code::Retired,
+                "",
+                format!("model `{}` no longer serves requests: {why}", m.id),
+            ));
         }
-        if let Some(served) = &m.tools {
-            if !served.contains(&spec.name) {
-                let fam = &matrix.families[tool.family.unwrap_or_default()];
-                let able: Vec<&str> = fam
-                    .models
-                    .iter()
-                    .filter(|o| o.tools.as_ref().is_none_or(|t| t.contains(&spec.name)))
-                    .map(|o| o.id.as_str())
-                    .collect();
-                let sel = &fam.selector;
-                out.push(Finding::new(
+        if let Some(served) = &m.tools
+            && !served.contains(&spec.name)
+        {
+            let fam = &matrix.families[tool.family.unwrap_or_default()];
+            let able: Vec<&str> = fam
+                .models
+                .iter()
+                .filter(|o| o.tools.as_ref().is_none_or(|t| t.contains(&spec.name)))
+                .map(|o| o.id.as_str())
+                .collect();
+            let sel = &fam.selector;
+            out.push(Finding::new(
                     Code::UnsupportedTool,
                     pointer(&[sel]),
                     format!(
@@ -49,14 +62,18 @@ pub(super) fn check(
                         if able.is_empty() { "none".to_owned() } else { able.join(", ") }
                     ),
                 ));
-            }
         }
     }
 
     // Parameters with rules, server/tool first then model, in a stable order.
     let mut params: Vec<&str> = tool.parameters.keys().map(String::as_str).collect();
     if let Some(m) = model {
-        params.extend(m.parameters.keys().map(String::as_str).filter(|p| !tool.parameters.contains_key(*p)));
+        params.extend(
+            m.parameters
+                .keys()
+                .map(String::as_str)
+                .filter(|p| !tool.parameters.contains_key(*p)),
+        );
     }
     params.sort_unstable();
     for param in params {
@@ -70,10 +87,19 @@ pub(super) fn check(
             .into_iter()
             .flatten()
             .map(|c| (None, c))
-            .chain(model.and_then(|m| m.parameters.get(param)).into_iter().flatten().map(|c| (model, c)));
+            .chain(
+                model
+                    .and_then(|m| m.parameters.get(param))
+                    .into_iter()
+                    .flatten()
+                    .map(|c| (model, c)),
+            );
         let (value, defaulted) = match args.get(param) {
             Some(v) => (v.clone(), false),
-            None => match model.and_then(|m| m.defaults.get(param)).or_else(|| tool.defaults.get(param)) {
+            None => match model
+                .and_then(|m| m.defaults.get(param))
+                .or_else(|| tool.defaults.get(param))
+            {
                 Some(d) => (d.clone(), true),
                 None => continue,
             },
@@ -111,7 +137,11 @@ fn resolve_model<'m>(
                     Finding::new(
                         Code::UnknownModel,
                         pointer(&[sel]),
-                        format!("`{name}` is not a model of `{}`{hint}; {what} (models: {})", matrix.server, known.join(", ")),
+                        format!(
+                            "`{name}` is not a model of `{}`{hint}; {what} (models: {})",
+                            matrix.server,
+                            known.join(", ")
+                        ),
                     )
                     .with_rule(fam.rule.as_deref()),
                 );
@@ -127,9 +157,10 @@ fn resolve_model<'m>(
                 .and_then(|p| p.get(sel))
                 .and_then(|s| s.get("default"))
                 .and_then(Value::as_str);
-            if let (Some(used), Some(declared)) = (used, schema_default) {
-                if fam.resolve(declared).is_none_or(|d| d.id != used.id) {
-                    out.push(
+            if let (Some(used), Some(declared)) = (used, schema_default)
+                && fam.resolve(declared).is_none_or(|d| d.id != used.id)
+            {
+                out.push(
                         Finding::new(
                             Code::DefaultMismatch,
                             pointer(&[sel]),
@@ -140,7 +171,6 @@ fn resolve_model<'m>(
                         )
                         .with_rule(fam.rule.as_deref()),
                     );
-                }
             }
             used
         }
@@ -156,19 +186,35 @@ fn run_chain<'a>(
     out: &mut Vec<Finding>,
 ) {
     for (model, c) in chain {
-        if c.when_absent.as_ref().is_some_and(|other| args.contains_key(other)) {
+        if c.when_absent
+            .as_ref()
+            .is_some_and(|other| args.contains_key(other))
+        {
             continue;
         }
-        let Some(v) = violation(c, &value, defaulted) else { continue };
-        let at = if v.index.is_some() { format!("{}/{}", pointer(&[param]), v.index.unwrap_or_default()) } else { pointer(&[param]) };
+        let Some(v) = violation(c, &value, defaulted) else {
+            continue;
+        };
+        let at = if v.index.is_some() {
+            format!("{}/{}", pointer(&[param]), v.index.unwrap_or_default())
+        } else {
+            pointer(&[param])
+        };
         let who = match model {
             Some(m) => format!("model `{}`", m.id),
             None => "the server".to_owned(),
         };
         let what = if defaulted {
-            format!("`{param}` is absent and the server defaults it to {}, which", compact(&value))
+            format!(
+                "`{param}` is absent and the server defaults it to {}, which",
+                compact(&value)
+            )
         } else {
-            format!("{} = {}", subject(&at), compact(v.value.as_ref().unwrap_or(&value)))
+            format!(
+                "{} = {}",
+                subject(&at),
+                compact(v.value.as_ref().unwrap_or(&value))
+            )
         };
         let note = c.note.as_ref().map_or(String::new(), |n| format!(" — {n}"));
         let (code, message, next) = match c.on_violation {
@@ -179,23 +225,53 @@ fn run_chain<'a>(
                     Predicate::Unsupported => Code::UnsupportedParam,
                     Predicate::Value => Code::UnsupportedValue,
                 };
-                let verb = if defaulted { " is rejected by" } else { ": rejected by" };
+                let verb = if defaulted {
+                    " is rejected by"
+                } else {
+                    ": rejected by"
+                };
                 (code, format!("{what}{verb} {who}: {}{note}", v.why), None)
             }
             Outcome::Truncate => {
                 let t = truncate(&value);
-                (Code::Coerced, format!("{what}: {who} silently truncates it to {}{note}", compact(&t)), Some(t))
+                (
+                    Code::Coerced,
+                    format!(
+                        "{what}: {who} silently truncates it to {}{note}",
+                        compact(&t)
+                    ),
+                    Some(t),
+                )
             }
             Outcome::Clamp => {
                 let t = clamp(&value, c.minimum, c.maximum);
-                (Code::Clamped, format!("{what}: {who} silently clamps it to {} ({}){note}", compact(&t), v.why), Some(t))
+                (
+                    Code::Clamped,
+                    format!(
+                        "{what}: {who} silently clamps it to {} ({}){note}",
+                        compact(&t),
+                        v.why
+                    ),
+                    Some(t),
+                )
             }
             Outcome::Coerce => {
                 let to = c.coerce_to.clone();
                 let shown = to.as_ref().map_or("another value".to_owned(), compact);
-                (Code::Coerced, format!("{what}: {who} silently replaces it with {shown} ({}){note}", v.why), Some(to.unwrap_or_else(|| value.clone())))
+                (
+                    Code::Coerced,
+                    format!(
+                        "{what}: {who} silently replaces it with {shown} ({}){note}",
+                        v.why
+                    ),
+                    Some(to.unwrap_or_else(|| value.clone())),
+                )
             }
-            Outcome::Ignore => (Code::Ignored, format!("{what}: {who} silently ignores it ({}){note}", v.why), None),
+            Outcome::Ignore => (
+                Code::Ignored,
+                format!("{what}: {who} silently ignores it ({}){note}", v.why),
+                None,
+            ),
         };
         out.push(Finding::new(code, at, message).with_rule(c.rule.as_deref()));
         match next {
@@ -223,44 +299,76 @@ struct Violation {
 }
 
 fn violation(c: &Constraint, value: &Value, defaulted: bool) -> Option<Violation> {
-    let whole = |predicate, why: String| Some(Violation { predicate, why, index: None, value: None });
+    let whole = |predicate, why: String| {
+        Some(Violation {
+            predicate,
+            why,
+            index: None,
+            value: None,
+        })
+    };
     if c.unsupported {
-        return if defaulted { None } else { whole(Predicate::Unsupported, "parameter not supported".into()) };
+        return if defaulted {
+            None
+        } else {
+            whole(Predicate::Unsupported, "parameter not supported".into())
+        };
     }
     if let Value::Array(items) = value {
         if let Some(max) = c.max_items.filter(|m| items.len() > *m) {
-            return whole(Predicate::Value, format!("{} items, at most {max} allowed", items.len()));
+            return whole(
+                Predicate::Value,
+                format!("{} items, at most {max} allowed", items.len()),
+            );
         }
         if let Some(min) = c.min_items.filter(|m| items.len() < *m) {
-            return whole(Predicate::Value, format!("{} items, at least {min} required", items.len()));
+            return whole(
+                Predicate::Value,
+                format!("{} items, at least {min} required", items.len()),
+            );
         }
         return items.iter().enumerate().find_map(|(i, item)| {
-            scalar(c, item).map(|(predicate, why)| Violation { predicate, why, index: Some(i), value: Some(item.clone()) })
+            scalar(c, item).map(|(predicate, why)| Violation {
+                predicate,
+                why,
+                index: Some(i),
+                value: Some(item.clone()),
+            })
         });
     }
-    scalar(c, value).map(|(predicate, why)| Violation { predicate, why, index: None, value: None })
+    scalar(c, value).map(|(predicate, why)| Violation {
+        predicate,
+        why,
+        index: None,
+        value: None,
+    })
 }
 
 fn scalar(c: &Constraint, v: &Value) -> Option<(Predicate, String)> {
-    if c.integer {
-        if let Some(n) = v.as_f64() {
-            if n.fract() != 0.0 {
-                return Some((Predicate::Integer, "not an integer".into()));
-            }
-        }
+    if c.integer
+        && let Some(n) = v.as_f64()
+        && n.fract() != 0.0
+    {
+        return Some((Predicate::Integer, "not an integer".into()));
     }
-    if let Some(allowed) = &c.one_of {
-        if !allowed.iter().any(|a| same(a, v)) {
-            let list: Vec<String> = allowed.iter().map(compact).collect();
-            return Some((Predicate::Value, format!("allowed: {}", list.join(", "))));
-        }
+    if let Some(allowed) = &c.one_of
+        && !allowed.iter().any(|a| same(a, v))
+    {
+        let list: Vec<String> = allowed.iter().map(compact).collect();
+        return Some((Predicate::Value, format!("allowed: {}", list.join(", "))));
     }
     if let Some(n) = v.as_f64() {
         let lo = c.minimum.is_some_and(|m| n < m) || c.exclusive_minimum.is_some_and(|m| n <= m);
         let hi = c.maximum.is_some_and(|m| n > m) || c.exclusive_maximum.is_some_and(|m| n >= m);
         if lo || hi {
-            let low = c.minimum.map(|a| format!("[{}", num(a))).or(c.exclusive_minimum.map(|a| format!("({}", num(a))));
-            let high = c.maximum.map(|b| format!("{}]", num(b))).or(c.exclusive_maximum.map(|b| format!("{})", num(b))));
+            let low = c
+                .minimum
+                .map(|a| format!("[{}", num(a)))
+                .or(c.exclusive_minimum.map(|a| format!("({}", num(a))));
+            let high = c
+                .maximum
+                .map(|b| format!("{}]", num(b)))
+                .or(c.exclusive_maximum.map(|b| format!("{})", num(b))));
             let range = match (low, high) {
                 (Some(a), Some(b)) => format!("allowed range {a}, {b}"),
                 (Some(a), None) => format!("allowed range {a}, ∞)"),
@@ -272,28 +380,47 @@ fn scalar(c: &Constraint, v: &Value) -> Option<(Predicate, String)> {
     }
     if let Value::String(s) = v {
         if let Some(max) = c.max_length.filter(|m| s.chars().count() > *m) {
-            return Some((Predicate::Value, format!("{} characters, at most {max} allowed", s.chars().count())));
+            return Some((
+                Predicate::Value,
+                format!("{} characters, at most {max} allowed", s.chars().count()),
+            ));
         }
         if let Some(re) = c.pattern.as_ref().filter(|re| !re.is_match(s)) {
             return Some((Predicate::Pattern, format!("must match `{}`", re.as_str())));
         }
         if let Some(re) = c.not_pattern.as_ref().filter(|re| re.is_match(s)) {
-            return Some((Predicate::Pattern, format!("must not match `{}`", re.as_str())));
+            return Some((
+                Predicate::Pattern,
+                format!("must not match `{}`", re.as_str()),
+            ));
         }
     }
     None
 }
 
-fn cross(rule: &crate::spec::capability::CrossRule, args: &Map<String, Value>, out: &mut Vec<Finding>) {
+fn cross(
+    rule: &crate::spec::capability::CrossRule,
+    args: &Map<String, Value>,
+    out: &mut Vec<Finding>,
+) {
     let (at, why) = match &rule.kind {
         CrossKind::EqualLength(params) => {
-            let lens: Vec<(&String, usize)> =
-                params.iter().filter_map(|p| args.get(p).and_then(Value::as_array).map(|a| (p, a.len()))).collect();
+            let lens: Vec<(&String, usize)> = params
+                .iter()
+                .filter_map(|p| args.get(p).and_then(Value::as_array).map(|a| (p, a.len())))
+                .collect();
             match lens.split_first() {
-                Some(((first, n), rest)) if lens.len() > 1 => match rest.iter().find(|(_, m)| m != n) {
-                    Some((other, m)) => (pointer(&[other]), format!("`{other}` has {m} items but `{first}` has {n}; they must be the same length")),
-                    None => return,
-                },
+                Some(((first, n), rest)) if lens.len() > 1 => {
+                    match rest.iter().find(|(_, m)| m != n) {
+                        Some((other, m)) => (
+                            pointer(&[other]),
+                            format!(
+                                "`{other}` has {m} items but `{first}` has {n}; they must be the same length"
+                            ),
+                        ),
+                        None => return,
+                    }
+                }
                 _ => return,
             }
         }
@@ -301,30 +428,49 @@ fn cross(rule: &crate::spec::capability::CrossRule, args: &Map<String, Value>, o
             if params.iter().any(|p| args.contains_key(p)) {
                 return;
             }
-            (String::new(), format!("at least one of {} is required", backticks(params)))
+            (
+                String::new(),
+                format!("at least one of {} is required", backticks(params)),
+            )
         }
         CrossKind::Requires { param, needs } => {
             if !args.contains_key(param) {
                 return;
             }
-            let missing: Vec<String> = needs.iter().filter(|n| !args.contains_key(*n)).cloned().collect();
+            let missing: Vec<String> = needs
+                .iter()
+                .filter(|n| !args.contains_key(*n))
+                .cloned()
+                .collect();
             if missing.is_empty() {
                 return;
             }
-            (pointer(&[param]), format!("`{param}` requires {}", backticks(&missing)))
+            (
+                pointer(&[param]),
+                format!("`{param}` requires {}", backticks(&missing)),
+            )
         }
     };
-    let note = rule.note.as_ref().map_or(String::new(), |n| format!(" — {n}"));
+    let note = rule
+        .note
+        .as_ref()
+        .map_or(String::new(), |n| format!(" — {n}"));
     let (code, tail) = match rule.on_violation {
         Outcome::Reject => (Code::CrossParameter, "the server rejects the call"),
         Outcome::Ignore => (Code::Ignored, "the server silently ignores it"),
         _ => (Code::Coerced, "the server silently changes it"),
     };
-    out.push(Finding::new(code, at, format!("{why}; {tail}{note}")).with_rule(rule.rule.as_deref()));
+    out.push(
+        Finding::new(code, at, format!("{why}; {tail}{note}")).with_rule(rule.rule.as_deref()),
+    );
 }
 
 fn backticks(items: &[String]) -> String {
-    items.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn same(a: &Value, b: &Value) -> bool {
@@ -335,7 +481,11 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn num(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 { format!("{}", x as i64) } else { format!("{x}") }
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
 }
 
 fn truncate(v: &Value) -> Value {
@@ -346,7 +496,15 @@ fn truncate(v: &Value) -> Value {
 }
 
 fn clamp(v: &Value, lo: Option<f64>, hi: Option<f64>) -> Value {
-    let Some(n) = v.as_f64() else { return v.clone() };
-    let c = n.max(lo.unwrap_or(f64::NEG_INFINITY)).min(hi.unwrap_or(f64::INFINITY));
-    if c.fract() == 0.0 { Value::from(c as i64) } else { Value::from(c) }
+    let Some(n) = v.as_f64() else {
+        return v.clone();
+    };
+    let c = n
+        .max(lo.unwrap_or(f64::NEG_INFINITY))
+        .min(hi.unwrap_or(f64::INFINITY));
+    if c.fract() == 0.0 {
+        Value::from(c as i64)
+    } else {
+        Value::from(c)
+    }
 }

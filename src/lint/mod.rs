@@ -30,7 +30,11 @@ pub enum LintError {
     #[error("tool `{tool}` has an invalid input schema: {message}")]
     InvalidSchema { tool: String, message: String },
     #[error("tool `{tool}` is described by two capability matrices (`{first}` and `{second}`)")]
-    DuplicateCapabilities { tool: String, first: String, second: String },
+    DuplicateCapabilities {
+        tool: String,
+        first: String,
+        second: String,
+    },
 }
 
 /// A compiled spec plus capability matrices, ready to lint calls.
@@ -51,7 +55,12 @@ impl Linter {
             .iter()
             .map(schema::CompiledTool::new)
             .collect::<Result<Vec<_>, _>>()?;
-        let by_name = tools.tools().iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        let by_name = tools
+            .tools()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
         let mut caps_of = vec![None; tools.len()];
         for (mi, matrix) in caps.iter().enumerate() {
             for name in matrix.tools.keys() {
@@ -68,7 +77,12 @@ impl Linter {
                 }
             }
         }
-        Ok(Self { tools: compiled, by_name, caps, caps_of })
+        Ok(Self {
+            tools: compiled,
+            by_name,
+            caps,
+            caps_of,
+        })
     }
 
     pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
@@ -84,7 +98,11 @@ impl Linter {
         let mut out = Vec::new();
         let Some(&ti) = self.by_name.get(tool) else {
             let hint = did_you_mean(tool, self.tools.iter().map(|t| t.spec.name.as_str()));
-            out.push(Finding::new(Code::UnknownTool, "", format!("unknown tool `{tool}`{hint}")));
+            out.push(Finding::new(
+                Code::UnknownTool,
+                "",
+                format!("unknown tool `{tool}`{hint}"),
+            ));
             return out;
         };
         let empty = Map::new();
@@ -95,7 +113,10 @@ impl Linter {
                 out.push(Finding::new(
                     Code::ArgumentsNotObject,
                     "",
-                    format!("arguments must be a JSON object, got {}", schema::type_name(other)),
+                    format!(
+                        "arguments must be a JSON object, got {}",
+                        schema::type_name(other)
+                    ),
                 ));
                 return out;
             }
@@ -121,10 +142,16 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
     nearest(name, candidates).map_or_else(String::new, |c| format!(" (did you mean `{c}`?)"))
 }
 
-pub(crate) fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = name.to_lowercase();
     let words = |s: &str| -> Vec<String> {
-        s.split(|c: char| c == '_' || c == '-' || c == '.' || c == ' ').filter(|w| !w.is_empty()).map(str::to_owned).collect()
+        s.split(['_', '-', '.', ' '])
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
     };
     let mine = words(&lower);
     let mut best: Option<(f64, &str)> = None;
@@ -137,7 +164,11 @@ pub(crate) fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a s
         let theirs = words(&c);
         let shared = mine.iter().filter(|w| theirs.contains(w)).count();
         let union = mine.len() + theirs.len() - shared;
-        let jaccard = if union == 0 { 0.0 } else { shared as f64 / union as f64 };
+        let jaccard = if union == 0 {
+            0.0
+        } else {
+            shared as f64 / union as f64
+        };
         let contains = lower.len().min(c.len()) >= 3 && (lower.contains(&c) || c.contains(&lower));
         let score = jw.max(jaccard + 0.3).max(if contains { 0.85 } else { 0.0 });
         // Short names defeat Jaro's matching window: count one edit (a typo or a swap) as close.

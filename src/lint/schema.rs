@@ -27,46 +27,63 @@ impl CompiledTool {
         } else {
             jsonschema::draft202012::options()
         };
-        let validator = opts.should_validate_formats(true).build(schema).map_err(|e| LintError::InvalidSchema {
-            tool: spec.name.clone(),
-            message: e.to_string(),
-        })?;
+        let validator = opts
+            .should_validate_formats(true)
+            .build(schema)
+            .map_err(|e| LintError::InvalidSchema {
+                tool: spec.name.clone(),
+                message: e.to_string(),
+            })?;
         let open = match schema.get("additionalProperties") {
             Some(Value::Bool(b)) => *b,
             Some(Value::Object(_)) => true,
             _ => schema.get("properties").is_none() || schema.get("patternProperties").is_some(),
         };
-        Ok(Self { spec: spec.clone(), validator, open })
+        Ok(Self {
+            spec: spec.clone(),
+            validator,
+            open,
+        })
     }
 
     pub fn check(&self, args: &Map<String, Value>, raw: &Value, out: &mut Vec<Finding>) {
         let props = self.spec.properties();
-        if !self.open {
-            if let Some(props) = props {
-                for key in args.keys() {
-                    if props.contains_key(key) {
-                        continue;
-                    }
-                    let candidates = props.keys().map(String::as_str);
-                    let f = match nearest(key, candidates.clone()) {
-                        Some(near) => Finding::new(
-                            Code::UnknownParam,
-                            pointer(&[key]),
-                            format!("unknown parameter `{key}` (did you mean `{near}`?); the server drops it unseen"),
-                        ),
-                        // Not a misspelling: an extra parameter the schema does not have.
-                        None => Finding::new(
-                            Code::UnknownParam,
-                            pointer(&[key]),
-                            format!("unknown parameter `{key}`: `{}` takes {}; the server drops it unseen", self.spec.name, list(candidates)),
-                        )
-                        .with_sub_dimension(SubDimension::ArgumentRelevancy),
-                    };
-                    out.push(f);
+        if !self.open
+            && let Some(props) = props
+        {
+            for key in args.keys() {
+                if props.contains_key(key) {
+                    continue;
                 }
+                let candidates = props.keys().map(String::as_str);
+                let f = match nearest(key, candidates.clone()) {
+                    Some(near) => Finding::new(
+                        Code::UnknownParam,
+                        pointer(&[key]),
+                        format!(
+                            "unknown parameter `{key}` (did you mean `{near}`?); the server drops it unseen"
+                        ),
+                    ),
+                    // Not a misspelling: an extra parameter the schema does not have.
+                    None => Finding::new(
+                        Code::UnknownParam,
+                        pointer(&[key]),
+                        format!(
+                            "unknown parameter `{key}`: `{}` takes {}; the server drops it unseen",
+                            self.spec.name,
+                            list(candidates)
+                        ),
+                    )
+                    .with_sub_dimension(SubDimension::ArgumentRelevancy),
+                };
+                out.push(f);
             }
         }
-        let instance = if raw.is_null() { &Value::Object(Map::new()) } else { raw };
+        let instance = if raw.is_null() {
+            &Value::Object(Map::new())
+        } else {
+            raw
+        };
         if self.validator.is_valid(instance) {
             return;
         }
@@ -80,7 +97,11 @@ impl CompiledTool {
                 | ValidationErrorKind::UnevaluatedProperties { unexpected } => Finding::new(
                     Code::UnknownParam,
                     path.clone(),
-                    format!("unexpected propert{} {}", if unexpected.len() == 1 { "y" } else { "ies" }, list(unexpected.iter().map(String::as_str))),
+                    format!(
+                        "unexpected propert{} {}",
+                        if unexpected.len() == 1 { "y" } else { "ies" },
+                        list(unexpected.iter().map(String::as_str))
+                    ),
                 ),
                 ValidationErrorKind::Required { property } => {
                     let name = property.as_str().unwrap_or_default();
@@ -100,44 +121,96 @@ impl CompiledTool {
                 ValidationErrorKind::Type { kind } => Finding::new(
                     Code::Type,
                     path.clone(),
-                    format!("{} must be {}, got {}", subject(&path), type_kind(kind), describe(value)),
+                    format!(
+                        "{} must be {}, got {}",
+                        subject(&path),
+                        type_kind(kind),
+                        describe(value)
+                    ),
                 ),
                 ValidationErrorKind::Enum { options } => Finding::new(
                     Code::Enum,
                     path.clone(),
-                    format!("{} is {}; allowed: {}", subject(&path), describe(value), compact(options)),
+                    format!(
+                        "{} is {}; allowed: {}",
+                        subject(&path),
+                        describe(value),
+                        compact(options)
+                    ),
                 ),
                 ValidationErrorKind::Constant { expected_value } => Finding::new(
                     Code::Enum,
                     path.clone(),
-                    format!("{} must be {}, got {}", subject(&path), compact(expected_value), describe(value)),
+                    format!(
+                        "{} must be {}, got {}",
+                        subject(&path),
+                        compact(expected_value),
+                        describe(value)
+                    ),
                 ),
                 ValidationErrorKind::Format { format } => Finding::new(
                     Code::Format,
                     path.clone(),
-                    format!("{} is {}, not a valid `{format}`", subject(&path), describe(value)),
+                    format!(
+                        "{} is {}, not a valid `{format}`",
+                        subject(&path),
+                        describe(value)
+                    ),
                 ),
                 ValidationErrorKind::Pattern { pattern } => Finding::new(
                     Code::Format,
                     path.clone(),
-                    format!("{} is {}, which does not match `{pattern}`", subject(&path), describe(value)),
+                    format!(
+                        "{} is {}, which does not match `{pattern}`",
+                        subject(&path),
+                        describe(value)
+                    ),
                 ),
-                ValidationErrorKind::Minimum { limit } => range(&path, value, format!("at least {limit}")),
-                ValidationErrorKind::Maximum { limit } => range(&path, value, format!("at most {limit}")),
-                ValidationErrorKind::ExclusiveMinimum { limit } => range(&path, value, format!("greater than {limit}")),
-                ValidationErrorKind::ExclusiveMaximum { limit } => range(&path, value, format!("less than {limit}")),
-                ValidationErrorKind::MultipleOf { multiple_of, .. } => range(&path, value, format!("a multiple of {multiple_of}")),
-                ValidationErrorKind::MinLength { limit } => range(&path, value, format!("at least {limit} characters long")),
-                ValidationErrorKind::MaxLength { limit } => range(&path, value, format!("at most {limit} characters long")),
-                ValidationErrorKind::MinItems { limit } => range(&path, value, format!("at least {limit} items long")),
-                ValidationErrorKind::MaxItems { limit } => range(&path, value, format!("at most {limit} items long")),
-                ValidationErrorKind::MinProperties { limit } => range(&path, value, format!("at least {limit} properties")),
-                ValidationErrorKind::MaxProperties { limit } => range(&path, value, format!("at most {limit} properties")),
-                ValidationErrorKind::UniqueItems => range(&path, value, "free of duplicates".to_owned()),
+                ValidationErrorKind::Minimum { limit } => {
+                    range(&path, value, format!("at least {limit}"))
+                }
+                ValidationErrorKind::Maximum { limit } => {
+                    range(&path, value, format!("at most {limit}"))
+                }
+                ValidationErrorKind::ExclusiveMinimum { limit } => {
+                    range(&path, value, format!("greater than {limit}"))
+                }
+                ValidationErrorKind::ExclusiveMaximum { limit } => {
+                    range(&path, value, format!("less than {limit}"))
+                }
+                ValidationErrorKind::MultipleOf { multiple_of, .. } => {
+                    range(&path, value, format!("a multiple of {multiple_of}"))
+                }
+                ValidationErrorKind::MinLength { limit } => {
+                    range(&path, value, format!("at least {limit} characters long"))
+                }
+                ValidationErrorKind::MaxLength { limit } => {
+                    range(&path, value, format!("at most {limit} characters long"))
+                }
+                ValidationErrorKind::MinItems { limit } => {
+                    range(&path, value, format!("at least {limit} items long"))
+                }
+                ValidationErrorKind::MaxItems { limit } => {
+                    range(&path, value, format!("at most {limit} items long"))
+                }
+                ValidationErrorKind::MinProperties { limit } => {
+                    range(&path, value, format!("at least {limit} properties"))
+                }
+                ValidationErrorKind::MaxProperties { limit } => {
+                    range(&path, value, format!("at most {limit} properties"))
+                }
+                ValidationErrorKind::UniqueItems => {
+                    range(&path, value, "free of duplicates".to_owned())
+                }
                 _ => Finding::new(
                     Code::Schema,
                     path.clone(),
-                    format!("{} breaks the schema's `{}`: {}", subject(&path), err.kind().keyword(), err.masked()),
+                    format!(
+                        "{} breaks the schema's `{}`: {}",
+                        subject(&path),
+                        err.kind().keyword(),
+                        err.masked()
+                    ),
                 ),
             };
             out.push(f);
@@ -146,7 +219,11 @@ impl CompiledTool {
 }
 
 fn range(path: &str, value: &Value, bound: String) -> Finding {
-    Finding::new(Code::Range, path, format!("{} must be {bound}, got {}", subject(path), describe(value)))
+    Finding::new(
+        Code::Range,
+        path,
+        format!("{} must be {bound}, got {}", subject(path), describe(value)),
+    )
 }
 
 /// `` `aspect_ratio` `` for `/aspect_ratio`, `` `images[1]` `` for `/images/1`.
@@ -180,7 +257,11 @@ fn escape(s: &str) -> String {
 /// A value as shown in messages: short, JSON.
 pub(crate) fn describe(v: &Value) -> String {
     let s = compact(v);
-    let s = if s.chars().count() > 60 { format!("{}…", s.chars().take(57).collect::<String>()) } else { s };
+    let s = if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(57).collect::<String>())
+    } else {
+        s
+    };
     format!("{} {s}", type_name(v))
 }
 
@@ -212,5 +293,9 @@ fn type_kind(kind: &TypeKind) -> String {
 
 fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     let v: Vec<String> = items.into_iter().map(|s| format!("`{s}`")).collect();
-    if v.is_empty() { "no parameters".to_owned() } else { v.join(", ") }
+    if v.is_empty() {
+        "no parameters".to_owned()
+    } else {
+        v.join(", ")
+    }
 }

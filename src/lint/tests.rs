@@ -12,13 +12,17 @@ use crate::finding::Severity;
 fn linter(server: &str) -> Linter {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let spec = ToolSet::load(&root.join(format!("harnesses/{server}.tools.json"))).unwrap();
-    let caps = Capabilities::load(&root.join(format!("capabilities/mcp-{server}-go.yaml"))).unwrap();
+    let caps =
+        Capabilities::load(&root.join(format!("capabilities/mcp-{server}-go.yaml"))).unwrap();
     caps.check_against(&spec).unwrap();
     Linter::new(&spec, vec![caps]).unwrap()
 }
 
 fn codes(findings: &[Finding]) -> Vec<(String, Option<String>)> {
-    findings.iter().map(|f| (f.code.as_str().to_owned(), f.rule.clone())).collect()
+    findings
+        .iter()
+        .map(|f| (f.code.as_str().to_owned(), f.rule.clone()))
+        .collect()
 }
 
 #[rstest]
@@ -131,7 +135,14 @@ fn codes(findings: &[Finding]) -> Vec<(String, Option<String>)> {
     json!({"input_video_uri": "gs://b/v.mp4", "scale_width_factor": 0.5}))]
 #[case::a2_overlay_truncated("avtool", "ffmpeg_overlay_image_on_video", json!({"input_video_uri": "gs://b/v.mp4", "input_image_uri": "gs://b/l.png", "x_coordinate": 10.5}), "cap.coerced", "A2",
     json!({"input_video_uri": "gs://b/v.mp4", "input_image_uri": "gs://b/l.png", "x_coordinate": 10}))]
-fn rules_md(#[case] server: &str, #[case] tool: &str, #[case] bad: Value, #[case] code: &str, #[case] rule: &str, #[case] good: Value) {
+fn rules_md(
+    #[case] server: &str,
+    #[case] tool: &str,
+    #[case] bad: Value,
+    #[case] code: &str,
+    #[case] rule: &str,
+    #[case] good: Value,
+) {
     let linter = linter(server);
     let found = linter.lint(tool, &bad);
     let want_rule = (!rule.is_empty()).then(|| rule.to_owned());
@@ -141,11 +152,15 @@ fn rules_md(#[case] server: &str, #[case] tool: &str, #[case] bad: Value, #[case
     );
     let twin = linter.lint(tool, &good);
     assert!(
-        !twin.iter().any(|f| f.code.as_str() == code && f.rule == want_rule),
+        !twin
+            .iter()
+            .any(|f| f.code.as_str() == code && f.rule == want_rule),
         "the correct twin {good} still trips {code}: {twin:#?}"
     );
     // Imagen's twins still fail for I4 (the server is retired), and only for that.
-    let errors = twin.iter().filter(|f| f.severity == Severity::Error && f.code != Code::Retired);
+    let errors = twin
+        .iter()
+        .filter(|f| f.severity == Severity::Error && f.code != Code::Retired);
     assert_eq!(errors.count(), 0, "twin has errors: {twin:#?}");
 }
 
@@ -159,7 +174,10 @@ fn imagen_is_retired_whatever_the_arguments() {
 #[test]
 fn later_rules_stay_off_at_the_shipped_version() {
     // X2 [≥3.21]: absolute output directories only fail from 3.21 on.
-    let found = linter("veo").lint("veo_t2v", &json!({"prompt": "p", "model": "veo-3.1-generate-001", "output_directory": "/tmp/out"}));
+    let found = linter("veo").lint(
+        "veo_t2v",
+        &json!({"prompt": "p", "model": "veo-3.1-generate-001", "output_directory": "/tmp/out"}),
+    );
     assert!(found.is_empty(), "{found:#?}");
 }
 
@@ -167,7 +185,13 @@ fn later_rules_stay_off_at_the_shipped_version() {
 fn chains_see_the_rewritten_value() {
     // V4: 4.5 is truncated to 4 first, then 4 is not a Veo 2 duration.
     let found = linter("veo").lint("veo_t2v", &json!({"prompt": "p", "model": "veo-2.0-generate-001", "generate_audio": false, "duration": 4.5}));
-    assert_eq!(codes(&found), [("cap.coerced".into(), Some("V4".into())), ("cap.unsupported_value".into(), Some("V4".into()))]);
+    assert_eq!(
+        codes(&found),
+        [
+            ("cap.coerced".into(), Some("V4".into())),
+            ("cap.unsupported_value".into(), Some("V4".into()))
+        ]
+    );
 }
 
 #[rstest]
@@ -176,9 +200,18 @@ fn chains_see_the_rewritten_value() {
 #[case::missing_required("veo_i2v", json!({"prompt": "p", "model": "veo-3.1-generate-001"}), "lint.missing_required", "/image_uri", "missing required parameter `image_uri`")]
 #[case::wrong_type("veo_t2v", json!({"prompt": "p", "model": "veo-3.1-generate-001", "duration": "6"}), "lint.type", "/duration", "`duration` must be number, got string \"6\"")]
 #[case::not_object("veo_t2v", json!(["p"]), "lint.arguments_not_object", "", "arguments must be a JSON object, got array")]
-fn schema_findings(#[case] tool: &str, #[case] args: Value, #[case] code: &str, #[case] pointer: &str, #[case] message: &str) {
+fn schema_findings(
+    #[case] tool: &str,
+    #[case] args: Value,
+    #[case] code: &str,
+    #[case] pointer: &str,
+    #[case] message: &str,
+) {
     let found = linter("veo").lint(tool, &args);
-    let f = found.iter().find(|f| f.code.as_str() == code).unwrap_or_else(|| panic!("no {code} in {found:#?}"));
+    let f = found
+        .iter()
+        .find(|f| f.code.as_str() == code)
+        .unwrap_or_else(|| panic!("no {code} in {found:#?}"));
     assert_eq!(f.pointer, pointer);
     assert!(f.message.contains(message), "{}", f.message);
 }
@@ -186,20 +219,33 @@ fn schema_findings(#[case] tool: &str, #[case] args: Value, #[case] code: &str, 
 #[test]
 fn json_schema_keywords_beyond_the_basics() {
     let spec = ToolSet::from_json(&json!([{"name": "t", "inputSchema": {
-        "type": "object", "additionalProperties": false,
-        "properties": {
-            "n": {"type": "integer", "minimum": 1, "maximum": 5, "multipleOf": 1},
-            "e": {"enum": ["a", "b"]},
-            "d": {"type": "string", "format": "date"},
-            "p": {"type": "string", "pattern": "^gs://"},
-            "l": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
-            "o": {"type": "object", "properties": {"k": {"type": "boolean"}}, "required": ["k"]}
-        }}}]))
+    "type": "object", "additionalProperties": false,
+    "properties": {
+        "n": {"type": "integer", "minimum": 1, "maximum": 5, "multipleOf": 1},
+        "e": {"enum": ["a", "b"]},
+        "d": {"type": "string", "format": "date"},
+        "p": {"type": "string", "pattern": "^gs://"},
+        "l": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+        "o": {"type": "object", "properties": {"k": {"type": "boolean"}}, "required": ["k"]}
+    }}}]))
     .unwrap();
     let linter = Linter::new(&spec, vec![]).unwrap();
-    let found = linter.lint("t", &json!({"n": 9, "e": "c", "d": "yesterday", "p": "s3://x", "l": ["a", "b"], "o": {}}));
-    let got: Vec<(&str, &str)> = found.iter().map(|f| (f.code.as_str(), f.pointer.as_str())).collect();
-    for want in [("lint.range", "/n"), ("lint.enum", "/e"), ("lint.format", "/d"), ("lint.format", "/p"), ("lint.range", "/l"), ("lint.missing_required", "/o/k")] {
+    let found = linter.lint(
+        "t",
+        &json!({"n": 9, "e": "c", "d": "yesterday", "p": "s3://x", "l": ["a", "b"], "o": {}}),
+    );
+    let got: Vec<(&str, &str)> = found
+        .iter()
+        .map(|f| (f.code.as_str(), f.pointer.as_str()))
+        .collect();
+    for want in [
+        ("lint.range", "/n"),
+        ("lint.enum", "/e"),
+        ("lint.format", "/d"),
+        ("lint.format", "/p"),
+        ("lint.range", "/l"),
+        ("lint.missing_required", "/o/k"),
+    ] {
         assert!(got.contains(&want), "missing {want:?} in {got:?}");
     }
     // 3.0 is an integer for JSON Schema (BFCL disagrees: a documented difference).
@@ -208,7 +254,10 @@ fn json_schema_keywords_beyond_the_basics() {
 
 #[test]
 fn remote_refs_are_never_fetched() {
-    let spec = ToolSet::from_json(&json!([{"name": "t", "inputSchema": {"$ref": "https://example.com/schema.json"}}])).unwrap();
+    let spec = ToolSet::from_json(
+        &json!([{"name": "t", "inputSchema": {"$ref": "https://example.com/schema.json"}}]),
+    )
+    .unwrap();
     match Linter::new(&spec, vec![]) {
         Err(LintError::InvalidSchema { tool, .. }) => assert_eq!(tool, "t"),
         Ok(_) => panic!("a remote $ref must not resolve"),
@@ -222,6 +271,10 @@ fn remote_refs_are_never_fetched() {
 #[case("ratio", ["aspect_ratio", "prompt"], Some("aspect_ratio"))]
 #[case("text_prompt", ["prompt", "model"], Some("prompt"))]
 #[case("colour", ["prompt", "model"], None)]
-fn did_you_mean_finds_what_agents_mean(#[case] name: &str, #[case] cands: [&str; 2], #[case] want: Option<&str>) {
+fn did_you_mean_finds_what_agents_mean(
+    #[case] name: &str,
+    #[case] cands: [&str; 2],
+    #[case] want: Option<&str>,
+) {
     assert_eq!(nearest(name, cands), want);
 }

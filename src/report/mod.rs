@@ -71,7 +71,12 @@ impl<'a> Summary<'a> {
             totals.broken += c.broken;
             totals.broken_caught += c.broken_caught;
         }
-        Self { passed: totals.failed == 0, suites, totals, trials }
+        Self {
+            passed: totals.failed == 0,
+            suites,
+            totals,
+            trials,
+        }
     }
 
     /// The human report: one line per trial, the failures in full, then the per-suite table.
@@ -89,20 +94,31 @@ impl<'a> Summary<'a> {
                 let _ = write!(line, "  {m}");
             }
             s.push_str(line.trim_end());
-            if let Some(ev) = &t.evaluation {
-                if verbose && t.status == Status::Passed && !ev.findings.is_empty() {
-                    for f in &ev.findings {
-                        let _ = write!(s, "\n        {f}");
-                    }
+            if let Some(ev) = &t.evaluation
+                && verbose
+                && t.status == Status::Passed
+                && !ev.findings.is_empty()
+            {
+                for f in &ev.findings {
+                    let _ = write!(s, "\n        {f}");
                 }
             }
             s.push('\n');
         }
-        let failures: Vec<&TrialReport> = self.trials.iter().filter(|t| t.status == Status::Failed).collect();
+        let failures: Vec<&TrialReport> = self
+            .trials
+            .iter()
+            .filter(|t| t.status == Status::Failed)
+            .collect();
         if !failures.is_empty() {
             s.push_str("\nfailures:\n");
             for t in failures {
-                let _ = writeln!(s, "\n---- {} ----\n{}", t.name, t.message.as_deref().unwrap_or("").trim_end());
+                let _ = writeln!(
+                    s,
+                    "\n---- {} ----\n{}",
+                    t.name,
+                    t.message.as_deref().unwrap_or("").trim_end()
+                );
             }
         }
         s.push('\n');
@@ -113,8 +129,18 @@ impl<'a> Summary<'a> {
     /// The per-suite table.
     pub fn table(&self) -> String {
         let mut s = String::new();
-        let w = self.suites.keys().map(String::len).max().unwrap_or(5).max(5);
-        let _ = writeln!(s, "{:w$}  trials  passed  failed  xfailed  correct passed  broken caught", "suite");
+        let w = self
+            .suites
+            .keys()
+            .map(String::len)
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        let _ = writeln!(
+            s,
+            "{:w$}  trials  passed  failed  xfailed  correct passed  broken caught",
+            "suite"
+        );
         let mut row = |name: &str, c: &SuiteCounts| {
             let _ = writeln!(
                 s,

@@ -31,11 +31,17 @@ pub struct Evaluation {
 
 impl Evaluation {
     pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count()
     }
 
     pub fn warnings(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Warning).count()
+        self.findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count()
     }
 
     /// The label's faults no finding answers to.
@@ -63,7 +69,11 @@ impl Evaluation {
                     (Verdict::Fail, true) => Ok(()),
                     (Verdict::Pass, _) => Err(format!(
                         "expected to fail{}, but no engine found an error",
-                        if self.label.faults.is_empty() { String::new() } else { format!(" with {}", self.label.faults.join(", ")) }
+                        if self.label.faults.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" with {}", self.label.faults.join(", "))
+                        }
                     )),
                     (Verdict::Fail, false) => Err(format!(
                         "fails as expected, but no finding names {} (the fault a correct evaluator must detect)",
@@ -76,22 +86,37 @@ impl Evaluation {
 }
 
 /// The scenario a transcript answers, checked against the harness.
-pub fn scenario_of<'s>(suite: &'s Suite, t: &Transcript) -> Result<Option<&'s Scenario>, SourceError> {
-    let Some(id) = &t.scenario else { return Ok(None) };
-    let at = t.scenario_location.as_ref().map_or((1, 1), |l| (l.line, l.column));
+pub fn scenario_of<'s>(
+    suite: &'s Suite,
+    t: &Transcript,
+) -> Result<Option<&'s Scenario>, SourceError> {
+    let Some(id) = &t.scenario else {
+        return Ok(None);
+    };
+    let at = t
+        .scenario_location
+        .as_ref()
+        .map_or((1, 1), |l| (l.line, l.column));
     let Some(sc) = suite.harness.scenario(id) else {
         let hint = did_you_mean(id, suite.harness.scenarios.iter().map(|s| s.id.as_str()));
         return Err(t.source.error_at(
             at.0,
             at.1,
-            format!("unknown scenario `{id}` in {}{hint}", suite.harness.path.display()),
+            format!(
+                "unknown scenario `{id}` in {}{hint}",
+                suite.harness.path.display()
+            ),
         ));
     };
     if t.turns.len() > sc.turns.len() {
         return Err(t.source.error_at(
             at.0,
             at.1,
-            format!("the transcript has {} turns but scenario `{id}` has {}", t.turns.len(), sc.turns.len()),
+            format!(
+                "the transcript has {} turns but scenario `{id}` has {}",
+                t.turns.len(),
+                sc.turns.len()
+            ),
         ));
     }
     Ok(Some(sc))
@@ -108,7 +133,11 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
             findings.push(f);
         }
     }
-    let verdict = if findings.iter().any(|f| f.severity == Severity::Error) { Verdict::Fail } else { Verdict::Pass };
+    let verdict = if findings.iter().any(|f| f.severity == Severity::Error) {
+        Verdict::Fail
+    } else {
+        Verdict::Pass
+    };
     Ok(Evaluation {
         suite: suite.harness.suite.clone(),
         transcript: t.id.clone(),

@@ -64,7 +64,11 @@ pub fn finding(f: &Finding, t: &Transcript) -> String {
 pub fn call_diff(t: &Transcript, sc: &Scenario) -> String {
     let mut out = String::new();
     for (i, (turn, oracle)) in t.turns.iter().zip(&sc.turns).enumerate() {
-        let expected: String = oracle.workflow.iter().map(|o| render_call(&o.call)).collect();
+        let expected: String = oracle
+            .workflow
+            .iter()
+            .map(|o| render_call(&o.call))
+            .collect();
         let actual: String = turn.calls.iter().map(render_call).collect();
         if expected == actual {
             continue;
@@ -90,7 +94,11 @@ pub fn render_call(c: &Call) -> String {
         let mut keys: Vec<&String> = args.keys().collect();
         keys.sort();
         for k in keys {
-            let _ = writeln!(s, "    {k}: {}", serde_json::to_string(&args[k]).unwrap_or_default());
+            let _ = writeln!(
+                s,
+                "    {k}: {}",
+                serde_json::to_string(&args[k]).unwrap_or_default()
+            );
         }
     }
     s

@@ -23,7 +23,9 @@ impl Suite {
         let mut tools = ToolSet::default();
         for p in &harness.tools {
             let set = ToolSet::load(p).map_err(|e| reference(&harness, p, e))?;
-            tools.extend(set).map_err(|msg| harness.source.error(format!("{}: {msg}", p.display())))?;
+            tools
+                .extend(set)
+                .map_err(|msg| harness.source.error(format!("{}: {msg}", p.display())))?;
         }
         let mut caps = Vec::new();
         for p in &harness.capabilities {
@@ -32,12 +34,20 @@ impl Suite {
             caps.push(matrix);
         }
         let linter = Linter::new(&tools, caps).map_err(|e| harness.source.error(e.to_string()))?;
-        Ok(Self { harness, tools, linter })
+        Ok(Self {
+            harness,
+            tools,
+            linter,
+        })
     }
 }
 
 // A file that cannot be read is reported at the harness line naming it; a file that can be
 // read but is malformed is reported inside that file.
 fn reference(harness: &Harness, path: &Path, err: SourceError) -> SourceError {
-    if err.line.is_none() && err.path == path { harness.reference_error(path, &err) } else { err }
+    if err.line.is_none() && err.path == path {
+        harness.reference_error(path, &err)
+    } else {
+        err
+    }
 }

@@ -127,9 +127,9 @@ impl CrossKind {
             CrossKind::EqualLength(p) | CrossKind::AtLeastOneOf(p) => {
                 p.iter().map(String::as_str).collect()
             }
-            CrossKind::Requires { param, needs } => {
-                std::iter::once(param.as_str()).chain(needs.iter().map(String::as_str)).collect()
-            }
+            CrossKind::Requires { param, needs } => std::iter::once(param.as_str())
+                .chain(needs.iter().map(String::as_str))
+                .collect(),
         }
     }
 }
@@ -168,13 +168,19 @@ pub struct Family {
 impl Family {
     /// Resolves a model name or alias to the model, as the server does (X1).
     pub fn resolve(&self, name: &str) -> Option<&Model> {
-        let key = if self.case_insensitive { name.trim().to_lowercase() } else { name.trim().to_owned() };
+        let key = if self.case_insensitive {
+            name.trim().to_lowercase()
+        } else {
+            name.trim().to_owned()
+        };
         self.lookup.get(&key).map(|&i| &self.models[i])
     }
 
     /// The known names (ids and aliases), for "did you mean".
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.models.iter().flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)))
+        self.models.iter().flat_map(|m| {
+            std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str))
+        })
     }
 }
 
@@ -225,29 +231,48 @@ impl Capabilities {
     /// Checks that every tool and parameter this matrix names exists in `spec`, so a typo in
     /// a matrix is an error instead of a rule that never fires.
     pub fn check_against(&self, spec: &ToolSet) -> Result<(), SourceError> {
-        let file = SourceFile { path: self.file.clone(), text: self.text.clone() };
+        let file = SourceFile {
+            path: self.file.clone(),
+            text: self.text.clone(),
+        };
         let at = |tool: &str, msg: String| {
             let (l, c) = self.tool_lines.get(tool).copied().unwrap_or((1, 1));
             file.error_at(l, c, msg)
         };
         for name in self.tools.keys() {
             if spec.get(name).is_none() {
-                let hint = crate::lint::did_you_mean(name, spec.tools().iter().map(|t| t.name.as_str()));
-                return Err(at(name, format!("unknown tool `{name}`: not in the tool spec{hint}")));
+                let hint =
+                    crate::lint::did_you_mean(name, spec.tools().iter().map(|t| t.name.as_str()));
+                return Err(at(
+                    name,
+                    format!("unknown tool `{name}`: not in the tool spec{hint}"),
+                ));
             }
         }
         // A parameter must exist on at least one of the tools a rule can apply to.
-        let check_at = |tools: &[&str], param: &str, whose: &str, pos: Option<(u32, u32)>| -> Result<(), SourceError> {
-            if tools.iter().any(|t| spec.get(t).is_some_and(|s| s.has_param(param))) {
+        let check_at = |tools: &[&str],
+                        param: &str,
+                        whose: &str,
+                        pos: Option<(u32, u32)>|
+         -> Result<(), SourceError> {
+            if tools
+                .iter()
+                .any(|t| spec.get(t).is_some_and(|s| s.has_param(param)))
+            {
                 return Ok(());
             }
             let first = tools.first().copied().unwrap_or("");
-            let candidates = tools
-                .iter()
-                .filter_map(|t| spec.get(t))
-                .flat_map(|s| s.properties().into_iter().flatten().map(|(k, _)| k.as_str()));
+            let candidates = tools.iter().filter_map(|t| spec.get(t)).flat_map(|s| {
+                s.properties()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k.as_str())
+            });
             let hint = crate::lint::did_you_mean(param, candidates);
-            let msg = format!("{whose} names parameter `{param}`, which none of its tools ({}) has{hint}", tools.join(", "));
+            let msg = format!(
+                "{whose} names parameter `{param}`, which none of its tools ({}) has{hint}",
+                tools.join(", ")
+            );
             Err(match pos {
                 Some((l, c)) => file.error_at(l, c, msg),
                 None => at(first, msg),
@@ -270,13 +295,21 @@ impl Capabilities {
             }
         }
         for (fi, fam) in self.families.iter().enumerate() {
-            let fam_tools: Vec<&str> =
-                self.tools.iter().filter(|(_, c)| c.family == Some(fi)).map(|(n, _)| n.as_str()).collect();
+            let fam_tools: Vec<&str> = self
+                .tools
+                .iter()
+                .filter(|(_, c)| c.family == Some(fi))
+                .map(|(n, _)| n.as_str())
+                .collect();
             for t in &fam_tools {
                 check(&[t], &fam.selector, &format!("family `{}`", fam.name))?;
             }
             for m in &fam.models {
-                let served: Vec<&str> = fam_tools.iter().copied().filter(|t| m.tools.as_ref().is_none_or(|s| s.contains(*t))).collect();
+                let served: Vec<&str> = fam_tools
+                    .iter()
+                    .copied()
+                    .filter(|t| m.tools.as_ref().is_none_or(|s| s.contains(*t)))
+                    .collect();
                 for p in m.parameters.keys().chain(m.defaults.keys()) {
                     check_at(&served, p, &format!("model `{}`", m.id), Some(m.at))?;
                 }
@@ -439,7 +472,11 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err<T>(&self, at: &Spanned<T>, msg: String) -> SourceError {
-        self.file.error_at(at.referenced.line() as u32, at.referenced.column().max(1) as u32, msg)
+        self.file.error_at(
+            at.referenced.line() as u32,
+            at.referenced.column().max(1) as u32,
+            msg,
+        )
     }
 
     // A rule tagged `since: "3.17"` describes a later server than `version`: inactive. One
@@ -451,7 +488,11 @@ impl Ctx<'_> {
 }
 
 fn parse_version(s: &str) -> Vec<u64> {
-    let mut v: Vec<u64> = s.trim_start_matches('v').split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    let mut v: Vec<u64> = s
+        .trim_start_matches('v')
+        .split('.')
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
     while v.last() == Some(&0) {
         v.pop();
     }
@@ -459,12 +500,21 @@ fn parse_version(s: &str) -> Vec<u64> {
 }
 
 fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceError> {
-    let cx = Ctx { file, version: raw.version.as_deref().map(parse_version) };
+    let cx = Ctx {
+        file,
+        version: raw.version.as_deref().map(parse_version),
+    };
     let server_params = compile_params(&cx, &raw.parameters)?;
     let mut tools = BTreeMap::new();
     let mut tool_lines = BTreeMap::new();
     for (name, tool) in &raw.tools {
-        tool_lines.insert(name.clone(), (tool.referenced.line() as u32, tool.referenced.column() as u32));
+        tool_lines.insert(
+            name.clone(),
+            (
+                tool.referenced.line() as u32,
+                tool.referenced.column() as u32,
+            ),
+        );
         let mut parameters = server_params.clone();
         let own_params = tool.value.parameters.keys().cloned().collect();
         for (p, cs) in compile_params(&cx, &tool.value.parameters)? {
@@ -493,9 +543,17 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         if !cx.active(c.since.as_deref(), None) {
             continue;
         }
-        let kinds = [c.equal_length.is_some(), c.at_least_one_of.is_some(), c.requires.is_some()];
+        let kinds = [
+            c.equal_length.is_some(),
+            c.at_least_one_of.is_some(),
+            c.requires.is_some(),
+        ];
         if kinds.iter().filter(|k| **k).count() != 1 {
-            return Err(cx.err(cross, "a cross rule needs exactly one of `equal_length`, `at_least_one_of`, `requires`".into()));
+            return Err(cx.err(
+                cross,
+                "a cross rule needs exactly one of `equal_length`, `at_least_one_of`, `requires`"
+                    .into(),
+            ));
         }
         let kind = if let Some(p) = &c.equal_length {
             CrossKind::EqualLength(p.clone())
@@ -503,16 +561,27 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
             CrossKind::AtLeastOneOf(p.clone())
         } else {
             let r = c.requires.as_ref().expect("checked above");
-            CrossKind::Requires { param: r.param.clone(), needs: r.needs.clone() }
+            CrossKind::Requires {
+                param: r.param.clone(),
+                needs: r.needs.clone(),
+            }
         };
-        let rule = CrossRule { rule: c.rule.clone(), note: c.note.clone(), kind, on_violation: c.on_violation };
+        let rule = CrossRule {
+            rule: c.rule.clone(),
+            note: c.note.clone(),
+            kind,
+            on_violation: c.on_violation,
+        };
         let targets: Vec<String> = match &c.tools {
             Some(t) => t.clone(),
             None => tools.keys().cloned().collect(),
         };
         for t in targets {
             let Some(caps) = tools.get_mut(&t) else {
-                return Err(cx.err(cross, format!("cross rule names unknown tool `{t}` (not under `tools:`)")));
+                return Err(cx.err(
+                    cross,
+                    format!("cross rule names unknown tool `{t}` (not under `tools:`)"),
+                ));
             };
             caps.cross.push(rule.clone());
         }
@@ -524,12 +593,21 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         let idx = families.len();
         let mut models = Vec::new();
         let mut lookup = HashMap::new();
-        let key = |s: &str| if f.case_insensitive { s.trim().to_lowercase() } else { s.trim().to_owned() };
+        let key = |s: &str| {
+            if f.case_insensitive {
+                s.trim().to_lowercase()
+            } else {
+                s.trim().to_owned()
+            }
+        };
         for (id, m) in &f.models {
             let mi = models.len();
             for name in std::iter::once(id).chain(m.value.aliases.iter()) {
                 if lookup.insert(key(name), mi).is_some() {
-                    return Err(cx.err(m, format!("model name or alias `{name}` is used twice in family `{fname}`")));
+                    return Err(cx.err(
+                        m,
+                        format!("model name or alias `{name}` is used twice in family `{fname}`"),
+                    ));
                 }
             }
             let tools_served = match &m.value.tools {
@@ -557,13 +635,25 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         }
         let when_absent = match &f.when_absent {
             Some(name) => Some(*lookup.get(&key(&name.value)).ok_or_else(|| {
-                cx.err(name, format!("`when_absent` names `{}`, which is not a model of family `{fname}`", name.value))
+                cx.err(
+                    name,
+                    format!(
+                        "`when_absent` names `{}`, which is not a model of family `{fname}`",
+                        name.value
+                    ),
+                )
             })?),
             None => None,
         };
         for t in &f.tools {
             let Some(caps) = tools.get_mut(&t.value) else {
-                return Err(cx.err(t, format!("family `{fname}` names tool `{}`, which is not under `tools:`", t.value)));
+                return Err(cx.err(
+                    t,
+                    format!(
+                        "family `{fname}` names tool `{}`, which is not under `tools:`",
+                        t.value
+                    ),
+                ));
             };
             if caps.family.is_some() {
                 return Err(cx.err(t, format!("tool `{}` belongs to two families", t.value)));
@@ -596,7 +686,10 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
     })
 }
 
-fn compile_params(cx: &Ctx<'_>, raw: &RawParams) -> Result<BTreeMap<String, Vec<Constraint>>, SourceError> {
+fn compile_params(
+    cx: &Ctx<'_>,
+    raw: &RawParams,
+) -> Result<BTreeMap<String, Vec<Constraint>>, SourceError> {
     let mut out = BTreeMap::new();
     for (param, list) in raw {
         let mut cs = Vec::new();
@@ -612,10 +705,16 @@ fn compile_params(cx: &Ctx<'_>, raw: &RawParams) -> Result<BTreeMap<String, Vec<
     Ok(out)
 }
 
-fn compile_constraint(cx: &Ctx<'_>, sc: &Spanned<RawConstraint>) -> Result<Constraint, SourceError> {
+fn compile_constraint(
+    cx: &Ctx<'_>,
+    sc: &Spanned<RawConstraint>,
+) -> Result<Constraint, SourceError> {
     let c = &sc.value;
     let regex = |p: &Option<String>| -> Result<Option<Regex>, SourceError> {
-        p.as_deref().map(Regex::new).transpose().map_err(|e| cx.err(sc, format!("invalid pattern: {e}")))
+        p.as_deref()
+            .map(Regex::new)
+            .transpose()
+            .map_err(|e| cx.err(sc, format!("invalid pattern: {e}")))
     };
     let has_predicate = c.unsupported
         || c.integer
@@ -634,7 +733,10 @@ fn compile_constraint(cx: &Ctx<'_>, sc: &Spanned<RawConstraint>) -> Result<Const
     }
     match c.on_violation {
         Outcome::Clamp if c.minimum.is_none() && c.maximum.is_none() => {
-            return Err(cx.err(sc, "`on_violation: clamp` needs `minimum` or `maximum`".into()));
+            return Err(cx.err(
+                sc,
+                "`on_violation: clamp` needs `minimum` or `maximum`".into(),
+            ));
         }
         Outcome::Truncate if !c.integer => {
             return Err(cx.err(sc, "`on_violation: truncate` needs `integer: true`".into()));
@@ -708,8 +810,14 @@ families:
         let caps = load(MINI).unwrap();
         let m = &caps.families[0].models[0];
         assert!(m.parameters.contains_key("ratio"));
-        assert!(!m.parameters.contains_key("later"), "3.17 rule must be inactive at 3.15.0");
-        assert!(!m.parameters.contains_key("earlier"), "a rule replaced at 3.15 is inactive at 3.15.0");
+        assert!(
+            !m.parameters.contains_key("later"),
+            "3.17 rule must be inactive at 3.15.0"
+        );
+        assert!(
+            !m.parameters.contains_key("earlier"),
+            "a rule replaced at 3.15 is inactive at 3.15.0"
+        );
         assert!(m.parameters.contains_key("current"));
     }
 
@@ -738,8 +846,13 @@ families:
 
     #[test]
     fn constraint_without_predicate_is_an_error() {
-        let err = load(&MINI.replace("{ one_of: [\"16:9\"], rule: R1 }", "{ rule: R1 }")).unwrap_err();
-        assert!(err.message.contains("at least one predicate"), "{}", err.message);
+        let err =
+            load(&MINI.replace("{ one_of: [\"16:9\"], rule: R1 }", "{ rule: R1 }")).unwrap_err();
+        assert!(
+            err.message.contains("at least one predicate"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -752,9 +865,25 @@ families:
     fn check_against_catches_unknown_tool_and_param() {
         let spec = ToolSet::from_json(&serde_json::json!([{"name": "gen", "inputSchema": {"type": "object", "properties": {"model": {"type": "string"}, "ratio": {"type": "string"}, "current": {"type": "integer"}}}}])).unwrap();
         load(MINI).unwrap().check_against(&spec).unwrap();
-        let err = load(&MINI.replace("gen", "gne")).unwrap().check_against(&spec).unwrap_err();
-        assert!(err.message.contains("unknown tool `gne`") && err.message.contains("did you mean `gen`"), "{}", err.message);
-        let err = load(&MINI.replace("ratio:", "ration:")).unwrap().check_against(&spec).unwrap_err();
-        assert!(err.message.contains("names parameter `ration`") && err.message.contains("did you mean `ratio`"), "{}", err.message);
+        let err = load(&MINI.replace("gen", "gne"))
+            .unwrap()
+            .check_against(&spec)
+            .unwrap_err();
+        assert!(
+            err.message.contains("unknown tool `gne`")
+                && err.message.contains("did you mean `gen`"),
+            "{}",
+            err.message
+        );
+        let err = load(&MINI.replace("ratio:", "ration:"))
+            .unwrap()
+            .check_against(&spec)
+            .unwrap_err();
+        assert!(
+            err.message.contains("names parameter `ration`")
+                && err.message.contains("did you mean `ratio`"),
+            "{}",
+            err.message
+        );
     }
 }

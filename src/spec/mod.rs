@@ -32,7 +32,9 @@ pub struct ToolSpec {
 impl ToolSpec {
     /// The declared parameters (`properties`), in the schema's order.
     pub fn properties(&self) -> Option<&Map<String, Value>> {
-        self.input_schema.get("properties").and_then(Value::as_object)
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
     }
 
     pub fn required(&self) -> impl Iterator<Item = &str> {
@@ -76,10 +78,10 @@ impl ToolSet {
             Ok(v) => v,
             Err(err) => {
                 // BFCL ships function docs as JSON Lines; accept that before giving up.
-                let lines: Vec<&str> =
-                    file.text.lines().filter(|l| !l.trim().is_empty()).collect();
-                let first_is_a_document =
-                    lines.first().is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
+                let lines: Vec<&str> = file.text.lines().filter(|l| !l.trim().is_empty()).collect();
+                let first_is_a_document = lines
+                    .first()
+                    .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
                 if lines.len() > 1 && first_is_a_document {
                     let mut docs = Vec::with_capacity(lines.len());
                     for (i, line) in file.text.lines().enumerate() {
@@ -109,9 +111,11 @@ impl ToolSet {
                 Some(_) => return Err("`tools` must be an array".into()),
                 None if obj.contains_key("name") => std::slice::from_ref(value),
                 None => {
-                    return Err("expected a tools/list result (`{\"tools\": [...]}`), an array \
+                    return Err(
+                        "expected a tools/list result (`{\"tools\": [...]}`), an array \
                                 of tools, or a function doc"
-                        .into());
+                            .into(),
+                    );
                 }
             },
             _ => return Err("expected a JSON object or array of tools".into()),
@@ -166,7 +170,8 @@ impl ToolSet {
 
 fn strip_at(e: &serde_json::Error) -> String {
     let s = e.to_string();
-    s.rfind(" at line ").map_or(s.clone(), |i| s[..i].to_owned())
+    s.rfind(" at line ")
+        .map_or(s.clone(), |i| s[..i].to_owned())
 }
 
 /// Recognises one tool in any supported dialect.
@@ -182,9 +187,18 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         Dialect::Bfcl
     };
     let (obj, params_key) = match dialect {
-        Dialect::Mcp => (obj, if obj.contains_key("inputSchema") { "inputSchema" } else { "input_schema" }),
+        Dialect::Mcp => (
+            obj,
+            if obj.contains_key("inputSchema") {
+                "inputSchema"
+            } else {
+                "input_schema"
+            },
+        ),
         Dialect::OpenAi => (
-            obj.get("function").and_then(Value::as_object).ok_or("OpenAI tool without a `function` object")?,
+            obj.get("function")
+                .and_then(Value::as_object)
+                .ok_or("OpenAI tool without a `function` object")?,
             "parameters",
         ),
         Dialect::Bfcl => (obj, "parameters"),
@@ -195,8 +209,15 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         .filter(|n| !n.is_empty())
         .ok_or("missing `name`")?
         .to_owned();
-    let description = obj.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
-    let raw = obj.get(params_key).cloned().unwrap_or_else(|| json!({"type": "object"}));
+    let description = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let raw = obj
+        .get(params_key)
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
     let input_schema = match dialect {
         Dialect::Bfcl => bfcl_to_json_schema(&raw),
         _ => raw,
@@ -204,8 +225,16 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
     if !input_schema.is_object() {
         return Err(format!("`{name}`: the input schema must be a JSON object"));
     }
-    let output_schema = obj.get("outputSchema").or_else(|| obj.get("output_schema")).cloned();
-    Ok(ToolSpec { name, description, input_schema, output_schema })
+    let output_schema = obj
+        .get("outputSchema")
+        .or_else(|| obj.get("output_schema"))
+        .cloned();
+    Ok(ToolSpec {
+        name,
+        description,
+        input_schema,
+        output_schema,
+    })
 }
 
 /// Maps BFCL's Python-flavoured type names onto JSON Schema, recursively.
@@ -213,7 +242,9 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
 /// BFCL writes `dict` for object, `float` for number, `tuple` for array and `any` for no
 /// constraint; everything else is already JSON Schema.
 pub fn bfcl_to_json_schema(schema: &Value) -> Value {
-    let Value::Object(obj) = schema else { return schema.clone() };
+    let Value::Object(obj) = schema else {
+        return schema.clone();
+    };
     let mut out = Map::with_capacity(obj.len());
     for (key, value) in obj {
         match key.as_str() {
@@ -235,7 +266,11 @@ pub fn bfcl_to_json_schema(schema: &Value) -> Value {
             "properties" => {
                 let props = value
                     .as_object()
-                    .map(|p| p.iter().map(|(k, v)| (k.clone(), bfcl_to_json_schema(v))).collect())
+                    .map(|p| {
+                        p.iter()
+                            .map(|(k, v)| (k.clone(), bfcl_to_json_schema(v)))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 out.insert(key.clone(), Value::Object(props));
             }
@@ -290,7 +325,10 @@ mod tests {
         assert_eq!(s["properties"]["base"]["type"], "number");
         assert_eq!(s["properties"]["dims"]["type"], "array");
         assert_eq!(s["properties"]["opts"]["type"], "object");
-        assert_eq!(s["properties"]["opts"]["properties"]["unit"]["enum"], json!(["m", "cm"]));
+        assert_eq!(
+            s["properties"]["opts"]["properties"]["unit"]["enum"],
+            json!(["m", "cm"])
+        );
         assert!(s["properties"]["extra"].get("type").is_none());
     }
 

@@ -80,7 +80,9 @@ fn is_nested(schema: &Value) -> bool {
     let ty = |s: &Value| s.get("type").and_then(Value::as_str).map(str::to_owned);
     match ty(schema).as_deref() {
         Some("object") => true,
-        Some("array") => schema.get("items").is_some_and(|i| ty(i).as_deref() == Some("object")),
+        Some("array") => schema
+            .get("items")
+            .is_some_and(|i| ty(i).as_deref() == Some("object")),
         _ => schema.get("properties").is_some(),
     }
 }

@@ -13,19 +13,40 @@ fn json_has_every_trial_and_finding() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["passed"], true);
     assert_eq!(v["suites"]["veo"]["broken"], 9);
-    let a1 = v["trials"].as_array().unwrap().iter().find(|t| t["name"] == "veo::a1-wrong-model-audio").unwrap();
+    let a1 = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "veo::a1-wrong-model-audio")
+        .unwrap();
     let f = &a1["evaluation"]["findings"][0];
     assert_eq!(f["code"], "cap.unsupported_value");
     assert_eq!(f["location"]["line"], 14);
-    assert_eq!(f["location"]["file"], "transcripts/veo/a1-wrong-model-audio.yaml");
+    assert_eq!(
+        f["location"]["file"],
+        "transcripts/veo/a1-wrong-model-audio.yaml"
+    );
 }
 
 #[test]
 fn a_path_selects_a_subset() {
-    let o = run(&["check", "transcripts/lyria/ly0-correct.yaml", "harnesses/omni.yaml"], None);
+    let o = run(
+        &[
+            "check",
+            "transcripts/lyria/ly0-correct.yaml",
+            "harnesses/omni.yaml",
+        ],
+        None,
+    );
     let out = stdout(&o);
-    assert!(out.contains("lyria::ly0-correct") && out.contains("omni::om7-top-p-range"), "{out}");
-    assert!(!out.contains("lyria::ly1") && !out.contains("veo::"), "{out}");
+    assert!(
+        out.contains("lyria::ly0-correct") && out.contains("omni::om7-top-p-range"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("lyria::ly1") && !out.contains("veo::"),
+        "{out}"
+    );
 }
 
 fn tiny(transcript: &str) -> tempfile::TempDir {
@@ -39,7 +60,9 @@ fn tiny(transcript: &str) -> tempfile::TempDir {
 
 #[test]
 fn failing_trial_shows_snippet_and_diff() {
-    let dir = tiny("scenario: square\ncalls:\n  - tool: paint\n    arguments:\n      prompt: a cat\n      model: m1\n      ratio: \"16:9\"\n");
+    let dir = tiny(
+        "scenario: square\ncalls:\n  - tool: paint\n    arguments:\n      prompt: a cat\n      model: m1\n      ratio: \"16:9\"\n",
+    );
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(1));
     insta::assert_snapshot!("check_failing_trial", stdout(&o));
@@ -47,7 +70,9 @@ fn failing_trial_shows_snippet_and_diff() {
 
 #[test]
 fn xpass_is_a_failure() {
-    let dir = tiny("scenario: square\nxfail: the engine cannot see this yet\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n");
+    let dir = tiny(
+        "scenario: square\nxfail: the engine cannot see this yet\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n",
+    );
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("XPASS (strict)"), "{}", stdout(&o));
@@ -55,17 +80,39 @@ fn xpass_is_a_failure() {
 
 #[test]
 fn expected_failure_without_the_named_fault_fails() {
-    let dir = tiny("scenario: square\nexpect: fail\nfaults: [argument_name]\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"16:9\"}\n");
+    let dir = tiny(
+        "scenario: square\nexpect: fail\nfaults: [argument_name]\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"16:9\"}\n",
+    );
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("no finding names argument_name"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("no finding names argument_name"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[rstest::rstest]
-#[case::malformed_yaml("scenario: square\ncalls: [\n", "transcripts/tiny/t1.yaml:2:8", "unclosed bracket")]
-#[case::unknown_scenario("scenario: sqaure\ncalls: []\n", "transcripts/tiny/t1.yaml:1:11", "unknown scenario `sqaure` in harnesses/tiny.yaml (did you mean `square`?)")]
-#[case::unknown_tool("scenario: square\ncalls:\n  - tool: pain\n", "transcripts/tiny/t1.yaml:3:5", "unknown tool `pain` (did you mean `paint`?)")]
-fn bad_transcripts_are_failing_trials_with_locations(#[case] text: &str, #[case] place: &str, #[case] message: &str) {
+#[case::malformed_yaml(
+    "scenario: square\ncalls: [\n",
+    "transcripts/tiny/t1.yaml:2:8",
+    "unclosed bracket"
+)]
+#[case::unknown_scenario(
+    "scenario: sqaure\ncalls: []\n",
+    "transcripts/tiny/t1.yaml:1:11",
+    "unknown scenario `sqaure` in harnesses/tiny.yaml (did you mean `square`?)"
+)]
+#[case::unknown_tool(
+    "scenario: square\ncalls:\n  - tool: pain\n",
+    "transcripts/tiny/t1.yaml:3:5",
+    "unknown tool `pain` (did you mean `paint`?)"
+)]
+fn bad_transcripts_are_failing_trials_with_locations(
+    #[case] text: &str,
+    #[case] place: &str,
+    #[case] message: &str,
+) {
     let dir = tiny(text);
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
@@ -76,12 +123,18 @@ fn bad_transcripts_are_failing_trials_with_locations(#[case] text: &str, #[case]
 
 #[test]
 fn missing_referenced_file_points_at_the_reference() {
-    let dir = project(&[("harnesses/tiny.yaml", TINY_HARNESS), ("transcripts/tiny/t1.yaml", "scenario: square\ncalls: []\n")]);
+    let dir = project(&[
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        ("transcripts/tiny/t1.yaml", "scenario: square\ncalls: []\n"),
+    ]);
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     assert!(out.contains("--> harnesses/tiny.yaml:1:9"), "{out}");
-    assert!(out.contains("harnesses/tiny.tools.json: no such file"), "{out}");
+    assert!(
+        out.contains("harnesses/tiny.tools.json: no such file"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -89,7 +142,13 @@ fn transcripts_without_a_harness_fail_loudly() {
     let dir = project(&[("transcripts/orphan/t.yaml", "prompt: hi\ncalls: []\n")]);
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stdout(&o).contains("suite `orphan` has transcripts but no harness (expected harnesses/orphan.yaml)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "suite `orphan` has transcripts but no harness (expected harnesses/orphan.yaml)"
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

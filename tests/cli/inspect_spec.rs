@@ -9,7 +9,15 @@ fn veo_profile() {
 
 #[test]
 fn json_profile() {
-    let o = run(&["inspect-spec", "--format", "json", "harnesses/avtool.tools.json"], None);
+    let o = run(
+        &[
+            "inspect-spec",
+            "--format",
+            "json",
+            "harnesses/avtool.tools.json",
+        ],
+        None,
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["tools"], 8);
     assert_eq!(v["max_params_tool"], "ffmpeg_combine_audio_and_video");

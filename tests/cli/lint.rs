@@ -10,7 +10,16 @@ const CALLS: &str = r#"{"tool": "veo_t2v", "arguments": {"prompt": "a tiger", "m
 
 fn lint(format: &str, stdin: &str) -> Output {
     run(
-        &["lint", "--spec", "harnesses/veo.tools.json", "--caps", "capabilities/mcp-veo-go.yaml", "--format", format, "-"],
+        &[
+            "lint",
+            "--spec",
+            "harnesses/veo.tools.json",
+            "--caps",
+            "capabilities/mcp-veo-go.yaml",
+            "--format",
+            format,
+            "-",
+        ],
         Some(stdin),
     )
 }
@@ -26,7 +35,10 @@ fn human_output_names_each_line() {
 fn json_lines_one_result_per_call() {
     let o = lint("json", CALLS);
     assert_eq!(o.status.code(), Some(1));
-    let lines: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
     assert_eq!(lines.len(), 5, "blank lines are skipped");
     let oks: Vec<bool> = lines.iter().map(|l| l["ok"].as_bool().unwrap()).collect();
     assert_eq!(oks, [true, false, false, false, false]);
@@ -47,10 +59,21 @@ fn clean_calls_exit_zero() {
 
 #[test]
 fn malformed_line_is_an_input_error() {
-    let o = lint("human", "{\"tool\": \"veo_t2v\", \"arguments\": {\"prompt\": \"p\", \"model\": \"Veo 3.1\"}}\n{not json\n");
+    let o = lint(
+        "human",
+        "{\"tool\": \"veo_t2v\", \"arguments\": {\"prompt\": \"p\", \"model\": \"Veo 3.1\"}}\n{not json\n",
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stdout(&o).contains("<stdin>:2: 2: not JSON"), "{}", stdout(&o));
-    assert!(stdout(&o).contains("<stdin>:1: veo_t2v: ok"), "the good line is still reported: {}", stdout(&o));
+    assert!(
+        stdout(&o).contains("<stdin>:2: 2: not JSON"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("<stdin>:1: veo_t2v: ok"),
+        "the good line is still reported: {}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -62,8 +85,15 @@ fn missing_spec_is_a_clear_error() {
 
 #[test]
 fn broken_matrix_names_file_line_column() {
-    let dir = project(&[("tools.json", TINY_TOOLS), ("caps.yaml", &TINY_CAPS.replace("one_of", "oen_of"))]);
-    let o = run_in(dir.path(), &["lint", "--spec", "tools.json", "--caps", "caps.yaml", "-"], Some(""));
+    let dir = project(&[
+        ("tools.json", TINY_TOOLS),
+        ("caps.yaml", &TINY_CAPS.replace("one_of", "oen_of")),
+    ]);
+    let o = run_in(
+        dir.path(),
+        &["lint", "--spec", "tools.json", "--caps", "caps.yaml", "-"],
+        Some(""),
+    );
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.contains("--> caps.yaml:11:"), "{err}");
@@ -72,8 +102,15 @@ fn broken_matrix_names_file_line_column() {
 
 #[test]
 fn matrix_naming_an_unknown_tool() {
-    let dir = project(&[("tools.json", TINY_TOOLS), ("caps.yaml", &TINY_CAPS.replace("paint", "pain"))]);
-    let o = run_in(dir.path(), &["lint", "--spec", "tools.json", "--caps", "caps.yaml", "-"], Some(""));
+    let dir = project(&[
+        ("tools.json", TINY_TOOLS),
+        ("caps.yaml", &TINY_CAPS.replace("paint", "pain")),
+    ]);
+    let o = run_in(
+        dir.path(),
+        &["lint", "--spec", "tools.json", "--caps", "caps.yaml", "-"],
+        Some(""),
+    );
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("lint_unknown_tool_in_matrix", stderr(&o));
 }

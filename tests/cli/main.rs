@@ -5,6 +5,7 @@
 mod check;
 mod inspect_spec;
 mod lint;
+mod readme;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -18,8 +19,13 @@ pub fn repo() -> PathBuf {
 pub fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-seer"));
-    cmd.args(args).current_dir(dir).env_remove("AGENT_SEER_ROOT").env("NO_COLOR", "1");
-    cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("AGENT_SEER_ROOT")
+        .env("NO_COLOR", "1");
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().expect("the binary starts");
     {
         let mut pipe = child.stdin.take().expect("stdin");

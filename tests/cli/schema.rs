@@ -7,7 +7,10 @@ fn schema(kind: &str) -> jsonschema::Validator {
     let o = run(&["schema", kind], None);
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("schema is JSON");
-    jsonschema::draft202012::options().should_validate_formats(true).build(&v).expect("schema compiles")
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&v)
+        .expect("schema compiles")
 }
 
 fn yaml_files(dir: &Path) -> Vec<PathBuf> {
@@ -30,8 +33,16 @@ fn check_all(kind: &str, dir: &str) -> usize {
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
-        let errors: Vec<String> = v.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path().as_str())).collect();
-        assert!(errors.is_empty(), "{} does not match the {kind} schema:\n{}", f.display(), errors.join("\n"));
+        let errors: Vec<String> = v
+            .iter_errors(&doc)
+            .map(|e| format!("{} at {}", e, e.instance_path().as_str()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{} does not match the {kind} schema:\n{}",
+            f.display(),
+            errors.join("\n")
+        );
     }
     files.len()
 }
@@ -54,9 +65,11 @@ fn shipped_transcripts_match_the_schema() {
 #[test]
 fn the_schema_rejects_what_the_loader_rejects() {
     let v = schema("capabilities");
-    let bad: serde_json::Value = serde_saphyr::from_str(&TINY_CAPS.replace("one_of", "oen_of")).unwrap();
+    let bad: serde_json::Value =
+        serde_saphyr::from_str(&TINY_CAPS.replace("one_of", "oen_of")).unwrap();
     assert!(!v.is_valid(&bad));
     let v = schema("transcript");
-    let bad: serde_json::Value = serde_saphyr::from_str("scenario: x\ncalls:\n  - parameters: {}\n").unwrap();
+    let bad: serde_json::Value =
+        serde_saphyr::from_str("scenario: x\ncalls:\n  - parameters: {}\n").unwrap();
     assert!(!v.is_valid(&bad), "a call without a name");
 }

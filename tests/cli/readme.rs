@@ -1,0 +1,101 @@
+//! The README's commands run: every `$ agent-seer …` line of a console block is executed from
+//! the repository root and must not be a usage or input error (exit 2).
+
+use super::*;
+
+fn commands() -> Vec<Vec<String>> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let mut out = Vec::new();
+    let mut in_console = false;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_console = line == "```console";
+            continue;
+        }
+        if let Some(cmd) = line.strip_prefix("$ agent-seer ").filter(|_| in_console) {
+            out.push(cmd.split_whitespace().map(str::to_owned).collect());
+        }
+    }
+    out
+}
+
+#[test]
+fn readme_commands_work() {
+    let cmds = commands();
+    assert!(cmds.len() >= 5, "found {cmds:?}");
+    for args in cmds {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args, None);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "`agent-seer {}` failed:\n{}{}",
+            args.join(" "),
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(
+            !stdout(&o).is_empty(),
+            "`agent-seer {}` printed nothing",
+            args.join(" ")
+        );
+    }
+}
+
+#[test]
+fn readme_snippet_matches_the_real_failure_output() {
+    // The README quotes a failing trial; the quoted finding and location must be real.
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let o = run(
+        &[
+            "lint",
+            "--spec",
+            "harnesses/veo.tools.json",
+            "--caps",
+            "capabilities/mcp-veo-go.yaml",
+            "-",
+        ],
+        Some(
+            r#"{"tool": "veo_t2v", "arguments": {"prompt": "p", "model": "veo-2.0-generate-001", "generate_audio": true}}"#,
+        ),
+    );
+    let message = stdout(&o)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .split_once(": ")
+        .unwrap()
+        .1
+        .to_owned();
+    assert!(
+        readme.contains(&message),
+        "README does not quote the current message: {message}"
+    );
+    let check = run(
+        &[
+            "check",
+            "--format",
+            "json",
+            "transcripts/veo/a1-wrong-model-audio.yaml",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&check)).unwrap();
+    let trial = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "veo::a1-wrong-model-audio")
+        .unwrap();
+    let loc = &trial["evaluation"]["findings"][0]["location"];
+    let place = format!(
+        "{}:{}:{}",
+        loc["file"].as_str().unwrap(),
+        loc["line"],
+        loc["column"]
+    );
+    assert!(
+        readme.contains(&place),
+        "README does not quote the current location {place}"
+    );
+}
