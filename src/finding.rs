@@ -189,6 +189,26 @@ codes! {
     Ignored = "cap.ignored", ArgumentRelevancy, Warning;
     /// The selector is absent and the server's own default differs from the schema's.
     DefaultMismatch = "cap.default_mismatch", ArgumentValue, Warning;
+    /// An argument references an artifact no earlier output and no prompt produced (NP1).
+    UnknownReference = "flow.unknown_reference", ArgumentValue, Error;
+    /// A call consumes an artifact that only a later call produces (NP3).
+    UseBeforeProduce = "flow.use_before_produce", OrderingDependency, Error;
+    /// A call repeats an earlier one, or makes what is already there and was not asked for.
+    RedundantCall = "flow.redundant_call", OrderingEfficiency, Error;
+    /// A call depends on the output of a call that failed.
+    FailedDependency = "flow.failed_dependency", OrderingDependency, Error;
+    /// The agent called a different tool than the scenario's workflow for this step.
+    WrongTool = "oracle.wrong_tool", SelectionCorrectness, Error;
+    /// A step of the scenario's workflow was never called.
+    MissingCall = "oracle.missing_call", SelectionCompleteness, Error;
+    /// A call that no step of the workflow asks for and that makes media (image, video, audio).
+    UnrequestedCall = "oracle.unrequested_call", UsageOveruse, Error;
+    /// A call that no step of the workflow asks for, making no media (a lookup, a listing).
+    ExtraCall = "oracle.extra_call", UsageOveruse, Warning;
+    /// An argument differs from the workflow's under its match policy.
+    ValueMismatch = "oracle.value_mismatch", ArgumentValue, Warning;
+    /// Two calls run in the opposite order from the one the workflow needs.
+    Order = "oracle.order", OrderingSequence, Warning;
 }
 
 impl fmt::Display for Code {
@@ -295,11 +315,11 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len());
-        assert!(
-            names
+        assert!(names.iter().all(|n| {
+            ["lint.", "cap.", "flow.", "oracle."]
                 .iter()
-                .all(|n| n.starts_with("lint.") || n.starts_with("cap."))
-        );
+                .any(|p| n.starts_with(p))
+        }));
     }
 
     #[test]

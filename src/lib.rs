@@ -12,10 +12,12 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod finding;
+pub mod flow;
 pub mod harness;
 pub mod lint;
 pub mod report;
 pub mod runner;
+pub mod score;
 pub mod source;
 pub mod spec;
 

@@ -38,6 +38,17 @@ pub enum Expect {
     Fail,
 }
 
+/// Which pairs of a turn's workflow steps must run in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Only steps that consume another step's output must follow it (the default).
+    #[default]
+    Dataflow,
+    /// Every step in the listed order.
+    Strict,
+}
+
 /// How an argument of an oracle call is compared with the agent's.
 #[derive(Clone, Debug)]
 pub enum MatchPolicy {
@@ -105,6 +116,8 @@ pub struct Turn {
     pub workflow: Vec<OracleCall>,
     pub expected_response: Option<String>,
     pub followup: Option<String>,
+    /// Whether every step must run in the listed order (`order: strict`).
+    pub order_strict: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -233,6 +246,7 @@ impl Harness {
                     workflow,
                     expected_response: t.expected_response,
                     followup: t.followup,
+                    order_strict: t.order == Some(Order::Strict),
                 });
             }
             scenarios.push(Scenario {

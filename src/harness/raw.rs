@@ -60,6 +60,8 @@ pub(super) struct RawTurn {
     pub expected_response: Option<String>,
     #[serde(default)]
     pub followup: Option<String>,
+    #[serde(default)]
+    pub order: Option<super::Order>,
 }
 
 /// Every call shape we accept, in one struct: which fields may appear depends on the context

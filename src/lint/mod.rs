@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::finding::{Code, Finding};
+use crate::spec::capability::{Model, ToolCaps};
 use crate::spec::{Capabilities, ToolSet, ToolSpec};
 
 /// Why a linter could not be built.
@@ -91,6 +92,45 @@ impl Linter {
 
     pub fn capabilities(&self) -> &[Capabilities] {
         &self.caps
+    }
+
+    /// The capability facts about a tool, when a matrix describes it.
+    pub fn facts(&self, tool: &str) -> Option<(&Capabilities, &ToolCaps)> {
+        let ti = *self.by_name.get(tool)?;
+        let matrix = &self.caps[self.caps_of[ti]?];
+        Some((matrix, matrix.tool(tool)?))
+    }
+
+    /// The model a call selects: the named one (aliases resolved), else the server's default.
+    pub fn model_of(&self, tool: &str, args: &Map<String, Value>) -> Option<&Model> {
+        let (matrix, facts) = self.facts(tool)?;
+        let fam = &matrix.families[facts.family?];
+        match args.get(&fam.selector) {
+            Some(Value::String(name)) => fam.resolve(name),
+            Some(_) => None,
+            None => fam.when_absent.map(|i| &fam.models[i]),
+        }
+    }
+
+    /// Whether `param` of `tool` is the parameter that selects a model.
+    pub fn is_selector(&self, tool: &str, param: &str) -> bool {
+        self.facts(tool)
+            .and_then(|(m, f)| f.family.map(|i| m.families[i].selector == param))
+            .unwrap_or(false)
+    }
+
+    /// The value the server works with for `param`: the given one, else the model's or the
+    /// tool's default.
+    pub fn effective(&self, tool: &str, args: &Map<String, Value>, param: &str) -> Option<Value> {
+        if let Some(v) = args.get(param) {
+            return Some(v.clone());
+        }
+        let model_default = self
+            .model_of(tool, args)
+            .and_then(|m| m.defaults.get(param));
+        model_default
+            .or_else(|| self.facts(tool).and_then(|(_, f)| f.defaults.get(param)))
+            .cloned()
     }
 
     /// Lints one call. `arguments` should be a JSON object; `null` counts as no arguments.

@@ -90,6 +90,9 @@ impl<'a> Summary<'a> {
                 Status::Xfailed => "XFAIL",
             };
             let mut line = format!("{tag} {:width$}", t.name);
+            if let Some(score) = t.evaluation.as_ref().and_then(|e| e.score.as_ref()) {
+                let _ = write!(line, "  TC {:.3}", score.tc);
+            }
             if let (Status::Xfailed, Some(m)) = (t.status, &t.message) {
                 let _ = write!(line, "  {m}");
             }
@@ -120,6 +123,10 @@ impl<'a> Summary<'a> {
                     t.message.as_deref().unwrap_or("").trim_end()
                 );
             }
+        }
+        for d in self.trials.iter().filter_map(|t| t.discrimination.as_ref()) {
+            s.push('\n');
+            s.push_str(&d.table());
         }
         s.push('\n');
         s.push_str(&self.table());
@@ -183,6 +190,8 @@ fn trials<S: serde::Serializer>(trials: &&[TrialReport], s: S) -> Result<S::Ok, 
         message: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         evaluation: Option<&'a crate::runner::Evaluation>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        discrimination: Option<&'a crate::runner::Discrimination>,
     }
     s.collect_seq(trials.iter().map(|t| Row {
         name: &t.name,
@@ -190,5 +199,6 @@ fn trials<S: serde::Serializer>(trials: &&[TrialReport], s: S) -> Result<S::Ok, 
         status: t.status,
         message: t.message.as_deref(),
         evaluation: t.evaluation.as_ref(),
+        discrimination: t.discrimination.as_ref(),
     }))
 }

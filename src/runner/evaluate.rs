@@ -5,8 +5,10 @@ use serde::Serialize;
 
 use super::suite::Suite;
 use crate::finding::{Finding, Severity};
-use crate::harness::{Expect, Label, Scenario, Transcript};
+use crate::flow;
+use crate::harness::{Call, Expect, Label, Scenario, Transcript};
 use crate::lint::did_you_mean;
+use crate::score::{Score, oracle};
 use crate::source::SourceError;
 
 /// Pass or fail, for the transcript itself.
@@ -24,6 +26,13 @@ pub struct Evaluation {
     pub transcript: String,
     pub scenario: Option<String>,
     pub verdict: Verdict,
+    /// The oracle's score, when the transcript answers a scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<Score>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub turn_scores: Vec<Score>,
+    /// The suite's pass threshold on TC.
+    pub pass_threshold: f64,
     pub findings: Vec<Finding>,
     #[serde(skip)]
     pub label: Label,
@@ -44,6 +53,22 @@ impl Evaluation {
             .count()
     }
 
+    /// Why the verdict is Fail, in words.
+    pub fn why_failed(&self) -> String {
+        let errors = self.errors();
+        match (&self.score, errors) {
+            (_, e) if e > 0 => format!(
+                "expected to pass, but it fails with {e} error{}",
+                if e == 1 { "" } else { "s" }
+            ),
+            (Some(s), _) => format!(
+                "expected to pass, but TC {:.3} is below the pass threshold {:.3}",
+                s.tc, self.pass_threshold
+            ),
+            (None, _) => "expected to pass".to_owned(),
+        }
+    }
+
     /// The label's faults no finding answers to.
     pub fn missed_faults(&self) -> Vec<&str> {
         self.label
@@ -58,17 +83,13 @@ impl Evaluation {
     pub fn agrees_with_label(&self) -> Result<(), String> {
         match self.label.expect.unwrap_or(Expect::Pass) {
             Expect::Pass if self.verdict == Verdict::Pass => Ok(()),
-            Expect::Pass => Err(format!(
-                "expected to pass, but it fails with {} error{}",
-                self.errors(),
-                if self.errors() == 1 { "" } else { "s" }
-            )),
+            Expect::Pass => Err(self.why_failed()),
             Expect::Fail => {
                 let missed = self.missed_faults();
                 match (self.verdict, missed.is_empty()) {
                     (Verdict::Fail, true) => Ok(()),
                     (Verdict::Pass, _) => Err(format!(
-                        "expected to fail{}, but no engine found an error",
+                        "expected to fail{}, but no engine found an error and TC is above the pass threshold",
                         if self.label.faults.is_empty() {
                             String::new()
                         } else {
@@ -122,18 +143,42 @@ pub fn scenario_of<'s>(
     Ok(Some(sc))
 }
 
-/// Runs the engines over a transcript.
+/// Runs the engines over a transcript: lint each call, then flow across the calls, then the
+/// oracle against the scenario's workflow. The verdict is Fail on any error finding, or when
+/// the oracle's TC is below the suite's pass threshold.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
     let scenario = scenario_of(suite, t)?;
+    let calls: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
     let mut findings = Vec::new();
-    for (index, (_, call)) in t.calls().enumerate() {
-        for mut f in suite.linter.lint(&call.tool, &call.arguments) {
+    let mut lint_failed = Vec::with_capacity(calls.len());
+    for (index, call) in calls.iter().enumerate() {
+        let found = suite.linter.lint(&call.tool, &call.arguments);
+        lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
+        for mut f in found {
             f.call = Some(index);
-            f.location = Some(call.location_of(&f.pointer));
             findings.push(f);
         }
     }
-    let verdict = if findings.iter().any(|f| f.severity == Severity::Error) {
+    let flow = flow::analyze(t, scenario, &suite.linter, &lint_failed);
+    findings.extend(flow.findings.iter().cloned());
+    let (score, turn_scores) = match scenario {
+        Some(sc) => {
+            let (score, turns, oracle_findings) =
+                oracle::score(t, sc, &suite.linter, &flow, &findings);
+            findings.extend(oracle_findings);
+            (Some(score), turns)
+        }
+        None => (None, Vec::new()),
+    };
+    for f in &mut findings {
+        if let (Some(i), None) = (f.call, &f.location) {
+            f.location = calls.get(i).map(|c| c.location_of(&f.pointer));
+        }
+    }
+    findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
+    let pass = suite.harness.thresholds.pass;
+    let below = score.as_ref().is_some_and(|s| s.tc + 1e-9 < pass);
+    let verdict = if below || findings.iter().any(|f| f.severity == Severity::Error) {
         Verdict::Fail
     } else {
         Verdict::Pass
@@ -143,6 +188,9 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         transcript: t.id.clone(),
         scenario: scenario.map(|s| s.id.clone()),
         verdict,
+        score,
+        turn_scores,
+        pass_threshold: pass,
         findings,
         label: t.label.clone(),
     })

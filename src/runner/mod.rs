@@ -9,22 +9,24 @@
 //!
 //! Trials:
 //! - `<suite>::<transcript>`: the engines over one transcript, judged against its label;
-//! - `<suite>::harness`: the harness itself loads, and every oracle workflow lints clean.
+//! - `<suite>::harness`: the harness itself loads, and every oracle workflow lints clean;
+//! - `<suite>::discrimination`: the merge gate over the suite's labelled transcripts.
 //!
 //! The entry point is [`main`] (re-exported as `agent_seer::harness::main`); [`run_checks`]
 //! gives the same verdicts to the CLI's `check`.
 
+mod discrimination;
 mod evaluate;
 mod render;
 mod suite;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Evaluation, Verdict, evaluate};
 pub use render::{call_diff, render_call};
 pub use suite::Suite;
@@ -205,7 +207,52 @@ fn suite_trials(files: &SuiteFiles, layout: &Layout) -> Vec<Trial> {
             out.push(transcript_trial(&lazy, layout, id, path.clone()));
         }
     }
+    if files.harness.is_some() && !files.transcripts.is_empty() {
+        out.push(discrimination_trial(
+            &lazy,
+            layout,
+            files.transcripts.clone(),
+        ));
+    }
     out
+}
+
+fn discrimination_trial(
+    lazy: &LazySuite,
+    layout: &Layout,
+    transcripts: Vec<(String, PathBuf)>,
+) -> Trial {
+    let lazy = lazy.clone();
+    let dir = layout.harnesses.clone();
+    Trial::ignorable_test(format!("{}::discrimination", lazy.name), move || {
+        let suite = lazy.get(&dir).map_err(|e| e.render())?;
+        let d = discriminate(&suite, &transcripts);
+        if d.is_empty() {
+            return Ok(Completion::ignored_with("no labelled transcripts"));
+        }
+        if d.passed() {
+            Ok(Completion::Completed)
+        } else {
+            Err(format!("{}\n{}", d.problems().join("\n"), d.table()).into())
+        }
+    })
+}
+
+/// Evaluates a suite's transcripts and builds its gate.
+fn discriminate(suite: &Suite, transcripts: &[(String, PathBuf)]) -> Discrimination {
+    let mut evals = Vec::new();
+    let mut errors = Vec::new();
+    for (id, path) in transcripts
+        .iter()
+        .filter(|(id, _)| !RESERVED.contains(&id.as_str()))
+    {
+        match check_loaded(suite, path) {
+            Ok(r) => evals.push((r.evaluation, r.xfail.is_some())),
+            Err(e) => errors.push(format!("{id}: {e}")),
+        }
+    }
+    let t = suite.harness.thresholds;
+    Discrimination::new(&suite.harness.suite, t.pass, t.min_gap, &evals, errors)
 }
 
 fn exact_trial(name: &str, layout: &Layout) -> Option<Trial> {
@@ -322,55 +369,89 @@ pub struct TrialReport {
     pub status: Status,
     pub message: Option<String>,
     pub evaluation: Option<Evaluation>,
+    pub discrimination: Option<Discrimination>,
 }
 
 /// Runs every trial the harness would run, without libtest, keeping the evaluations; `keep`
-/// selects transcripts by path.
+/// selects transcripts by path (naming a harness file selects its suite). A suite's gate runs
+/// whenever any of the suite is selected, over all its transcripts, each evaluated once.
 pub fn run_checks(
     layout: &Layout,
     keep: &dyn Fn(&Path) -> bool,
 ) -> Result<Vec<TrialReport>, SourceError> {
     let mut out = Vec::new();
-    let mut cache: HashMap<String, LazySuite> = HashMap::new();
     for files in discover(layout)? {
-        let lazy = cache
-            .entry(files.suite.clone())
-            .or_insert_with(|| LazySuite::new(&files.suite, files.harness.clone()))
-            .clone();
-        // Naming a harness file selects its whole suite.
-        let harness_wanted = files.harness.as_deref().is_some_and(keep);
-        let wanted: Vec<&(String, PathBuf)> = files
+        let lazy = LazySuite::new(&files.suite, files.harness.clone());
+        let whole = files.harness.as_deref().is_some_and(keep);
+        let wanted: Vec<bool> = files
             .transcripts
             .iter()
-            .filter(|(_, p)| harness_wanted || keep(p))
+            .map(|(_, p)| whole || keep(p))
             .collect();
-        if (harness_wanted || !wanted.is_empty()) && files.harness.is_some() {
-            let r = lazy
-                .get(&layout.harnesses)
-                .map_err(|e| e.render())
-                .and_then(|s| check_oracles(&s));
-            out.push(TrialReport {
-                name: format!("{}::harness", files.suite),
-                suite: files.suite.clone(),
-                status: if r.is_ok() {
-                    Status::Passed
-                } else {
-                    Status::Failed
-                },
-                message: r.err(),
-                evaluation: None,
-            });
+        if !whole && !wanted.contains(&true) {
+            continue;
         }
-        for (id, path) in wanted {
+        let report = |name: String, status, message, evaluation, discrimination| TrialReport {
+            name,
+            suite: files.suite.clone(),
+            status,
+            message,
+            evaluation,
+            discrimination,
+        };
+        let suite = match lazy.get(&layout.harnesses) {
+            Ok(s) => s,
+            Err(e) => {
+                // Every selected trial fails with the suite's load error.
+                if files.harness.is_some() {
+                    out.push(report(
+                        format!("{}::harness", files.suite),
+                        Status::Failed,
+                        Some(e.render()),
+                        None,
+                        None,
+                    ));
+                }
+                for ((id, _), w) in files.transcripts.iter().zip(&wanted) {
+                    if *w {
+                        out.push(report(
+                            format!("{}::{id}", files.suite),
+                            Status::Failed,
+                            Some(e.render()),
+                            None,
+                            None,
+                        ));
+                    }
+                }
+                continue;
+            }
+        };
+        let oracles = check_oracles(&suite);
+        out.push(report(
+            format!("{}::harness", files.suite),
+            if oracles.is_ok() {
+                Status::Passed
+            } else {
+                Status::Failed
+            },
+            oracles.err(),
+            None,
+            None,
+        ));
+        let mut evals = Vec::new();
+        let mut errors = Vec::new();
+        for ((id, path), w) in files.transcripts.iter().zip(&wanted) {
+            if RESERVED.contains(&id.as_str()) {
+                continue;
+            }
             let name = format!("{}::{id}", files.suite);
-            let report = match check_transcript(&lazy, &layout.harnesses, path) {
-                Err(failed) => TrialReport {
-                    name,
-                    suite: files.suite.clone(),
-                    status: Status::Failed,
-                    message: failed.message().map(str::to_owned),
-                    evaluation: None,
-                },
+            match check_loaded(&suite, path) {
+                Err(e) => {
+                    errors.push(format!("{id}: {e}"));
+                    if *w {
+                        out.push(report(name, Status::Failed, Some(e.render()), None, None));
+                    }
+                }
                 Ok(r) => {
                     let (status, message) = match (r.agrees, &r.xfail) {
                         (Ok(()), None) => (Status::Passed, None),
@@ -385,16 +466,39 @@ pub fn run_checks(
                             )),
                         ),
                     };
-                    TrialReport {
-                        name,
-                        suite: files.suite.clone(),
-                        status,
-                        message,
-                        evaluation: Some(r.evaluation),
+                    if *w {
+                        out.push(report(
+                            name,
+                            status,
+                            message,
+                            Some(r.evaluation.clone()),
+                            None,
+                        ));
                     }
+                    evals.push((r.evaluation, r.xfail.is_some()));
                 }
-            };
-            out.push(report);
+            }
+        }
+        if !files.transcripts.is_empty() {
+            let t = suite.harness.thresholds;
+            let d = Discrimination::new(&files.suite, t.pass, t.min_gap, &evals, errors);
+            if !d.is_empty() {
+                let (status, message) = if d.passed() {
+                    (Status::Passed, None)
+                } else {
+                    (
+                        Status::Failed,
+                        Some(format!("{}\n{}", d.problems().join("\n"), d.table())),
+                    )
+                };
+                out.push(report(
+                    format!("{}::discrimination", files.suite),
+                    status,
+                    message,
+                    None,
+                    Some(d),
+                ));
+            }
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -1,0 +1,172 @@
+use std::path::Path;
+
+use super::*;
+use crate::runner::Suite;
+use crate::source::SourceFile;
+
+fn suite(name: &str) -> Suite {
+    Suite::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("harnesses/{name}.yaml")))
+        .unwrap()
+}
+
+fn run(suite: &Suite, yaml: &str) -> Flow {
+    let t = Transcript::from_source(SourceFile::from_text("t.yaml", yaml), "t".into()).unwrap();
+    let scenario = t
+        .scenario
+        .as_deref()
+        .and_then(|s| suite.harness.scenario(s));
+    let lint_failed: Vec<bool> = t
+        .calls()
+        .map(|(_, c)| {
+            suite
+                .linter
+                .lint(&c.tool, &c.arguments)
+                .iter()
+                .any(|f| f.severity == Severity::Error)
+        })
+        .collect();
+    analyze(&t, scenario, &suite.linter, &lint_failed)
+}
+
+fn codes(flow: &Flow) -> Vec<(&'static str, Option<usize>)> {
+    flow.findings
+        .iter()
+        .map(|f| (f.code.as_str(), f.call))
+        .collect()
+}
+
+#[test]
+fn normalizes_signed_urls_and_punctuation() {
+    assert_eq!(
+        normalize("https://storage.googleapis.com/b/o/x.mp4?X-Goog-Signature=abc"),
+        "gs://b/o/x.mp4"
+    );
+    assert_eq!(normalize("gs://b/x.png."), "gs://b/x.png");
+    assert_eq!(normalize("gs://b/out/"), "gs://b/out");
+}
+
+#[test]
+fn finds_uris_and_media_paths_in_text() {
+    let text = "Generated and saved 2 video(s): gs://b/a_0.mp4, gs://b/a_1.mp4. Saved locally to: gifs/out.gif";
+    assert_eq!(
+        artifacts_in_text(text),
+        ["gifs/out.gif", "gs://b/a_0.mp4", "gs://b/a_1.mp4"]
+    );
+    let v = serde_json::json!({"content": [{"type": "resource_link", "uri": "gs://b/x.png"}], "structuredContent": {"files": ["gs://b/y.wav"]}});
+    assert_eq!(artifacts_of_value(&v), ["gs://b/x.png", "gs://b/y.wav"]);
+}
+
+const CHAIN: &str = "prompt: make a storyboard image and animate it with sound\ncalls:\n";
+
+fn image_call(out: &str) -> String {
+    format!(
+        "  - tool: nanobanana_image_generation\n    arguments: {{prompt: a cafe}}\n    output: {{content: [{{type: resource_link, uri: \"{out}\"}}]}}\n"
+    )
+}
+
+#[test]
+fn grounded_reference_is_clean() {
+    let s = suite("narrative");
+    let y = format!(
+        "{CHAIN}{}  - tool: omni_video_generation\n    arguments: {{prompt: go, images: [\"gs://b/img.png\"]}}\n",
+        image_call("gs://b/img.png")
+    );
+    let flow = run(&s, &y);
+    assert!(flow.findings.is_empty(), "{:#?}", flow.findings);
+    assert_eq!(flow.calls[1].references[0].origin, Some(Origin::Call(0)));
+    assert!(flow.grounded_at("gs://b/img.png", 1, 0));
+    assert!(!flow.grounded_at("gs://b/img.png", 0, 0));
+}
+
+#[test]
+fn hallucinated_reference() {
+    let s = suite("narrative");
+    let y = format!(
+        "{CHAIN}{}  - tool: omni_video_generation\n    arguments: {{prompt: go, images: [\"gs://b/storyboard.png\"]}}\n",
+        image_call("gs://b/img.png")
+    );
+    let flow = run(&s, &y);
+    assert_eq!(codes(&flow), [("flow.unknown_reference", Some(1))]);
+    assert_eq!(flow.findings[0].pointer, "/images/0");
+    assert!(flow.calls[1].failed);
+}
+
+#[test]
+fn prompt_mentions_ground_references() {
+    let s = suite("narrative");
+    let y = "prompt: animate gs://b/mine.png please\ncalls:\n  - tool: omni_video_generation\n    arguments: {prompt: go, images: [\"gs://b/mine.png\"]}\n";
+    assert!(run(&s, y).findings.is_empty());
+}
+
+#[test]
+fn use_before_produce_names_the_producer() {
+    let s = suite("narrative");
+    let y = format!(
+        "{CHAIN}  - tool: omni_video_generation\n    arguments: {{prompt: go, images: [\"gs://b/img.png\"]}}\n{}",
+        image_call("gs://b/img.png")
+    );
+    let flow = run(&s, &y);
+    assert_eq!(codes(&flow), [("flow.use_before_produce", Some(0))]);
+    assert!(
+        flow.findings[0]
+            .message
+            .contains("call 2 (`nanobanana_image_generation`)"),
+        "{}",
+        flow.findings[0].message
+    );
+}
+
+#[test]
+fn outputs_of_failed_calls_do_not_exist() {
+    let s = suite("narrative");
+    let failed = "  - tool: nanobanana_image_generation\n    arguments: {prompt: a cafe}\n    output: {isError: true, content: [{type: text, text: \"gs://b/img.png could not be generated\"}]}\n";
+    let y = format!(
+        "{CHAIN}{failed}  - tool: omni_video_generation\n    arguments: {{prompt: go, images: [\"gs://b/img.png\"]}}\n"
+    );
+    let flow = run(&s, &y);
+    assert!(flow.calls[0].failed);
+    assert_eq!(codes(&flow), [("flow.failed_dependency", Some(1))]);
+}
+
+#[test]
+fn identical_repeat_is_redundant() {
+    let s = suite("narrative");
+    let y = format!(
+        "{CHAIN}{}{}",
+        image_call("gs://b/1.png"),
+        image_call("gs://b/2.png")
+    );
+    assert_eq!(codes(&run(&s, &y)), [("flow.redundant_call", Some(1))]);
+}
+
+#[test]
+fn soundtrack_for_a_video_with_sound_is_redundant_unless_asked() {
+    let s = suite("narrative");
+    let calls = "  - tool: omni_video_generation\n    arguments: {prompt: a dancer}\n    output: {content: [{type: resource_link, uri: \"gs://b/v.mp4\"}]}\n  - tool: lyria_generate_music\n    arguments: {prompt: beats}\n    output: {content: [{type: resource_link, uri: \"gs://b/a.wav\"}]}\n  - tool: ffmpeg_combine_audio_and_video\n    arguments: {input_video_uri: \"gs://b/v.mp4\", input_audio_uri: \"gs://b/a.wav\"}\n";
+    let unasked = format!("prompt: a video of a dancer with street sounds\ncalls:\n{calls}");
+    let flow = run(&s, &unasked);
+    assert_eq!(codes(&flow), [("flow.redundant_call", Some(1))]);
+    assert!(
+        flow.findings[0].message.contains("already carries audio"),
+        "{}",
+        flow.findings[0].message
+    );
+    let asked = format!(
+        "prompt: a video of a dancer, with an original music track mixed in\ncalls:\n{calls}"
+    );
+    assert!(run(&s, &asked).findings.is_empty());
+}
+
+#[test]
+fn destinations_are_not_references_without_a_matrix() {
+    assert!(
+        looks_like_input("image_uri")
+            && looks_like_input("input_media_uris")
+            && looks_like_input("images")
+    );
+    assert!(
+        !looks_like_input("gcs_bucket_uri")
+            && !looks_like_input("output_gcs_bucket")
+            && !looks_like_input("output_local_dir")
+    );
+}

@@ -1,0 +1,221 @@
+//! The merge gate of a labelled suite (`<suite>::discrimination`): every broken transcript
+//! caught with its named faults, every correct one passing, and mean TC(correct) − mean
+//! TC(broken) at or above the suite's `min_gap`. Its table is seed 000's per-case breakdown.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::evaluate::{Evaluation, Verdict};
+use crate::harness::Expect;
+
+/// One labelled transcript's line in the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub transcript: String,
+    pub expect: Expect,
+    pub tc: Option<f64>,
+    pub verdict: Verdict,
+    pub faults: Vec<String>,
+    pub missed: Vec<String>,
+    pub xfail: bool,
+    /// Whether the evaluation agrees with the label.
+    pub agrees: bool,
+}
+
+/// A suite's discrimination result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Discrimination {
+    pub suite: String,
+    pub pass_threshold: f64,
+    pub min_gap: f64,
+    pub rows: Vec<Row>,
+    pub mean_correct: Option<f64>,
+    pub mean_broken: Option<f64>,
+    pub gap: Option<f64>,
+    /// Broken transcripts whose named faults were all found.
+    pub hits: usize,
+    pub broken: usize,
+    /// Transcripts that could not be evaluated (file errors), with the error.
+    pub errors: Vec<String>,
+}
+
+impl Discrimination {
+    /// Builds the gate from evaluations of the suite's transcripts (unlabelled ones are left
+    /// out) and load errors.
+    pub fn new(
+        suite: &str,
+        pass_threshold: f64,
+        min_gap: f64,
+        evals: &[(Evaluation, bool)],
+        errors: Vec<String>,
+    ) -> Self {
+        let mut rows = Vec::new();
+        for (ev, xfail) in evals {
+            let Some(expect) = ev.label.expect else {
+                continue;
+            };
+            rows.push(Row {
+                transcript: ev.transcript.clone(),
+                expect,
+                tc: ev.score.as_ref().map(|s| s.tc),
+                verdict: ev.verdict,
+                faults: ev.label.faults.clone(),
+                missed: ev.missed_faults().into_iter().map(str::to_owned).collect(),
+                xfail: *xfail,
+                agrees: ev.agrees_with_label().is_ok(),
+            });
+        }
+        let mean = |e: Expect| -> Option<f64> {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.expect == e)
+                .filter_map(|r| r.tc)
+                .collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let (mean_correct, mean_broken) = (mean(Expect::Pass), mean(Expect::Fail));
+        let gap = mean_correct.zip(mean_broken).map(|(c, b)| c - b);
+        let broken = rows.iter().filter(|r| r.expect == Expect::Fail).count();
+        let hits = rows
+            .iter()
+            .filter(|r| {
+                r.expect == Expect::Fail && r.verdict == Verdict::Fail && r.missed.is_empty()
+            })
+            .count();
+        Self {
+            suite: suite.to_owned(),
+            pass_threshold,
+            min_gap,
+            rows,
+            mean_correct,
+            mean_broken,
+            gap,
+            hits,
+            broken,
+            errors,
+        }
+    }
+
+    /// Whether there is anything to gate.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty() && self.errors.is_empty()
+    }
+
+    /// What keeps the gate shut; empty when it passes.
+    pub fn problems(&self) -> Vec<String> {
+        let mut p: Vec<String> = self.errors.clone();
+        for r in self.rows.iter().filter(|r| !r.agrees && !r.xfail) {
+            p.push(match r.expect {
+                Expect::Pass => format!("`{}` is labelled correct but fails", r.transcript),
+                Expect::Fail if r.verdict == Verdict::Pass => {
+                    format!("`{}` is labelled broken but passes", r.transcript)
+                }
+                Expect::Fail => format!(
+                    "`{}` fails, but not with {}",
+                    r.transcript,
+                    r.missed.join(", ")
+                ),
+            });
+        }
+        if let Some(gap) = self.gap.filter(|g| *g + 1e-9 < self.min_gap) {
+            p.push(format!(
+                "the gap {gap:.3} is below the suite's min_gap {:.3}",
+                self.min_gap
+            ));
+        }
+        p
+    }
+
+    pub fn passed(&self) -> bool {
+        self.problems().is_empty()
+    }
+
+    /// The per-case table, then the means, the gap and the taxonomy hit rate.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "{}: discrimination (pass at TC ≥ {:.3}, min gap {:.3})\n",
+            self.suite, self.pass_threshold, self.min_gap
+        );
+        let w = self
+            .rows
+            .iter()
+            .map(|r| r.transcript.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let _ = writeln!(s, "  {:w$}  expect  TC     verdict  faults", "case");
+        for r in &self.rows {
+            let tc = r.tc.map_or("  -  ".to_owned(), |t| format!("{t:.3}"));
+            let faults = if r.faults.is_empty() {
+                "-".to_owned()
+            } else {
+                r.faults
+                    .iter()
+                    .map(|f| {
+                        if r.missed.contains(f) {
+                            format!("{f} (missed)")
+                        } else {
+                            format!("{f} ✓")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let verdict = match r.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Fail => "fail",
+            };
+            let expect = match r.expect {
+                Expect::Pass => "pass",
+                Expect::Fail => "fail",
+            };
+            let mark = if r.agrees {
+                ""
+            } else if r.xfail {
+                "  (xfail)"
+            } else {
+                "  ← wrong"
+            };
+            let _ = writeln!(
+                s,
+                "  {:w$}  {expect:6}  {tc}  {verdict:7}  {faults}{mark}",
+                r.transcript
+            );
+        }
+        let fmt = |m: Option<f64>| m.map_or("-".to_owned(), |v| format!("{v:.3}"));
+        let n = |e: Expect| {
+            self.rows
+                .iter()
+                .filter(|r| r.expect == e && r.tc.is_some())
+                .count()
+        };
+        let _ = writeln!(
+            s,
+            "  mean TC: correct {} ({}), broken {} ({}); gap {}{}",
+            fmt(self.mean_correct),
+            n(Expect::Pass),
+            fmt(self.mean_broken),
+            n(Expect::Fail),
+            fmt(self.gap),
+            match self.gap {
+                Some(g) if g + 1e-9 >= self.min_gap => format!(" ≥ {:.3}", self.min_gap),
+                Some(_) => format!(" < {:.3}", self.min_gap),
+                None => String::new(),
+            }
+        );
+        if self.broken > 0 {
+            let _ = writeln!(
+                s,
+                "  taxonomy hit rate: {}/{} ({:.1}%)",
+                self.hits,
+                self.broken,
+                100.0 * self.hits as f64 / self.broken as f64
+            );
+        }
+        for e in &self.errors {
+            let _ = writeln!(s, "  error: {e}");
+        }
+        s
+    }
+}

@@ -1,0 +1,246 @@
+//! Scores: the paper's 14 tool-calling sub-dimensions, their dimensions and the TC aggregate
+//! (Agent Seer §4, Appendix E, Table 18).
+//!
+//! Sub-dimensions are 0–1. Usage = necessity (overuse is recorded, not aggregated); selection,
+//! ordering and arguments are the means of their sub-dimensions; ordering is *not applicable*
+//! when a turn has a single call. TC is the mean of the applicable dimensions — arithmetic by
+//! default, harmonic and minimum also reported. A conversation's score is the mean of its turns'.
+//! The main type is [`Score`]; [`oracle::score`] fills it deterministically from a scenario's
+//! workflow, the linter's and the flow engine's findings.
+
+mod hungarian;
+pub mod oracle;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::finding::SubDimension;
+
+pub use hungarian::assign;
+
+/// A turn's or a conversation's tool-calling score.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Score {
+    /// Every applicable sub-dimension, 0–1 (ordering's are absent when not applicable).
+    pub sub: BTreeMap<SubDimension, f64>,
+    pub usage: f64,
+    pub selection: f64,
+    pub ordering: Option<f64>,
+    pub arguments: f64,
+    /// Arithmetic mean of the applicable dimensions (the paper's TC).
+    pub tc: f64,
+    pub tc_harmonic: f64,
+    pub tc_min: f64,
+}
+
+impl Score {
+    /// Aggregates sub-dimension scores (0–1). Ordering is applicable when any of its three
+    /// sub-dimensions is present.
+    pub fn from_sub(sub: BTreeMap<SubDimension, f64>) -> Self {
+        let get = |d: SubDimension| sub.get(&d).copied();
+        let mean = |ds: &[SubDimension]| -> Option<f64> {
+            let vals: Vec<f64> = ds.iter().filter_map(|d| get(*d)).collect();
+            (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+        };
+        use SubDimension::*;
+        let usage = get(UsageNecessity).unwrap_or(1.0);
+        let selection = mean(&[
+            SelectionCorrectness,
+            SelectionSpecificity,
+            SelectionCompleteness,
+        ])
+        .unwrap_or(1.0);
+        let ordering = mean(&[OrderingSequence, OrderingDependency, OrderingEfficiency]);
+        let arguments = mean(&[
+            ArgumentCompleteness,
+            ArgumentName,
+            ArgumentValue,
+            ArgumentType,
+            ArgumentFormat,
+            ArgumentRelevancy,
+        ])
+        .unwrap_or(1.0);
+        let dims: Vec<f64> = [Some(usage), Some(selection), ordering, Some(arguments)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let (tc, tc_harmonic, tc_min) = aggregate(&dims);
+        Self {
+            sub,
+            usage,
+            selection,
+            ordering,
+            arguments,
+            tc,
+            tc_harmonic,
+            tc_min,
+        }
+    }
+
+    /// A conversation's score: the mean of its turns' (each sub-dimension over the turns where
+    /// it applies; TC and its variants as means of the turns' values).
+    pub fn mean(turns: &[Score]) -> Option<Self> {
+        if turns.is_empty() {
+            return None;
+        }
+        let n = turns.len() as f64;
+        let avg = |f: &dyn Fn(&Score) -> f64| turns.iter().map(f).sum::<f64>() / n;
+        let mut sub: BTreeMap<SubDimension, Vec<f64>> = BTreeMap::new();
+        for t in turns {
+            for (d, v) in &t.sub {
+                sub.entry(*d).or_default().push(*v);
+            }
+        }
+        let orderings: Vec<f64> = turns.iter().filter_map(|t| t.ordering).collect();
+        Some(Self {
+            sub: sub
+                .into_iter()
+                .map(|(d, v)| (d, v.iter().sum::<f64>() / v.len() as f64))
+                .collect(),
+            usage: avg(&|t| t.usage),
+            selection: avg(&|t| t.selection),
+            ordering: (!orderings.is_empty())
+                .then(|| orderings.iter().sum::<f64>() / orderings.len() as f64),
+            arguments: avg(&|t| t.arguments),
+            tc: avg(&|t| t.tc),
+            tc_harmonic: avg(&|t| t.tc_harmonic),
+            tc_min: avg(&|t| t.tc_min),
+        })
+    }
+}
+
+/// (arithmetic, harmonic, minimum) of the dimension scores; the harmonic mean of a set with a
+/// zero is zero.
+pub fn aggregate(dims: &[f64]) -> (f64, f64, f64) {
+    if dims.is_empty() {
+        return (1.0, 1.0, 1.0);
+    }
+    let n = dims.len() as f64;
+    let arithmetic = dims.iter().sum::<f64>() / n;
+    let harmonic = if dims.iter().any(|d| *d <= 0.0) {
+        0.0
+    } else {
+        n / dims.iter().map(|d| 1.0 / d).sum::<f64>()
+    };
+    let min = dims.iter().copied().fold(f64::INFINITY, f64::min);
+    (arithmetic, harmonic, min)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use SubDimension::*;
+
+    fn sub(pairs: &[(SubDimension, f64)]) -> BTreeMap<SubDimension, f64> {
+        pairs.iter().copied().collect()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 5e-4
+    }
+
+    const PERFECT_SELECTION: [(SubDimension, f64); 4] = [
+        (UsageNecessity, 1.0),
+        (SelectionCorrectness, 1.0),
+        (SelectionSpecificity, 1.0),
+        (SelectionCompleteness, 1.0),
+    ];
+
+    /// Seed 000 (NB1): one call, usage and selection perfect, the argument dimension collapsed to
+    /// 0.333 by the cascade ⇒ TC (1 + 1 + 0.333) / 3 = 0.778. Ordering is not applicable.
+    #[test]
+    fn seed_000_collapsed_arguments() {
+        let mut s = sub(&PERFECT_SELECTION);
+        // A wrong value collapses type, format and relevancy; completeness and name hold.
+        s.extend([
+            (ArgumentCompleteness, 1.0),
+            (ArgumentName, 1.0),
+            (ArgumentValue, 0.0),
+            (ArgumentType, 0.0),
+            (ArgumentFormat, 0.0),
+            (ArgumentRelevancy, 0.0),
+        ]);
+        let score = Score::from_sub(s);
+        assert!(close(score.arguments, 2.0 / 6.0), "{}", score.arguments);
+        assert!(close(score.tc, 0.778), "{}", score.tc);
+        assert_eq!(score.ordering, None);
+        assert!(close(score.tc_min, 1.0 / 3.0));
+        assert!(
+            close(score.tc_harmonic, 3.0 / (1.0 + 1.0 + 3.0)),
+            "{}",
+            score.tc_harmonic
+        );
+    }
+
+    /// Seed 001 A4 (missing required `prompt`): the judge's 0.722 is usage 1, selection 1 and
+    /// an argument dimension of 1/6 — only name accuracy survives the cascade.
+    #[test]
+    fn seed_001_a4() {
+        let mut s = sub(&PERFECT_SELECTION);
+        s.extend([
+            (ArgumentCompleteness, 0.0),
+            (ArgumentName, 1.0),
+            (ArgumentValue, 0.0),
+            (ArgumentType, 0.0),
+            (ArgumentFormat, 0.0),
+            (ArgumentRelevancy, 0.0),
+        ]);
+        let score = Score::from_sub(s);
+        assert!(close(score.tc, 0.722), "{}", score.tc);
+        assert!(
+            close(score.tc_harmonic, 3.0 / (1.0 + 1.0 + 6.0)),
+            "{}",
+            score.tc_harmonic
+        );
+    }
+
+    #[test]
+    fn ordering_counts_when_applicable() {
+        let mut s = sub(&PERFECT_SELECTION);
+        s.extend([
+            (OrderingSequence, 0.5),
+            (OrderingDependency, 0.0),
+            (OrderingEfficiency, 1.0),
+        ]);
+        s.extend([
+            (ArgumentCompleteness, 1.0),
+            (ArgumentName, 1.0),
+            (ArgumentValue, 1.0),
+            (ArgumentType, 1.0),
+            (ArgumentFormat, 1.0),
+            (ArgumentRelevancy, 1.0),
+        ]);
+        let score = Score::from_sub(s);
+        assert_eq!(score.ordering, Some(0.5));
+        assert!(close(score.tc, (1.0 + 1.0 + 0.5 + 1.0) / 4.0));
+        assert_eq!(score.tc_min, 0.5);
+    }
+
+    #[test]
+    fn overuse_is_recorded_not_aggregated() {
+        let mut s = sub(&PERFECT_SELECTION);
+        s.insert(UsageOveruse, 0.0);
+        let score = Score::from_sub(s);
+        assert_eq!(score.usage, 1.0);
+        assert_eq!(score.tc, 1.0);
+        assert_eq!(score.sub[&UsageOveruse], 0.0);
+    }
+
+    #[test]
+    fn conversation_is_the_mean_of_turns() {
+        let a = Score::from_sub(sub(&PERFECT_SELECTION));
+        let mut s = sub(&PERFECT_SELECTION);
+        s.insert(SelectionCompleteness, 0.0);
+        let b = Score::from_sub(s);
+        let c = Score::mean(&[a.clone(), b.clone()]).unwrap();
+        assert!(close(c.tc, (a.tc + b.tc) / 2.0));
+        assert!(close(c.sub[&SelectionCompleteness], 0.5));
+        assert!(Score::mean(&[]).is_none());
+    }
+
+    #[test]
+    fn harmonic_with_a_zero() {
+        assert_eq!(aggregate(&[1.0, 0.0, 1.0]), (2.0 / 3.0, 0.0, 0.0));
+    }
+}
