@@ -248,6 +248,19 @@ impl Turn<'_> {
                 weakest = Some(a);
             }
         }
+        // A call that makes media no step asks for has no correct values: nobody asked for any.
+        for &j in &extra {
+            if self.makes_media(calls[j]) {
+                let a = self.unrequested_arguments(calls[j], self.first + j);
+                let mean = a.values().sum::<f64>() / a.len() as f64;
+                if weakest
+                    .as_ref()
+                    .is_none_or(|w| mean < w.values().sum::<f64>() / w.len() as f64)
+                {
+                    weakest = Some(a);
+                }
+            }
+        }
         let args = weakest.unwrap_or_else(|| {
             let v = if steps.is_empty() && calls.is_empty() {
                 1.0
@@ -303,18 +316,7 @@ impl Turn<'_> {
             }
         }
         for j in extra {
-            let makes_media = self.linter.facts(&calls[j].tool).is_some_and(|(_, f)| {
-                f.produces.iter().any(|p| {
-                    matches!(
-                        p.kind,
-                        ArtifactKind::Image
-                            | ArtifactKind::Video
-                            | ArtifactKind::Audio
-                            | ArtifactKind::File
-                    )
-                })
-            });
-            let mut f = if makes_media {
+            let mut f = if self.makes_media(calls[j]) {
                 Finding::new(
                     Code::UnrequestedCall,
                     "",
@@ -334,6 +336,46 @@ impl Turn<'_> {
             out.push(f);
         }
         (Score::from_sub(sub), out)
+    }
+
+    fn makes_media(&self, call: &Call) -> bool {
+        self.linter.facts(&call.tool).is_some_and(|(_, f)| {
+            f.produces.iter().any(|p| {
+                matches!(
+                    p.kind,
+                    ArtifactKind::Image
+                        | ArtifactKind::Video
+                        | ArtifactKind::Audio
+                        | ArtifactKind::File
+                )
+            })
+        })
+    }
+
+    /// The argument sub-dimensions of an unrequested call: as for a pair, but with no correct
+    /// value (the cascade then takes type, format and relevancy).
+    fn unrequested_arguments(&self, a: &Call, index: usize) -> BTreeMap<SubDimension, f64> {
+        let none = OracleCall {
+            call: a.clone(),
+            quick_explanation: None,
+            match_policies: a
+                .args()
+                .keys()
+                .map(|k| (k.clone(), MatchPolicy::Ignore))
+                .collect(),
+            mock_output: None,
+            grounding: None,
+        };
+        let mut s = self.arguments(&none, a, index, &mut Vec::new());
+        for d in [
+            SubDimension::ArgumentValue,
+            SubDimension::ArgumentType,
+            SubDimension::ArgumentFormat,
+            SubDimension::ArgumentRelevancy,
+        ] {
+            s.insert(d, 0.0);
+        }
+        s
     }
 
     fn has(&self, index: usize, codes: &[Code]) -> bool {
@@ -356,23 +398,39 @@ impl Turn<'_> {
         out
     }
 
+    /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
+    /// of the step's argument values the call also passes, under any name — a call that takes
+    /// the step's inputs stands in for it (a wrong tool), anything less is unrelated.
     fn similarity(&self, o: &OracleCall, a: &Call, index: usize) -> f64 {
-        let (matched, compared) = self
-            .compare(o, a, index)
-            .iter()
-            .fold((0, 0), |(m, c), (_, ok)| (m + usize::from(*ok), c + 1));
-        let frac = if compared == 0 {
-            1.0
-        } else {
-            matched as f64 / compared as f64
-        };
         if o.call.tool == a.tool {
-            0.5 + 0.5 * frac
-        } else if frac >= 0.5 {
-            0.5 * frac
-        } else {
-            0.0
+            let compared = self.compare(o, a, index);
+            let matched = compared.iter().filter(|(_, ok)| *ok).count();
+            let frac = if compared.is_empty() {
+                1.0
+            } else {
+                matched as f64 / compared.len() as f64
+            };
+            return 0.5 + 0.5 * frac;
         }
+        let wanted: Vec<&Value> = o
+            .call
+            .args()
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    o.match_policies.get(*k),
+                    Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
+                )
+            })
+            .map(|(_, v)| v)
+            .collect();
+        if wanted.is_empty() {
+            return 0.0;
+        }
+        let given: Vec<&Value> = a.args().values().collect();
+        let shared = wanted.iter().filter(|w| given.contains(w)).count();
+        let frac = shared as f64 / wanted.len() as f64;
+        if frac >= 0.5 { 0.5 * frac } else { 0.0 }
     }
 
     /// Each compared parameter and whether the call's value matches the step's.
@@ -405,18 +463,18 @@ impl Turn<'_> {
     ) -> bool {
         let got = a.args().get(param);
         let same = |x: &Value, y: &Value| -> bool {
-            if self.linter.is_selector(&a.tool, param) {
-                if let (Some(xs), Some(ys)) = (x.as_str(), y.as_str()) {
-                    let mut ax = a.args().clone();
-                    ax.insert(param.to_owned(), Value::from(xs));
-                    let mut ay = a.args().clone();
-                    ay.insert(param.to_owned(), Value::from(ys));
-                    if let (Some(mx), Some(my)) = (
-                        self.linter.model_of(&a.tool, &ax),
-                        self.linter.model_of(&a.tool, &ay),
-                    ) {
-                        return mx.id == my.id;
-                    }
+            if self.linter.is_selector(&a.tool, param)
+                && let (Some(xs), Some(ys)) = (x.as_str(), y.as_str())
+            {
+                let mut ax = a.args().clone();
+                ax.insert(param.to_owned(), Value::from(xs));
+                let mut ay = a.args().clone();
+                ay.insert(param.to_owned(), Value::from(ys));
+                if let (Some(mx), Some(my)) = (
+                    self.linter.model_of(&a.tool, &ax),
+                    self.linter.model_of(&a.tool, &ay),
+                ) {
+                    return mx.id == my.id;
                 }
             }
             match (x.as_f64(), y.as_f64()) {

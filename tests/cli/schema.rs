@@ -54,12 +54,12 @@ fn shipped_matrices_match_the_schema() {
 
 #[test]
 fn shipped_harnesses_match_the_schema() {
-    assert_eq!(check_all("harness", "harnesses"), 5);
+    assert_eq!(check_all("harness", "harnesses"), 6);
 }
 
 #[test]
 fn shipped_transcripts_match_the_schema() {
-    assert_eq!(check_all("transcript", "transcripts"), 38);
+    assert_eq!(check_all("transcript", "transcripts"), 51);
 }
 
 #[test]
