@@ -6,9 +6,10 @@
 //! ```
 //!
 //! Engines, cheapest first, all reporting [`finding::Finding`]s: the per-call [`lint`]er
-//! (JSON Schema plus the server's capability matrix, [`spec::capability`]), then — in later
-//! releases — cross-call flow, oracle scoring and an LLM judge. Users wire a `harness = false`
-//! test target to [`harness::main`].
+//! (JSON Schema plus the server's capability matrix, [`spec::capability`]), the cross-call
+//! [`flow`] engine (dataflow, ordering, redundancy), and the [`score::oracle`] scorer (the 14
+//! sub-dimensions against the scenario's workflow). Users wire a `harness = false` test target
+//! to [`harness::main`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod finding;

@@ -646,3 +646,184 @@ fn collect_strings<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Harness;
+    use crate::source::SourceFile;
+    use crate::spec::ToolSet;
+
+    const TOOLS: &str = r#"[{"name": "paint", "inputSchema": {"type": "object", "required": ["prompt"],
+        "properties": {"prompt": {"type": "string"}, "x": {"type": "integer"}, "y": {"type": "integer"},
+                       "w": {"type": "integer"}, "v": {"type": "integer"}}}}]"#;
+
+    struct Case {
+        linter: Linter,
+        harness: Harness,
+    }
+
+    fn case(workflow: &str) -> Case {
+        let spec = ToolSet::from_json(&serde_json::from_str(TOOLS).unwrap()).unwrap();
+        let linter = Linter::new(&spec, vec![]).unwrap();
+        let text = format!(
+            "scenarios:\n  - id: s\n    turns:\n      - prompt: paint\n        workflow:\n{workflow}"
+        );
+        let harness =
+            Harness::from_source(SourceFile::from_text("harnesses/t.yaml", text)).unwrap();
+        Case { linter, harness }
+    }
+
+    fn run(c: &Case, calls: &str) -> (Score, Vec<Finding>) {
+        let t = Transcript::from_source(
+            SourceFile::from_text("t.yaml", format!("scenario: s\ncalls:\n{calls}")),
+            "t".into(),
+        )
+        .unwrap();
+        let mut findings = Vec::new();
+        let mut failed = Vec::new();
+        for (i, (_, call)) in t.calls().enumerate() {
+            let f = c.linter.lint(&call.tool, &call.arguments);
+            failed.push(f.iter().any(|f| f.severity == Severity::Error));
+            findings.extend(f.into_iter().map(|mut f| {
+                f.call = Some(i);
+                f
+            }));
+        }
+        let flow = crate::flow::analyze(&t, c.harness.scenario("s"), &c.linter, &failed);
+        let (score, _, oracle) = score(
+            &t,
+            c.harness.scenario("s").unwrap(),
+            &c.linter,
+            &flow,
+            &findings,
+        );
+        (score, oracle)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    /// Step 0 matches call 0 perfectly, so greedy pairs them and leaves step 1 with call 1,
+    /// which shares nothing with it (total argument agreement 1 + 0). The optimum pairs step 0
+    /// with call 1 (3/4) and step 1 with call 0 (2/3), 1.417 in all: one mismatch per call.
+    #[test]
+    fn optimal_pairing_where_greedy_goes_wrong() {
+        let c = case(concat!(
+            "          - {tool: paint, arguments: {x: 1, y: 1, w: 1, v: 1}}\n",
+            "          - {tool: paint, arguments: {x: 2, w: 1, v: 1}}\n",
+        ));
+        let (_, findings) = run(
+            &c,
+            "  - {tool: paint, arguments: {prompt: p, x: 1, y: 1, w: 1, v: 1}}\n  - {tool: paint, arguments: {prompt: p, x: 1, y: 1, w: 1, v: 0}}\n",
+        );
+        let mut mismatches: Vec<(Option<usize>, &str)> = findings
+            .iter()
+            .filter(|f| f.code == Code::ValueMismatch)
+            .map(|f| (f.call, f.pointer.as_str()))
+            .collect();
+        mismatches.sort();
+        // Greedy would give [(1, "/v"), (1, "/w"), (1, "/x")] (or similar) and nothing on call 0.
+        assert_eq!(mismatches, [(Some(0), "/x"), (Some(1), "/v")]);
+    }
+
+    /// One call, one of three compared values wrong under `exact` (not a rejected value): value
+    /// accuracy 2/3, no cascade. Arguments (1+1+2/3+1+1+1)/6 = 0.9444; TC (1 + 1 + 0.9444)/3.
+    #[test]
+    fn hand_computed_single_call() {
+        let c = case("          - {tool: paint, arguments: {prompt: p, x: 1, y: 2}}\n");
+        let (s, findings) = run(
+            &c,
+            "  - {tool: paint, arguments: {prompt: p, x: 1, y: 3}}\n",
+        );
+        assert!(close(s.sub[&SubDimension::ArgumentValue], 2.0 / 3.0));
+        assert!(close(s.arguments, (5.0 + 2.0 / 3.0) / 6.0));
+        assert!(
+            close(s.tc, (2.0 + (5.0 + 2.0 / 3.0) / 6.0) / 3.0),
+            "{}",
+            s.tc
+        );
+        assert_eq!(s.ordering, None, "one call: ordering is not applicable");
+        assert_eq!(
+            findings
+                .iter()
+                .map(|f| (f.code, f.pointer.as_str()))
+                .collect::<Vec<_>>(),
+            [(Code::ValueMismatch, "/y")]
+        );
+    }
+
+    /// A wrong name and the missing required parameter it stood for: name accuracy 1/2,
+    /// completeness 0, then the first cascade zeroes value, type and format, and the second
+    /// relevancy. A rejected call leaves its step undone (selection completeness 0).
+    #[test]
+    fn cascades() {
+        let c = case(
+            "          - {tool: paint, arguments: {prompt: p, x: 1}, match: {prompt: semantic}}\n",
+        );
+        let (s, _) = run(&c, "  - {tool: paint, arguments: {promt: p, x: 1}}\n");
+        use SubDimension::*;
+        let got: Vec<f64> = [
+            ArgumentCompleteness,
+            ArgumentName,
+            ArgumentValue,
+            ArgumentType,
+            ArgumentFormat,
+            ArgumentRelevancy,
+        ]
+        .iter()
+        .map(|d| s.sub[d])
+        .collect();
+        assert_eq!(got, [0.0, 0.5, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(s.sub[&SelectionCompleteness], 0.0);
+        assert!(close(s.tc, (1.0 + 2.0 / 3.0 + 0.5 / 6.0) / 3.0), "{}", s.tc);
+    }
+
+    #[test]
+    fn missing_and_extra_calls() {
+        let c = case(
+            "          - {tool: paint, arguments: {prompt: a}}\n          - {tool: paint, arguments: {prompt: b, x: 5}}\n",
+        );
+        let (s, findings) = run(&c, "  - {tool: paint, arguments: {prompt: a}}\n");
+        assert_eq!(
+            findings
+                .iter()
+                .filter(|f| f.code == Code::MissingCall)
+                .count(),
+            1
+        );
+        let missing = findings
+            .iter()
+            .find(|f| f.code == Code::MissingCall)
+            .unwrap();
+        assert_eq!(
+            missing.location.as_ref().map(|l| l.line),
+            Some(7),
+            "points at the workflow step in the harness"
+        );
+        assert!(close(s.sub[&SubDimension::SelectionCompleteness], 0.5));
+    }
+
+    #[test]
+    fn semantic_tolerance_regex_any_of() {
+        let c = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: a red cat, x: 10, y: 1, w: 7}\n",
+            "            match: {prompt: semantic, x: {tolerance: 2}, y: {any_of: [1, 2]}, w: {regex: '^7$'}}\n",
+        ));
+        let (s, findings) = run(
+            &c,
+            "  - {tool: paint, arguments: {prompt: a crimson cat, x: 11, y: 2, w: 7}}\n",
+        );
+        // `regex` on an integer does not match: w is the one mismatch.
+        assert_eq!(
+            findings
+                .iter()
+                .map(|f| f.pointer.as_str())
+                .collect::<Vec<_>>(),
+            ["/w"]
+        );
+        assert!(close(s.sub[&SubDimension::ArgumentValue], 0.75));
+    }
+}

@@ -99,3 +99,24 @@ fn readme_snippet_matches_the_real_failure_output() {
         "README does not quote the current location {place}"
     );
 }
+
+#[test]
+fn readme_discrimination_table_is_real() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find("veo: discrimination")
+        .expect("the README shows the veo table");
+    let block: Vec<&str> = readme[start..]
+        .lines()
+        .take_while(|l| !l.starts_with("```"))
+        .filter(|l| l.trim() != "…")
+        .collect();
+    assert!(block.len() >= 6);
+    let out = stdout(&run(&["check", "transcripts/veo"], None));
+    for line in block {
+        assert!(
+            out.contains(line),
+            "README line not in `agent-seer check transcripts/veo`:\n{line}\n---\n{out}"
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! Whole-transcript throughput: lint → flow → oracle score on the shipped suites' transcripts,
+//! parsed once. `cargo bench --bench check`; the figure is transcripts/second (one core).
+
+use std::hint::black_box;
+use std::path::Path;
+
+use agent_seer::harness::{Layout, Transcript, discover};
+use agent_seer::runner::{Suite, evaluate};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn bench(c: &mut Criterion) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let layout = Layout::under(root);
+    let mut work: Vec<(Suite, Vec<Transcript>)> = Vec::new();
+    for files in discover(&layout).expect("discover") {
+        let suite = Suite::load(files.harness.as_deref().expect("harness")).expect("suite");
+        let ts = files
+            .transcripts
+            .iter()
+            .map(|(_, p)| Transcript::load(p).expect("transcript"))
+            .collect();
+        work.push((suite, ts));
+    }
+    let n: usize = work.iter().map(|(_, t)| t.len()).sum();
+    let mut group = c.benchmark_group("check");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("shipped-transcripts", |b| {
+        b.iter(|| {
+            for (suite, ts) in &work {
+                for t in ts {
+                    black_box(evaluate(suite, t).expect("evaluates"));
+                }
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
