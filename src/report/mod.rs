@@ -91,7 +91,7 @@ impl<'a> Summary<'a> {
             };
             let mut line = format!("{tag} {:width$}", t.name);
             if let Some(score) = t.evaluation.as_ref().and_then(|e| e.score.as_ref()) {
-                let _ = write!(line, "  TC {:.3}", score.tc);
+                let _ = write!(line, "  {}", crate::runner::dimensions(score));
             }
             if let (Status::Xfailed, Some(m)) = (t.status, &t.message) {
                 let _ = write!(line, "  {m}");

@@ -28,7 +28,7 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Evaluation, Verdict, evaluate};
-pub use render::{call_diff, render_call};
+pub use render::{call_diff, dimensions, render_call};
 pub use suite::Suite;
 
 use crate::finding::Severity;
@@ -343,7 +343,7 @@ pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceErr
             .scenario
             .as_deref()
             .and_then(|id| suite.harness.scenario(id));
-        render::failure(&ev, &why, &t, scenario)
+        render::failure(&ev, &why, &t, scenario, &suite.harness.source)
     });
     Ok(CheckResult {
         evaluation: ev,

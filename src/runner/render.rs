@@ -9,12 +9,20 @@ use similar::{ChangeTag, TextDiff};
 use super::evaluate::Evaluation;
 use crate::finding::Finding;
 use crate::harness::{Call, Scenario, Transcript};
-use crate::source::snippet;
+use crate::score::Score;
+use crate::source::{SourceFile, snippet};
 
-/// The full explanation of a trial that did not go as labelled.
-pub fn failure(ev: &Evaluation, why: &str, t: &Transcript, scenario: Option<&Scenario>) -> String {
+/// The full explanation of a trial that did not go as labelled. `harness` is the suite's
+/// harness file, for findings that point into it (a missing workflow step).
+pub fn failure(
+    ev: &Evaluation,
+    why: &str,
+    t: &Transcript,
+    scenario: Option<&Scenario>,
+    harness: &SourceFile,
+) -> String {
     let mut s = format!(
-        "{}::{}: {why}\n{} error{}, {} warning{}\n",
+        "{}::{}: {why}\n{} error{}, {} warning{}",
         ev.suite,
         ev.transcript,
         ev.errors(),
@@ -22,9 +30,13 @@ pub fn failure(ev: &Evaluation, why: &str, t: &Transcript, scenario: Option<&Sce
         ev.warnings(),
         if ev.warnings() == 1 { "" } else { "s" },
     );
+    if let Some(score) = &ev.score {
+        let _ = write!(s, "; {}", dimensions(score));
+    }
+    s.push('\n');
     for f in &ev.findings {
         s.push('\n');
-        s.push_str(&finding(f, t));
+        s.push_str(&finding(f, t, harness));
     }
     if let Some(sc) = scenario {
         let d = call_diff(t, sc);
@@ -36,8 +48,19 @@ pub fn failure(ev: &Evaluation, why: &str, t: &Transcript, scenario: Option<&Sce
     s
 }
 
+/// `TC 0.667 (usage 1.000, selection 0.667, ordering n/a, arguments 0.333)`.
+pub fn dimensions(score: &Score) -> String {
+    let ordering = score
+        .ordering
+        .map_or("n/a".to_owned(), |o| format!("{o:.3}"));
+    format!(
+        "TC {:.3} (usage {:.3}, selection {:.3}, ordering {ordering}, arguments {:.3})",
+        score.tc, score.usage, score.selection, score.arguments
+    )
+}
+
 /// One finding: the headline, where it is, and the quoted line.
-pub fn finding(f: &Finding, t: &Transcript) -> String {
+pub fn finding(f: &Finding, t: &Transcript, harness: &SourceFile) -> String {
     let mut s = format!("{}[{}]", f.severity, f.code);
     if let Some(rule) = &f.rule {
         let _ = write!(s, " ({rule})");
@@ -51,7 +74,12 @@ pub fn finding(f: &Finding, t: &Transcript) -> String {
             _ => String::new(),
         };
         let _ = writeln!(s, "  --> {loc}{what}");
-        if let Some(snip) = snippet(&t.source.text, loc.line, loc.column) {
+        let text = if *loc.file == *harness.path {
+            &harness.text
+        } else {
+            &t.source.text
+        };
+        if let Some(snip) = snippet(text, loc.line, loc.column) {
             for line in snip.lines() {
                 let _ = writeln!(s, "  {line}");
             }

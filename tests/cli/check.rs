@@ -158,3 +158,19 @@ fn an_empty_project_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no trials found"), "{}", stderr(&o));
 }
+
+#[test]
+fn missing_step_points_into_the_harness() {
+    let harness = "tools: [tiny.tools.json]\nscenarios:\n  - id: two\n    turns:\n      - prompt: paint a cat, then a dog\n        workflow:\n          - tool: paint\n            arguments: {prompt: a cat}\n          - tool: paint\n            arguments: {prompt: a dog}\n";
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("harnesses/tiny.yaml", harness),
+        (
+            "transcripts/tiny/t1.yaml",
+            "scenario: two\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat}\n",
+        ),
+    ]);
+    let o = run_in(dir.path(), &["check", "transcripts/tiny/t1.yaml"], None);
+    assert_eq!(o.status.code(), Some(1));
+    insta::assert_snapshot!("check_missing_step", stdout(&o));
+}
