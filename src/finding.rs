@@ -70,6 +70,16 @@ impl SubDimension {
         SubDimension::ArgumentRelevancy,
     ];
 
+    /// The six argument sub-dimensions, in the paper's order.
+    pub const ARGUMENTS: [SubDimension; 6] = [
+        SubDimension::ArgumentCompleteness,
+        SubDimension::ArgumentName,
+        SubDimension::ArgumentValue,
+        SubDimension::ArgumentType,
+        SubDimension::ArgumentFormat,
+        SubDimension::ArgumentRelevancy,
+    ];
+
     /// The stable name used in YAML labels, JSON output and fault taxonomies.
     pub fn as_str(self) -> &'static str {
         match self {

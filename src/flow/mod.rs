@@ -140,17 +140,7 @@ pub fn analyze(
             });
             let mut finding = None;
             match origin {
-                Some(Origin::Call(p)) if flow.calls[p].failed => {
-                    finding = Some(Finding::new(
-                        Code::FailedDependency,
-                        pointer.clone(),
-                        format!(
-                            "`{value}` comes from call {} (`{}`), which failed, so it does not exist",
-                            p + 1,
-                            calls[p].1.tool
-                        ),
-                    ));
-                }
+                // Only successful calls add artifacts, so a grounded value exists.
                 Some(_) => {}
                 None => match first_producer.get(&norm) {
                     Some(&p) if p < i && flow.calls[p].failed => {

@@ -52,15 +52,7 @@ impl Score {
         ])
         .unwrap_or(1.0);
         let ordering = mean(&[OrderingSequence, OrderingDependency, OrderingEfficiency]);
-        let arguments = mean(&[
-            ArgumentCompleteness,
-            ArgumentName,
-            ArgumentValue,
-            ArgumentType,
-            ArgumentFormat,
-            ArgumentRelevancy,
-        ])
-        .unwrap_or(1.0);
+        let arguments = mean(&SubDimension::ARGUMENTS).unwrap_or(1.0);
         let dims: Vec<f64> = [Some(usage), Some(selection), ordering, Some(arguments)]
             .into_iter()
             .flatten()

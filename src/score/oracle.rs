@@ -267,17 +267,10 @@ impl Turn<'_> {
             } else {
                 0.0
             };
-            [
-                ArgumentCompleteness,
-                ArgumentName,
-                ArgumentValue,
-                ArgumentType,
-                ArgumentFormat,
-                ArgumentRelevancy,
-            ]
-            .into_iter()
-            .map(|d| (d, v))
-            .collect()
+            SubDimension::ARGUMENTS
+                .into_iter()
+                .map(|d| (d, v))
+                .collect()
         });
         sub.extend(args);
 
@@ -764,17 +757,7 @@ mod tests {
         );
         let (s, _) = run(&c, "  - {tool: paint, arguments: {promt: p, x: 1}}\n");
         use SubDimension::*;
-        let got: Vec<f64> = [
-            ArgumentCompleteness,
-            ArgumentName,
-            ArgumentValue,
-            ArgumentType,
-            ArgumentFormat,
-            ArgumentRelevancy,
-        ]
-        .iter()
-        .map(|d| s.sub[d])
-        .collect();
+        let got: Vec<f64> = SubDimension::ARGUMENTS.iter().map(|d| s.sub[d]).collect();
         assert_eq!(got, [0.0, 0.5, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(s.sub[&SelectionCompleteness], 0.0);
         assert!(close(s.tc, (1.0 + 2.0 / 3.0 + 0.5 / 6.0) / 3.0), "{}", s.tc);
