@@ -107,18 +107,26 @@ pub fn analyze(
     }
 
     let mut flow = Flow::default();
+    for a in scenario.into_iter().flat_map(|s| &s.artifacts) {
+        flow.artifacts
+            .entry(normalize(a))
+            .or_default()
+            .push(Origin::Prompt(0));
+    }
+    // Free text seen so far (prompts, successful outputs), for ids that are no URI.
+    let mut seen_text: Vec<(Origin, String)> = Vec::new();
     let mut prompt_done: HashSet<usize> = HashSet::new();
     let mut seen_calls: HashMap<String, usize> = HashMap::new();
     for (i, (turn, call)) in calls.iter().enumerate() {
         if prompt_done.insert(*turn) {
-            for a in prompt_of(t, scenario, *turn)
-                .map(artifacts_in_text)
-                .unwrap_or_default()
-            {
-                flow.artifacts
-                    .entry(a)
-                    .or_default()
-                    .push(Origin::Prompt(*turn));
+            if let Some(p) = prompt_of(t, scenario, *turn) {
+                for a in artifacts_in_text(p) {
+                    flow.artifacts
+                        .entry(a)
+                        .or_default()
+                        .push(Origin::Prompt(*turn));
+                }
+                seen_text.push((Origin::Prompt(*turn), p.to_owned()));
             }
         }
         let mut cf = CallFlow {
@@ -137,6 +145,18 @@ pub fn analyze(
                             || matches!(o, Origin::Call(c) if *c < i)
                     })
                     .copied()
+            });
+            // An id or a name a tool printed is grounded when it appears verbatim in a prompt or
+            // an earlier successful output, even if it is no URI.
+            let origin = origin.or_else(|| {
+                (value.len() >= 4)
+                    .then(|| {
+                        seen_text
+                            .iter()
+                            .find(|(_, text)| text.contains(value.as_str()))
+                            .map(|(o, _)| *o)
+                    })
+                    .flatten()
             });
             let mut finding = None;
             match origin {
@@ -214,6 +234,9 @@ pub fn analyze(
                     .push(Origin::Call(i));
             }
             cf.produced = call_artifacts[i].clone();
+            if let Some(out) = outputs[i] {
+                seen_text.push((Origin::Call(i), strings_of(out)));
+            }
         }
         flow.calls.push(cf);
     }
@@ -445,6 +468,24 @@ pub fn artifacts_of_value(v: &Value) -> Vec<String> {
     walk(v, &mut out);
     out.sort();
     out.dedup();
+    out
+}
+
+/// Every string in a JSON value, joined by newlines.
+fn strings_of(v: &Value) -> String {
+    fn go(v: &Value, out: &mut String) {
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|i| go(i, out)),
+            Value::Object(m) => m.values().for_each(|i| go(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    go(v, &mut out);
     out
 }
 

@@ -170,3 +170,34 @@ fn destinations_are_not_references_without_a_matrix() {
             && !looks_like_input("output_local_dir")
     );
 }
+
+#[test]
+fn ids_printed_by_a_tool_are_grounded() {
+    let s = suite("narrative");
+    // ffmpeg_get_media_info takes `input_media_uri`; an object name printed by an earlier call
+    // (not a URI) is still a value the agent saw.
+    let y = "prompt: check the mix\ncalls:\n  - tool: lyria_generate_music\n    arguments: {prompt: beats}\n    output: {content: [{type: text, text: \"Saved object lyria_output_Ab3xYz9Q in the bucket\"}]}\n  - tool: ffmpeg_get_media_info\n    arguments: {input_media_uri: lyria_output_Ab3xYz9Q}\n  - tool: ffmpeg_get_media_info\n    arguments: {input_media_uri: lyria_output_Zz9}\n";
+    assert_eq!(codes(&run(&s, y)), [("flow.unknown_reference", Some(2))]);
+}
+
+#[test]
+fn scenario_artifacts_are_grounded() {
+    let s = suite("narrative");
+    let h = crate::harness::Harness::from_source(SourceFile::from_text(
+        "harnesses/x.yaml",
+        "scenarios:\n  - id: s\n    artifacts: [\"gs://b/brand/logo.png\"]\n    turns:\n      - prompt: put our logo on the clip\n",
+    ))
+    .unwrap();
+    let t = Transcript::from_source(
+        SourceFile::from_text("t.yaml", "scenario: s\ncalls:\n  - tool: ffmpeg_overlay_image_on_video\n    arguments: {input_video_uri: \"gs://b/clip.mp4\", input_image_uri: \"gs://b/brand/logo.png\"}\n"),
+        "t".into(),
+    )
+    .unwrap();
+    let flow = analyze(&t, h.scenario("s"), &s.linter, &[false]);
+    assert_eq!(
+        codes(&flow),
+        [("flow.unknown_reference", Some(0))],
+        "the clip is unknown, the logo is declared"
+    );
+    assert_eq!(flow.findings[0].pointer, "/input_video_uri");
+}

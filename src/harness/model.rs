@@ -127,6 +127,9 @@ pub struct Scenario {
     pub title: Option<String>,
     pub category: Option<String>,
     pub novelty_reason: Option<String>,
+    /// Values that exist before the conversation starts (the user's files, ids, buckets),
+    /// beyond those the prompts mention: references to them are grounded.
+    pub artifacts: Vec<String>,
     pub turns: Vec<Turn>,
     pub location: Location,
 }
@@ -255,6 +258,7 @@ impl Harness {
                 title: sc.value.title,
                 category: sc.value.category,
                 novelty_reason: sc.value.novelty_reason,
+                artifacts: sc.value.artifacts,
                 turns,
                 location,
             });

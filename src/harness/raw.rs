@@ -47,6 +47,8 @@ pub(super) struct RawScenario {
     pub category: Option<String>,
     #[serde(default)]
     pub novelty_reason: Option<String>,
+    #[serde(default)]
+    pub artifacts: Vec<String>,
     pub turns: Vec<RawTurn>,
 }
 
