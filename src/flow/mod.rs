@@ -118,16 +118,16 @@ pub fn analyze(
     let mut prompt_done: HashSet<usize> = HashSet::new();
     let mut seen_calls: HashMap<String, usize> = HashMap::new();
     for (i, (turn, call)) in calls.iter().enumerate() {
-        if prompt_done.insert(*turn) {
-            if let Some(p) = prompt_of(t, scenario, *turn) {
-                for a in artifacts_in_text(p) {
-                    flow.artifacts
-                        .entry(a)
-                        .or_default()
-                        .push(Origin::Prompt(*turn));
-                }
-                seen_text.push((Origin::Prompt(*turn), p.to_owned()));
+        if prompt_done.insert(*turn)
+            && let Some(p) = prompt_of(t, scenario, *turn)
+        {
+            for a in artifacts_in_text(p) {
+                flow.artifacts
+                    .entry(a)
+                    .or_default()
+                    .push(Origin::Prompt(*turn));
             }
+            seen_text.push((Origin::Prompt(*turn), p.to_owned()));
         }
         let mut cf = CallFlow {
             failed: lint_failed.get(i).copied().unwrap_or(false),
