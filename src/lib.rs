@@ -15,7 +15,9 @@
 pub mod finding;
 pub mod flow;
 pub mod harness;
+pub mod judge;
 pub mod lint;
+pub mod llm;
 pub mod report;
 pub mod runner;
 pub mod score;

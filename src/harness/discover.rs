@@ -14,6 +14,8 @@ use crate::source::SourceError;
 pub struct Layout {
     pub harnesses: PathBuf,
     pub transcripts: PathBuf,
+    /// The LLM answer cache (judge recordings are committed here).
+    pub llm_cache: PathBuf,
 }
 
 impl Layout {
@@ -22,6 +24,7 @@ impl Layout {
         Self {
             harnesses: root.join("harnesses"),
             transcripts: root.join("transcripts"),
+            llm_cache: root.join(".agent-seer").join("llm-cache"),
         }
     }
 

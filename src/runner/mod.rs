@@ -10,13 +10,16 @@
 //! Trials:
 //! - `<suite>::<transcript>`: the engines over one transcript, judged against its label;
 //! - `<suite>::harness`: the harness itself loads, and every oracle workflow lints clean;
-//! - `<suite>::discrimination`: the merge gate over the suite's labelled transcripts.
+//! - `<suite>::discrimination`: the merge gate over the suite's labelled transcripts;
+//! - `judge::<suite>::<transcript>`: the LLM judge (ignored at discovery when
+//!   `AGENT_SEER_JUDGE` is not set, so both runners report a skip).
 //!
 //! The entry point is [`main`] (re-exported as `agent_seer::harness::main`); [`run_checks`]
 //! gives the same verdicts to the CLI's `check`.
 
 mod discrimination;
 mod evaluate;
+mod judge;
 mod render;
 mod suite;
 
@@ -126,8 +129,8 @@ type SuiteCell = Arc<OnceLock<Result<Arc<Suite>, SourceError>>>;
 
 /// A suite loaded at most once per process, shared by its trials.
 #[derive(Clone)]
-struct LazySuite {
-    name: String,
+pub(crate) struct LazySuite {
+    pub(crate) name: String,
     harness: Option<PathBuf>,
     cell: SuiteCell,
 }
@@ -141,7 +144,7 @@ impl LazySuite {
         }
     }
 
-    fn get(&self, layout_dir: &Path) -> Result<Arc<Suite>, SourceError> {
+    pub(crate) fn get(&self, layout_dir: &Path) -> Result<Arc<Suite>, SourceError> {
         self.cell
             .get_or_init(|| match &self.harness {
                 Some(p) => Suite::load(p).map(Arc::new),
@@ -202,9 +205,13 @@ fn suite_trials(files: &SuiteFiles, layout: &Layout) -> Vec<Trial> {
     if files.harness.is_some() || !reserved.is_empty() {
         out.push(harness_trial(&lazy, layout, reserved));
     }
+    let judge = judge::configured();
     for (id, path) in &files.transcripts {
         if !RESERVED.contains(&id.as_str()) {
             out.push(transcript_trial(&lazy, layout, id, path.clone()));
+            if files.harness.is_some() {
+                out.push(judge::trial(&lazy, layout, id, path.clone(), judge));
+            }
         }
     }
     if files.harness.is_some() && !files.transcripts.is_empty() {
@@ -256,6 +263,12 @@ fn discriminate(suite: &Suite, transcripts: &[(String, PathBuf)]) -> Discriminat
 }
 
 fn exact_trial(name: &str, layout: &Layout) -> Option<Trial> {
+    if let Some(rest) = name.strip_prefix("judge::") {
+        let (suite, id) = rest.split_once("::")?;
+        let lazy = LazySuite::new(suite, Some(layout.harness_file(suite)?));
+        let path = layout.transcript_file(suite, id)?;
+        return Some(judge::trial(&lazy, layout, id, path, judge::configured()));
+    }
     let (suite, rest) = name.split_once("::")?;
     let lazy = LazySuite::new(suite, layout.harness_file(suite));
     if rest == "harness" {

@@ -1,0 +1,303 @@
+//! The LLM judge: the paper's rubric (Appendix E) scored by a model — 14 tool-calling
+//! sub-dimensions on 0–10 with the cascade rules, and 5 coherence dimensions on 1–3 — parsed
+//! into the same [`Score`] the oracle fills.
+//!
+//! In the default **enriched** mode the judge sees the user turns, the specs of the tools
+//! involved, the capability-matrix rows for the models the calls select, the tool outputs, the
+//! agent's calls and reply, a reference workflow, and the deterministic findings, which it is
+//! told are facts. **Raw-spec** mode gives only the specs and the transcript, to reproduce the
+//! seeds' schema-blind baseline. Prompts are ours; they carry the paper's instructions. The
+//! main entry is [`judge`]; [`render`] builds the request, [`agreement`] compares two judges.
+
+pub mod agreement;
+mod prompt;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::finding::SubDimension;
+use crate::harness::{Scenario, Transcript};
+use crate::llm::{Client, LlmError, Request};
+use crate::runner::{Evaluation, Suite};
+use crate::score::Score;
+
+pub use prompt::{RUBRIC_VERSION, render, schema};
+
+/// What the judge is shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Specs, capability-matrix rows, reference workflow and the deterministic findings.
+    #[default]
+    Enriched,
+    /// Only the tool specs and the transcript (the seeds' baseline).
+    RawSpec,
+}
+
+/// The judge's answer, as the schema asks for it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    pub usage: Usage,
+    pub selection: Selection,
+    pub ordering: Ordering,
+    pub arguments: Arguments,
+    pub coherence: Coherence,
+    pub failures: Vec<String>,
+    pub rationale: String,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    pub necessity: u8,
+    pub overuse: u8,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Selection {
+    pub correctness: u8,
+    pub specificity: u8,
+    pub completeness: u8,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Ordering {
+    pub applicable: bool,
+    pub sequence_logic: u8,
+    pub dependency_handling: u8,
+    pub execution_efficiency: u8,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Arguments {
+    pub completeness: u8,
+    pub name_accuracy: u8,
+    pub value_accuracy: u8,
+    pub type_compliance: u8,
+    pub format_compliance: u8,
+    pub relevancy: u8,
+}
+
+/// 1–3 each; `context_retention` 0 when there is no earlier turn to retain.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Coherence {
+    pub logical_flow: u8,
+    pub completeness: u8,
+    pub conciseness: u8,
+    pub topic_relevance: u8,
+    pub context_retention: u8,
+}
+
+impl Verdict {
+    /// Range checks the schema states but a provider may not enforce.
+    pub fn check(&self) -> Result<(), String> {
+        let tens = [
+            ("usage.necessity", self.usage.necessity),
+            ("usage.overuse", self.usage.overuse),
+            ("selection.correctness", self.selection.correctness),
+            ("selection.specificity", self.selection.specificity),
+            ("selection.completeness", self.selection.completeness),
+            ("ordering.sequence_logic", self.ordering.sequence_logic),
+            (
+                "ordering.dependency_handling",
+                self.ordering.dependency_handling,
+            ),
+            (
+                "ordering.execution_efficiency",
+                self.ordering.execution_efficiency,
+            ),
+            ("arguments.completeness", self.arguments.completeness),
+            ("arguments.name_accuracy", self.arguments.name_accuracy),
+            ("arguments.value_accuracy", self.arguments.value_accuracy),
+            ("arguments.type_compliance", self.arguments.type_compliance),
+            (
+                "arguments.format_compliance",
+                self.arguments.format_compliance,
+            ),
+            ("arguments.relevancy", self.arguments.relevancy),
+        ];
+        if let Some((name, v)) = tens.iter().find(|(_, v)| *v > 10) {
+            return Err(format!("{name} is {v}; scores are 0–10"));
+        }
+        let c = &self.coherence;
+        let threes = [
+            ("logical_flow", c.logical_flow),
+            ("completeness", c.completeness),
+            ("conciseness", c.conciseness),
+            ("topic_relevance", c.topic_relevance),
+        ];
+        if let Some((name, v)) = threes.iter().find(|(_, v)| !(1..=3).contains(v)) {
+            return Err(format!("coherence.{name} is {v}; coherence is 1–3"));
+        }
+        if c.context_retention > 3 {
+            return Err(format!(
+                "coherence.context_retention is {}; 1–3, or 0 when not applicable",
+                c.context_retention
+            ));
+        }
+        if let Some(f) = self
+            .failures
+            .iter()
+            .find(|f| SubDimension::parse(f).is_none())
+        {
+            return Err(format!("failure `{f}` is not a sub-dimension name"));
+        }
+        Ok(())
+    }
+
+    /// The tool-calling score; ordering counts only when the judge says it applies and the
+    /// turn has two calls or more (the paper's rule, which a judge can get wrong).
+    pub fn score(&self, calls: usize) -> Score {
+        use SubDimension::*;
+        let n = |v: u8| f64::from(v) / 10.0;
+        let mut sub = BTreeMap::from([
+            (UsageNecessity, n(self.usage.necessity)),
+            (UsageOveruse, n(self.usage.overuse)),
+            (SelectionCorrectness, n(self.selection.correctness)),
+            (SelectionSpecificity, n(self.selection.specificity)),
+            (SelectionCompleteness, n(self.selection.completeness)),
+            (ArgumentCompleteness, n(self.arguments.completeness)),
+            (ArgumentName, n(self.arguments.name_accuracy)),
+            (ArgumentValue, n(self.arguments.value_accuracy)),
+            (ArgumentType, n(self.arguments.type_compliance)),
+            (ArgumentFormat, n(self.arguments.format_compliance)),
+            (ArgumentRelevancy, n(self.arguments.relevancy)),
+        ]);
+        if self.ordering.applicable && calls >= 2 {
+            sub.insert(OrderingSequence, n(self.ordering.sequence_logic));
+            sub.insert(OrderingDependency, n(self.ordering.dependency_handling));
+            sub.insert(OrderingEfficiency, n(self.ordering.execution_efficiency));
+        }
+        Score::from_sub(sub)
+    }
+
+    /// Coherence, normalised to 0–1 and averaged (context retention only with history).
+    pub fn coherence(&self, has_history: bool) -> f64 {
+        let c = &self.coherence;
+        let mut v = vec![
+            c.logical_flow,
+            c.completeness,
+            c.conciseness,
+            c.topic_relevance,
+        ];
+        if has_history && c.context_retention > 0 {
+            v.push(c.context_retention);
+        }
+        v.iter().map(|x| (f64::from(*x) - 1.0) / 2.0).sum::<f64>() / v.len() as f64
+    }
+
+    /// The verdict the judge would give if it agreed exactly with a score (0–1 sub-dimensions
+    /// rounded to 0–10). Used to write hand-made fixtures, which say so.
+    pub fn from_score(score: &Score) -> Self {
+        use SubDimension::*;
+        let t = |d: SubDimension| {
+            score
+                .sub
+                .get(&d)
+                .map_or(10, |v| (v * 10.0).round().clamp(0.0, 10.0) as u8)
+        };
+        let failures: Vec<String> = score
+            .sub
+            .iter()
+            .filter(|(d, v)| **v < 1.0 && **d != UsageOveruse)
+            .map(|(d, _)| d.as_str().to_owned())
+            .collect();
+        Verdict {
+            usage: Usage {
+                necessity: t(UsageNecessity),
+                overuse: t(UsageOveruse),
+            },
+            selection: Selection {
+                correctness: t(SelectionCorrectness),
+                specificity: t(SelectionSpecificity),
+                completeness: t(SelectionCompleteness),
+            },
+            ordering: Ordering {
+                applicable: score.ordering.is_some(),
+                sequence_logic: t(OrderingSequence),
+                dependency_handling: t(OrderingDependency),
+                execution_efficiency: t(OrderingEfficiency),
+            },
+            arguments: Arguments {
+                completeness: t(ArgumentCompleteness),
+                name_accuracy: t(ArgumentName),
+                value_accuracy: t(ArgumentValue),
+                type_compliance: t(ArgumentType),
+                format_compliance: t(ArgumentFormat),
+                relevancy: t(ArgumentRelevancy),
+            },
+            coherence: Coherence {
+                logical_flow: 3,
+                completeness: 3,
+                conciseness: 3,
+                topic_relevance: 3,
+                context_retention: 0,
+            },
+            failures: failures.into_iter().take(6).collect(),
+            rationale:
+                "Hand-written fixture: the deterministic oracle's scores, not a model's judgement."
+                    .into(),
+        }
+    }
+}
+
+/// A judged transcript.
+#[derive(Clone, Debug, Serialize)]
+pub struct Judged {
+    pub verdict: Verdict,
+    pub score: Score,
+    pub coherence: f64,
+    pub mode: Mode,
+}
+
+/// The judge's request for a transcript.
+pub fn request(
+    suite: &Suite,
+    t: &Transcript,
+    scenario: Option<&Scenario>,
+    ev: &Evaluation,
+    mode: Mode,
+) -> Request {
+    let (system, user) = render(suite, t, scenario, ev, mode);
+    Request {
+        system,
+        user,
+        schema_name: "tool_calling_judgement".into(),
+        schema: schema(),
+        temperature: 0.0,
+        max_tokens: 1024,
+        cache_tag: format!(
+            "{RUBRIC_VERSION}/{}",
+            match mode {
+                Mode::Enriched => "enriched",
+                Mode::RawSpec => "raw-spec",
+            }
+        ),
+    }
+}
+
+/// Judges one transcript (through the client's cache and retries).
+pub async fn judge(
+    client: &Client,
+    suite: &Suite,
+    t: &Transcript,
+    scenario: Option<&Scenario>,
+    ev: &Evaluation,
+    mode: Mode,
+) -> Result<Judged, LlmError> {
+    let req = request(suite, t, scenario, ev, mode);
+    let verdict: Verdict = client.structured(&req, Verdict::check).await?;
+    let calls = t.calls().count();
+    Ok(Judged {
+        score: verdict.score(calls),
+        coherence: verdict.coherence(t.turns.len() > 1),
+        verdict,
+        mode,
+    })
+}

@@ -1,0 +1,156 @@
+//! The answer cache: content-addressed over canonical JSON (provider, model, parameters, the
+//! full prompt and schema, and the caller's tag, e.g. the rubric version), one file per
+//! answer, written atomically (a temporary file, then a rename) so concurrent nextest
+//! processes never see a partial entry. No key, timestamp or request id goes in.
+//!
+//! Modes: `live` answers from the cache and calls on a miss, `record` always calls and
+//! overwrites, `replay` answers only from the cache and fails on a miss, naming the key.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{Answer, LlmError, Request};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheMode {
+    Live,
+    Record,
+    Replay,
+}
+
+/// One stored answer.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Entry {
+    pub key: String,
+    /// Where the answer came from: `"recorded"` from a model, or `"hand-written: …"` for
+    /// entries a person wrote (never presented as a model's judgement).
+    pub source: String,
+    pub provider: String,
+    pub model: String,
+    pub answer: Answer,
+    /// The request, for people reading the cache (the key is its hash).
+    pub request: Value,
+}
+
+#[derive(Clone, Debug)]
+pub struct Cache {
+    dir: PathBuf,
+    mode: CacheMode,
+}
+
+/// The cache key: SHA-256 of the canonical JSON of everything that determines the answer.
+pub fn key(provider: &str, model: &str, req: &Request) -> String {
+    let material = json!({
+        "provider": provider,
+        "model": model,
+        "temperature": req.temperature,
+        "max_tokens": req.max_tokens,
+        "system": req.system,
+        "user": req.user,
+        "schema_name": req.schema_name,
+        "schema": req.schema,
+        "tag": req.cache_tag,
+    });
+    // serde_json maps are sorted (no `preserve_order`): this string is canonical.
+    let digest = Sha256::digest(material.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Cache {
+    pub fn new(dir: PathBuf, mode: CacheMode) -> Self {
+        Self { dir, mode }
+    }
+
+    pub fn path(&self, key: &str) -> PathBuf {
+        self.dir
+            .join(&key[..2.min(key.len())])
+            .join(format!("{key}.json"))
+    }
+
+    /// A cached answer, as the mode allows; a replay miss is an error.
+    pub fn get(&self, key: &str) -> Result<Option<Answer>, LlmError> {
+        if self.mode == CacheMode::Record {
+            return Ok(None);
+        }
+        let path = self.path(key);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let e: Entry = serde_json::from_str(&text).map_err(|err| LlmError::Cache {
+                    path: path.clone(),
+                    message: format!("not a cache entry: {err}"),
+                })?;
+                Ok(Some(e.answer))
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                if self.mode == CacheMode::Replay {
+                    Err(LlmError::CacheMiss {
+                        key: key.to_owned(),
+                    })
+                } else {
+                    Ok(None)
+                }
+            }
+            Err(err) => Err(LlmError::Cache {
+                path,
+                message: err.to_string(),
+            }),
+        }
+    }
+
+    pub fn put(
+        &self,
+        key: &str,
+        provider: &str,
+        model: &str,
+        req: &Request,
+        answer: &Answer,
+    ) -> Result<(), LlmError> {
+        if self.mode == CacheMode::Replay {
+            return Ok(());
+        }
+        let entry = Entry {
+            key: key.to_owned(),
+            source: "recorded".into(),
+            provider: provider.into(),
+            model: model.into(),
+            answer: answer.clone(),
+            request: serde_json::to_value(req).unwrap_or(Value::Null),
+        };
+        write_atomically(
+            &self.path(key),
+            &serde_json::to_string_pretty(&entry).unwrap_or_default(),
+        )
+    }
+}
+
+/// Writes via a unique temporary file in the same directory, then renames over the target.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), LlmError> {
+    let err = |m: String| LlmError::Cache {
+        path: path.to_path_buf(),
+        message: m,
+    };
+    let dir = path
+        .parent()
+        .ok_or_else(|| err("no parent directory".into()))?;
+    std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(err(e.to_string()));
+    }
+    Ok(())
+}

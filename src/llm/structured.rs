@@ -1,0 +1,117 @@
+//! Structured answers: extract the JSON object (tolerating prose or code fences around it),
+//! deserialize, check, and retry with the problem fed back.
+
+use serde_json::Value;
+
+use super::{Client, LlmError, Request};
+
+pub(super) const ATTEMPTS: u32 = 3;
+
+pub(super) async fn structured<T, F>(
+    client: &Client,
+    req: &Request,
+    check: F,
+) -> Result<T, LlmError>
+where
+    T: serde::de::DeserializeOwned,
+    F: Fn(&T) -> Result<(), String>,
+{
+    let mut attempt_req = req.clone();
+    let mut last = (String::new(), String::new());
+    for attempt in 1..=ATTEMPTS {
+        let answer = client.answer(&attempt_req).await?;
+        let parsed = extract_json(&answer.text)
+            .ok_or_else(|| "the answer holds no complete JSON object".to_owned())
+            .and_then(|v| {
+                serde_json::from_value::<T>(v)
+                    .map_err(|e| format!("the JSON does not fit the schema: {e}"))
+            })
+            .and_then(|t| check(&t).map(|()| t));
+        match parsed {
+            Ok(t) => {
+                // Cache under the original request, so a replay finds it without retries.
+                client.remember(req, &answer)?;
+                return Ok(t);
+            }
+            Err(problem) => {
+                last = (problem.clone(), answer.text.chars().take(200).collect());
+                if attempt < ATTEMPTS {
+                    attempt_req.user = format!(
+                        "{}\n\nYour previous answer was rejected: {problem}. Answer again with one JSON object that follows the schema exactly.",
+                        req.user
+                    );
+                }
+            }
+        }
+    }
+    Err(LlmError::InvalidOutput {
+        attempts: ATTEMPTS,
+        problem: last.0,
+        excerpt: last.1,
+    })
+}
+
+/// The first complete top-level JSON object in `text`: the whole text when it is one, else the
+/// inside of a code fence, else the first balanced `{…}`.
+pub fn extract_json(text: &str) -> Option<Value> {
+    let t = text.trim();
+    if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(t) {
+        return Some(v);
+    }
+    let bytes = t.as_bytes();
+    let mut start = 0;
+    while let Some(off) = t[start..].find('{') {
+        let s = start + off;
+        let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+        for (i, &b) in bytes.iter().enumerate().skip(s) {
+            if in_str {
+                match (esc, b) {
+                    (true, _) => esc = false,
+                    (false, b'\\') => esc = true,
+                    (false, b'"') => in_str = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_str = true,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(&t[s..=i]) {
+                            return Some(v);
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        start = s + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extracts_from_prose_and_fences() {
+        assert_eq!(
+            extract_json(r#"{"a": 1}"#),
+            Some(serde_json::json!({"a": 1}))
+        );
+        assert_eq!(
+            extract_json("Sure! ```json\n{\"a\": {\"b\": \"}\"}}\n``` hope it helps"),
+            Some(serde_json::json!({"a": {"b": "}"}}))
+        );
+        assert_eq!(
+            extract_json("{\"a\": 1, \"b\": [1, 2"),
+            None,
+            "truncated JSON is not an answer"
+        );
+        assert_eq!(extract_json("no json here"), None);
+    }
+}

@@ -1,0 +1,308 @@
+use super::*;
+
+#[tokio::test]
+async fn rate_limit_honours_retry_after() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "1")
+                .set_body_string("slow down"),
+        )
+        .up_to_n_times(1)
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(openai_body(r#"{"score": 1, "why": "x"}"#)),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let start = std::time::Instant::now();
+    let g: Grade = c.structured(&request(), check).await.unwrap();
+    assert_eq!(g.score, 1);
+    // Retry-After: 1 overrides the 10 ms backoff.
+    assert!(
+        start.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_then_reported() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("internal"))
+        .expect(4) // the first try and three retries
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 500, .. }), "{err}");
+    assert!(!err.to_string().contains(KEY));
+}
+
+#[tokio::test]
+async fn a_500_then_success() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(2)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(openai_body(r#"{"score": 4, "why": "x"}"#)),
+        )
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let g: Grade = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured(&request(), check)
+    .await
+    .unwrap();
+    assert_eq!(g.score, 4);
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_server_that_hangs_times_out() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(openai_body("{}"))
+                .set_delay(Duration::from_secs(5)),
+        )
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_millis(200),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Timeout { .. }), "{err}");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        4,
+        "timeouts are retried"
+    );
+}
+
+#[tokio::test]
+async fn truncated_json_is_retried_then_a_clear_error() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_body(
+            r#"{"score": 7, "why": "the model ran out of tok"#,
+        )))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    match err {
+        LlmError::InvalidOutput {
+            attempts,
+            problem,
+            excerpt,
+        } => {
+            assert_eq!(attempts, 3);
+            assert!(problem.contains("no complete JSON object"), "{problem}");
+            assert!(excerpt.starts_with("{\"score\": 7"), "{excerpt}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        std::fs::read_dir(dir.path())
+            .map(|d| d.count())
+            .unwrap_or(0)
+            == 0,
+        "invalid answers are never cached"
+    );
+}
+
+#[tokio::test]
+async fn schema_invalid_answer_is_fed_back() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(openai_body(r#"{"score": 42, "why": "x"}"#)),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(openai_body(r#"Here you go: {"score": 8, "why": "fixed"}"#)),
+        )
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let g: Grade = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured(&request(), check)
+    .await
+    .unwrap();
+    assert_eq!(g.score, 8);
+    let second: Value =
+        serde_json::from_slice(&server.received_requests().await.unwrap()[1].body).unwrap();
+    let user = second["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("previous answer was rejected: score 42 is above 10"),
+        "{user}"
+    );
+}
+
+#[tokio::test]
+async fn wrong_shape_is_retried() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_body(r#"{"grade": "A"}"#)))
+        .expect(3)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("does not fit the schema"), "{err}");
+}
+
+#[tokio::test]
+async fn refusals_are_errors_not_retries() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": null, "refusal": "I can't help with that."}, "finish_reason": "stop"}]
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Refusal { .. }), "{err}");
+    assert!(err.to_string().contains("can't help"), "{err}");
+}
+
+#[tokio::test]
+async fn gemini_safety_block_is_a_refusal() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"promptFeedback": {"blockReason": "SAFETY"}})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        Provider::Gemini {
+            base_url: server.uri(),
+            key: Some(KEY.into()),
+        },
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Refusal { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn non_json_body_is_malformed() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("<html>proxy</html>"))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let err = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    )
+    .structured::<Grade, _>(&request(), check)
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Malformed { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn a_closed_port_is_a_transport_error() {
+    // Bind, learn the port, close: nothing listens there any more.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let p = Provider::OpenAi {
+        base_url: format!("http://127.0.0.1:{port}"),
+        key: None,
+    };
+    let err = client(p, dir.path(), CacheMode::Live, Duration::from_secs(2))
+        .structured::<Grade, _>(&request(), check)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::Transport { .. }), "{err}");
+}
