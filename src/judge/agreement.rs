@@ -75,12 +75,15 @@ pub fn within(a: &[f64], b: &[f64], tol: f64) -> f64 {
         / a.len() as f64
 }
 
+/// A statistic over paired samples (`None` when undefined, e.g. without variance).
+type Stat<'a> = &'a dyn Fn(&[f64], &[f64]) -> Option<f64>;
+
 /// Compares paired scores, with 1,000 bootstrap resamples (a fixed seed: reports are
 /// reproducible).
 pub fn agreement(a: &[f64], b: &[f64]) -> Agreement {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
-    let stat = |f: &dyn Fn(&[f64], &[f64]) -> Option<f64>| -> Option<Estimate> {
+    let stat = |f: Stat<'_>| -> Option<Estimate> {
         let value = f(a, b)?;
         let mut rng = 0x9E37_79B9_7F4A_7C15_u64;
         let mut samples = Vec::with_capacity(1000);
