@@ -56,7 +56,11 @@ fn listing_is_sorted_stable_and_complete() {
     ] {
         assert!(a.iter().any(|n| n == name), "{name} not listed");
     }
-    assert!(a.iter().all(|n| n.split("::").count() == 2), "{a:?}");
+    assert!(
+        a.iter().all(|n| n.split("::").count() == 2
+            || (n.starts_with("judge::") && n.split("::").count() == 3)),
+        "{a:?}"
+    );
 }
 
 #[test]
@@ -103,7 +107,7 @@ fn xfail_is_reported_and_strict() {
     assert!(o.status.success(), "{}", text(&o));
     let line = text(&o)
         .lines()
-        .find(|l| l.contains("tiny::still-broken"))
+        .find(|l| l.starts_with("test tiny::still-broken"))
         .map(str::to_owned)
         .unwrap_or_default();
     assert!(
@@ -144,7 +148,10 @@ fn nextest_runs_every_trial_through_the_exact_fast_path() {
     );
     let out = text(&o);
     assert!(o.status.success(), "{out}");
-    let n = listed().len();
+    let n = listed()
+        .iter()
+        .filter(|n| !n.starts_with("judge::"))
+        .count();
     assert!(
         out.contains(&format!("{n} tests run: {n} passed"))
             || out.contains(&format!("tests run: {n} passed")),
@@ -183,7 +190,11 @@ fn nextest_slices_partition_the_suite() {
             assert!(seen.insert(name.clone()), "{name} in two slices");
         }
     }
-    let all: BTreeSet<String> = listed().into_iter().collect();
+    // Ignored trials (the judge's, with no judge configured) are partitioned separately.
+    let all: BTreeSet<String> = listed()
+        .into_iter()
+        .filter(|n| !n.starts_with("judge::"))
+        .collect();
     // nextest partitions non-ignored tests; our xfail trials are run-time ignores, so all count.
     assert_eq!(seen, all, "the slices together are the whole suite");
     assert_eq!(total, all.len());
@@ -205,4 +216,49 @@ fn exact_name_of_a_missing_file_runs_nothing() {
     );
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("0 passed; 0 failed"), "{}", text(&o));
+}
+
+/// The judge trials replay offline from the committed cache (`.agent-seer/llm-cache`, written
+/// by `agent-seer judge --write-fixtures` and marked hand-written in each file).
+#[test]
+fn judge_trials_replay_offline() {
+    let o = cargo(
+        &["test", "--test", "agents", "--", "judge::"],
+        &[
+            ("AGENT_SEER_JUDGE", "openai:fixture-judge"),
+            ("AGENT_SEER_LLM", "replay"),
+            ("OPENAI_API_KEY", ""),
+        ],
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let n = listed().iter().filter(|n| n.starts_with("judge::")).count();
+    assert!(
+        out.contains(&format!("test result: ok. {n} passed; 0 failed; 0 ignored")),
+        "{out}"
+    );
+}
+
+#[test]
+fn judge_trials_are_ignored_without_a_judge() {
+    let o = cargo(
+        &[
+            "test",
+            "-q",
+            "--test",
+            "agents",
+            "--",
+            "judge::veo::",
+            "--list",
+            "--ignored",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let ignored: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(ignored.len(), 11, "{ignored:?}");
+    assert!(ignored.iter().all(|l| l.starts_with("judge::veo::")));
 }

@@ -7,6 +7,7 @@
 
 mod check;
 mod inspect;
+mod judge;
 mod lint;
 
 use std::io::Write;
@@ -31,6 +32,11 @@ enum Command {
     /// Run the deterministic engines over transcripts the way the harness does, and print
     /// each trial's verdict and per-suite counts.
     Check(check::Args),
+    /// Score transcripts with an LLM judge (the 14 + 5 rubric), through the answer cache.
+    Judge(judge::Args),
+    /// Score transcripts with two judges and report their agreement (Pearson, Spearman, MAE,
+    /// ±0.1 rate, bootstrap 95% CIs) per dimension.
+    JudgeAgreement(judge::AgreementArgs),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -81,6 +87,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Lint(args) => lint::run(args, out),
         Command::Check(args) => check::run(args, out),
         Command::InspectSpec(args) => inspect::run(args, out),
+        Command::Judge(args) => judge::run(args, out),
+        Command::JudgeAgreement(args) => judge::agreement(args, out),
         Command::Schema { format } => {
             let text = match format {
                 SchemaKind::Harness => include_str!("../../schemas/harness.schema.json"),

@@ -301,3 +301,102 @@ pub async fn judge(
         mode,
     })
 }
+
+/// One transcript to judge, owned so judgements can run concurrently.
+#[derive(Clone)]
+pub struct Job {
+    pub suite: std::sync::Arc<Suite>,
+    pub transcript: Transcript,
+    pub evaluation: Evaluation,
+}
+
+/// Judges many transcripts at once; the client's concurrency cap bounds the calls in flight.
+/// Results come back in the jobs' order.
+pub async fn judge_many(
+    client: &Client,
+    jobs: Vec<Job>,
+    mode: Mode,
+) -> Vec<Result<Judged, LlmError>> {
+    let mut set = tokio::task::JoinSet::new();
+    let n = jobs.len();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let client = client.clone();
+        set.spawn(async move {
+            let scenario = job
+                .transcript
+                .scenario
+                .as_deref()
+                .and_then(|s| job.suite.harness.scenario(s));
+            (
+                i,
+                judge(
+                    &client,
+                    &job.suite,
+                    &job.transcript,
+                    scenario,
+                    &job.evaluation,
+                    mode,
+                )
+                .await,
+            )
+        });
+    }
+    let mut out: Vec<Option<Result<Judged, LlmError>>> = (0..n).map(|_| None).collect();
+    while let Some(done) = set.join_next().await {
+        match done {
+            Ok((i, r)) => out[i] = Some(r),
+            Err(e) => {
+                if let Some(slot) = out.iter_mut().find(|s| s.is_none()) {
+                    *slot = Some(Err(LlmError::Transport {
+                        provider: "judge",
+                        message: format!("task failed: {e}"),
+                    }));
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(LlmError::Transport {
+                    provider: "judge",
+                    message: "lost task".into(),
+                })
+            })
+        })
+        .collect()
+}
+
+/// Writes a hand-made cache entry for a transcript: the answer a judge would give if it agreed
+/// with the oracle, marked as hand-written in the file (never a model's judgement). Lets judge
+/// trials run offline in CI; a prompt change turns them into cache misses.
+pub fn write_fixture(
+    client: &Client,
+    suite: &Suite,
+    t: &Transcript,
+    ev: &Evaluation,
+    mode: Mode,
+) -> Result<bool, LlmError> {
+    let Some(score) = &ev.score else {
+        return Ok(false);
+    };
+    let scenario = t
+        .scenario
+        .as_deref()
+        .and_then(|s| suite.harness.scenario(s));
+    let req = request(suite, t, scenario, ev, mode);
+    let answer = crate::llm::Answer {
+        text: serde_json::to_string(&Verdict::from_score(score)).unwrap_or_default(),
+        usage: crate::llm::Usage::default(),
+    };
+    let cfg = client.config();
+    client.cache().put_with_source(
+        &client.cache_key(&req),
+        cfg.provider.name(),
+        &cfg.model,
+        &req,
+        &answer,
+        "hand-written: the deterministic oracle's scores rendered as a judge answer by `agent-seer judge --write-fixtures`; not a model's judgement",
+    )?;
+    Ok(true)
+}

@@ -112,9 +112,23 @@ impl Cache {
         if self.mode == CacheMode::Replay {
             return Ok(());
         }
+        self.put_with_source(key, provider, model, req, answer, "recorded")
+    }
+
+    /// Stores an entry whatever the mode, saying where it came from (`"hand-written: …"` for
+    /// fixtures a script wrote).
+    pub fn put_with_source(
+        &self,
+        key: &str,
+        provider: &str,
+        model: &str,
+        req: &Request,
+        answer: &Answer,
+        source: &str,
+    ) -> Result<(), LlmError> {
         let entry = Entry {
             key: key.to_owned(),
-            source: "recorded".into(),
+            source: source.into(),
             provider: provider.into(),
             model: model.into(),
             answer: answer.clone(),

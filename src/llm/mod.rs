@@ -236,6 +236,10 @@ impl Client {
         Ok(answer)
     }
 
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
     /// Stores an answer that passed validation (invalid answers are never cached).
     pub fn remember(&self, req: &Request, answer: &Answer) -> Result<(), LlmError> {
         self.cache.put(

@@ -1,0 +1,315 @@
+//! `agent-seer judge` and `agent-seer judge-agreement`: the LLM judge over transcripts, outside
+//! `cargo test`; a second judge and the agreement statistics (paper Appendix A.8).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_seer::harness::{Layout, Transcript, discover};
+use agent_seer::judge::{self, Job, Judged, Mode, agreement};
+use agent_seer::llm::{Client, LlmConfig};
+use agent_seer::runner::{Suite, evaluate, layout_at};
+use serde_json::json;
+
+use super::{Format, Outcome};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Transcript files or directories, or harness files. Default: every suite.
+    paths: Vec<PathBuf>,
+    /// The judge, `provider:model` (gemini, vertex, openai, anthropic).
+    #[arg(long, env = "AGENT_SEER_JUDGE")]
+    judge: String,
+    /// What the judge sees: `enriched` (specs, matrix rows, findings) or `raw-spec`.
+    #[arg(long, value_enum, default_value_t = ModeArg::Enriched)]
+    mode: ModeArg,
+    #[arg(long)]
+    root: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// Write hand-made cache entries (the oracle's scores as the judge's answer, marked
+    /// hand-written) instead of asking the model, so judge trials can replay offline.
+    #[arg(long)]
+    write_fixtures: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AgreementArgs {
+    paths: Vec<PathBuf>,
+    /// The first judge, `provider:model`.
+    #[arg(long, env = "AGENT_SEER_JUDGE")]
+    judge: String,
+    /// The second judge (out of family, ideally), `provider:model`.
+    #[arg(long)]
+    second_judge: String,
+    #[arg(long, value_enum, default_value_t = ModeArg::Enriched)]
+    mode: ModeArg,
+    #[arg(long)]
+    root: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(Copy, Clone, Debug, clap::ValueEnum)]
+pub enum ModeArg {
+    Enriched,
+    RawSpec,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Enriched => Mode::Enriched,
+            ModeArg::RawSpec => Mode::RawSpec,
+        }
+    }
+}
+
+/// Loads and deterministically evaluates the selected transcripts.
+fn jobs(root: Option<&Path>, paths: &[PathBuf]) -> anyhow::Result<(Layout, Vec<(String, Job)>)> {
+    let root = root
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(PathBuf::from))
+        .unwrap_or_default();
+    let layout = layout_at(&root)?;
+    let wanted: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let keep = |p: &Path| {
+        wanted.is_empty()
+            || wanted.iter().any(|w| {
+                std::fs::canonicalize(p)
+                    .unwrap_or_else(|_| p.to_path_buf())
+                    .starts_with(w)
+            })
+    };
+    let mut out = Vec::new();
+    for files in discover(&layout)? {
+        let Some(h) = &files.harness else { continue };
+        let whole = keep(h);
+        let selected: Vec<&(String, PathBuf)> = files
+            .transcripts
+            .iter()
+            .filter(|(_, p)| whole || keep(p))
+            .collect();
+        if selected.is_empty() {
+            continue;
+        }
+        let suite = Arc::new(Suite::load(h)?);
+        for (id, path) in selected {
+            let t = Transcript::load(path)?;
+            let ev = evaluate(&suite, &t)?;
+            out.push((
+                format!("{}::{id}", files.suite),
+                Job {
+                    suite: suite.clone(),
+                    transcript: t,
+                    evaluation: ev,
+                },
+            ));
+        }
+    }
+    if out.is_empty() {
+        anyhow::bail!("no transcripts to judge");
+    }
+    Ok((layout, out))
+}
+
+fn client(spec: &str, layout: &Layout) -> anyhow::Result<Client> {
+    Ok(Client::new(LlmConfig::from_env(
+        spec,
+        layout.llm_cache.clone(),
+    )?)?)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let (layout, jobs) = jobs(args.root.as_deref(), &args.paths)?;
+    let client = client(&args.judge, &layout)?;
+    let mode = Mode::from(args.mode);
+    if args.write_fixtures {
+        let mut written = 0;
+        for (_, j) in &jobs {
+            written += usize::from(judge::write_fixture(
+                &client,
+                &j.suite,
+                &j.transcript,
+                &j.evaluation,
+                mode,
+            )?);
+        }
+        writeln!(
+            out,
+            "wrote {written} hand-written judge fixtures for {} under {}",
+            args.judge,
+            layout.llm_cache.display()
+        )?;
+        return Ok(Outcome::Clean);
+    }
+    let names: Vec<String> = jobs.iter().map(|(n, _)| n.clone()).collect();
+    let oracle: Vec<Option<f64>> = jobs
+        .iter()
+        .map(|(_, j)| j.evaluation.score.as_ref().map(|s| s.tc))
+        .collect();
+    let results = runtime()?.block_on(judge::judge_many(
+        &client,
+        jobs.into_iter().map(|(_, j)| j).collect(),
+        mode,
+    ));
+    let mut failed = false;
+    let mut rows = Vec::new();
+    for ((name, oracle), r) in names.iter().zip(&oracle).zip(results) {
+        match r {
+            Ok(j) => rows.push(json!({"trial": name, "judge_tc": j.score.tc, "oracle_tc": oracle, "coherence": j.coherence,
+                "failures": j.verdict.failures, "rationale": j.verdict.rationale, "score": j.score})),
+            Err(e) => {
+                failed = true;
+                rows.push(json!({"trial": name, "error": e.to_string()}));
+            }
+        }
+    }
+    match args.format {
+        Format::Json => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"judge": args.judge, "results": rows, "ledger": client.ledger().entries()})
+            )?
+        )?,
+        Format::Human => {
+            let w = names.iter().map(String::len).max().unwrap_or(5);
+            writeln!(
+                out,
+                "{:w$}  judge TC  oracle TC  coherence  failures",
+                "trial"
+            )?;
+            for r in &rows {
+                let name = r["trial"].as_str().unwrap_or("");
+                if let Some(e) = r.get("error") {
+                    writeln!(out, "{name:w$}  error: {}", e.as_str().unwrap_or(""))?;
+                    continue;
+                }
+                let f = |k: &str| r[k].as_f64().map_or("-".to_owned(), |v| format!("{v:.3}"));
+                let failures: Vec<&str> = r["failures"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str())
+                    .collect();
+                writeln!(
+                    out,
+                    "{name:w$}  {:>8}  {:>9}  {:>9}  {}",
+                    f("judge_tc"),
+                    f("oracle_tc"),
+                    f("coherence"),
+                    failures.join(", ")
+                )?;
+            }
+            for (k, e) in client.ledger().entries() {
+                let cost = e
+                    .estimated_cost_usd
+                    .map_or("unknown".to_owned(), |c| format!("${c:.4}"));
+                writeln!(
+                    out,
+                    "\nledger {k}: {} calls ({} cached), {} input + {} output tokens, est. cost {cost}",
+                    e.calls, e.cached, e.input_tokens, e.output_tokens
+                )?;
+            }
+        }
+    }
+    Ok(if failed {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
+}
+
+pub fn agreement(args: AgreementArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let (layout, jobs) = jobs(args.root.as_deref(), &args.paths)?;
+    let mode = Mode::from(args.mode);
+    let rt = runtime()?;
+    let first = client(&args.judge, &layout)?;
+    let second = client(&args.second_judge, &layout)?;
+    let plain: Vec<Job> = jobs.into_iter().map(|(_, j)| j).collect();
+    let a = rt.block_on(judge::judge_many(&first, plain.clone(), mode));
+    let b = rt.block_on(judge::judge_many(&second, plain, mode));
+    let pairs: Vec<(Judged, Judged)> = a
+        .into_iter()
+        .zip(b)
+        .filter_map(|(x, y)| Some((x.ok()?, y.ok()?)))
+        .collect();
+    if pairs.len() < 2 {
+        anyhow::bail!("fewer than two transcripts were judged by both judges");
+    }
+    let dims: [(&str, fn(&Judged) -> Option<f64>); 5] = [
+        ("tc", |j| Some(j.score.tc)),
+        ("usage", |j| Some(j.score.usage)),
+        ("selection", |j| Some(j.score.selection)),
+        ("ordering", |j| j.score.ordering),
+        ("arguments", |j| Some(j.score.arguments)),
+    ];
+    let mut table = serde_json::Map::new();
+    for (name, get) in dims {
+        let (xs, ys): (Vec<f64>, Vec<f64>) = pairs
+            .iter()
+            .filter_map(|(x, y)| Some((get(x)?, get(y)?)))
+            .unzip();
+        if xs.len() >= 2 {
+            table.insert(
+                name.into(),
+                serde_json::to_value(agreement::agreement(&xs, &ys))?,
+            );
+        }
+    }
+    match args.format {
+        Format::Json => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"judges": [args.judge, args.second_judge], "n": pairs.len(), "dimensions": table})
+            )?
+        )?,
+        Format::Human => {
+            writeln!(
+                out,
+                "{} vs {} on {} transcripts (95% bootstrap CIs)",
+                args.judge,
+                args.second_judge,
+                pairs.len()
+            )?;
+            writeln!(
+                out,
+                "{:10}  {:>22}  {:>22}  {:>22}  {:>22}",
+                "dimension", "pearson r", "spearman rho", "MAE", "within ±0.1"
+            )?;
+            let est = |v: &serde_json::Value| -> String {
+                if v.is_null() {
+                    return "-".into();
+                }
+                format!(
+                    "{:.3} [{:.3}, {:.3}]",
+                    v["value"].as_f64().unwrap_or(0.0),
+                    v["low"].as_f64().unwrap_or(0.0),
+                    v["high"].as_f64().unwrap_or(0.0)
+                )
+            };
+            for (name, g) in &table {
+                writeln!(
+                    out,
+                    "{name:10}  {:>22}  {:>22}  {:>22}  {:>22}",
+                    est(&g["pearson"]),
+                    est(&g["spearman"]),
+                    est(&g["mae"]),
+                    est(&g["within_0_1"])
+                )?;
+            }
+        }
+    }
+    Ok(Outcome::Clean)
+}
