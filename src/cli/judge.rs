@@ -230,6 +230,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     })
 }
 
+/// Reads one dimension of a judged transcript (`None` when not applicable).
+type Dimension = fn(&Judged) -> Option<f64>;
+
 pub fn agreement(args: AgreementArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (layout, jobs) = jobs(args.root.as_deref(), &args.paths)?;
     let mode = Mode::from(args.mode);
@@ -247,7 +250,7 @@ pub fn agreement(args: AgreementArgs, out: &mut dyn Write) -> anyhow::Result<Out
     if pairs.len() < 2 {
         anyhow::bail!("fewer than two transcripts were judged by both judges");
     }
-    let dims: [(&str, fn(&Judged) -> Option<f64>); 5] = [
+    let dims: [(&str, Dimension); 5] = [
         ("tc", |j| Some(j.score.tc)),
         ("usage", |j| Some(j.score.usage)),
         ("selection", |j| Some(j.score.selection)),
