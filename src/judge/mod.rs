@@ -410,9 +410,10 @@ mod tests {
     fn veo_a1() -> (Suite, Transcript, Evaluation) {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let suite = Suite::load(&root.join("harnesses/veo.yaml")).unwrap();
-        let t = Transcript::load(Path::new("transcripts/veo/a1-wrong-model-audio.yaml")).unwrap_or_else(|_| {
-            Transcript::load(&root.join("transcripts/veo/a1-wrong-model-audio.yaml")).unwrap()
-        });
+        let t = Transcript::load(Path::new("transcripts/veo/a1-wrong-model-audio.yaml"))
+            .unwrap_or_else(|_| {
+                Transcript::load(&root.join("transcripts/veo/a1-wrong-model-audio.yaml")).unwrap()
+            });
         let ev = crate::runner::evaluate(&suite, &t).unwrap();
         (suite, t, ev)
     }
@@ -420,11 +421,20 @@ mod tests {
     #[test]
     fn enriched_prompt() {
         let (suite, t, ev) = veo_a1();
-        let (system, user) = render(&suite, &t, suite.harness.scenario("t2v-teaser"), &ev, Mode::Enriched);
+        let (system, user) = render(
+            &suite,
+            &t,
+            suite.harness.scenario("t2v-teaser"),
+            &ev,
+            Mode::Enriched,
+        );
         insta::assert_snapshot!("judge_system_enriched", system);
         // Paths differ by machine only in the findings' locations, which the prompt omits.
         insta::assert_snapshot!("judge_user_enriched_veo_a1", user);
-        assert!(user.contains("model veo-2.0-generate-001"), "the matrix row of the chosen model");
+        assert!(
+            user.contains("model veo-2.0-generate-001"),
+            "the matrix row of the chosen model"
+        );
         assert!(user.contains("generate_audio: one of [false]; otherwise the call fails [V2]"));
         assert!(user.contains("error [cap.unsupported_value] lowers argument_value"));
     }
@@ -432,10 +442,20 @@ mod tests {
     #[test]
     fn raw_spec_prompt_is_schema_only() {
         let (suite, t, ev) = veo_a1();
-        let (system, user) = render(&suite, &t, suite.harness.scenario("t2v-teaser"), &ev, Mode::RawSpec);
+        let (system, user) = render(
+            &suite,
+            &t,
+            suite.harness.scenario("t2v-teaser"),
+            &ev,
+            Mode::RawSpec,
+        );
         insta::assert_snapshot!("judge_user_raw_spec_veo_a1", user);
         assert!(!system.contains("capability matrix"));
-        assert!(!user.contains("Capability matrix") && !user.contains("Deterministic findings") && !user.contains("reference workflow"));
+        assert!(
+            !user.contains("Capability matrix")
+                && !user.contains("Deterministic findings")
+                && !user.contains("reference workflow")
+        );
     }
 
     #[test]
@@ -444,10 +464,19 @@ mod tests {
         let v = Verdict::from_score(ev.score.as_ref().unwrap());
         v.check().unwrap();
         let back = v.score(t.calls().count());
-        assert!((back.tc - ev.score.as_ref().unwrap().tc).abs() < 0.02, "{} vs {}", back.tc, ev.score.as_ref().unwrap().tc);
+        assert!(
+            (back.tc - ev.score.as_ref().unwrap().tc).abs() < 0.02,
+            "{} vs {}",
+            back.tc,
+            ev.score.as_ref().unwrap().tc
+        );
         let mut bad = v.clone();
         bad.arguments.value_accuracy = 11;
-        assert!(bad.check().unwrap_err().contains("arguments.value_accuracy is 11"));
+        assert!(
+            bad.check()
+                .unwrap_err()
+                .contains("arguments.value_accuracy is 11")
+        );
         let mut bad = v.clone();
         bad.coherence.logical_flow = 0;
         assert!(bad.check().is_err());
@@ -460,8 +489,17 @@ mod tests {
     fn ordering_only_with_two_calls() {
         let (_, _, ev) = veo_a1();
         let mut v = Verdict::from_score(ev.score.as_ref().unwrap());
-        v.ordering = Ordering { applicable: true, sequence_logic: 0, dependency_handling: 0, execution_efficiency: 0 };
-        assert_eq!(v.score(1).ordering, None, "a judge cannot make ordering apply to one call");
+        v.ordering = Ordering {
+            applicable: true,
+            sequence_logic: 0,
+            dependency_handling: 0,
+            execution_efficiency: 0,
+        };
+        assert_eq!(
+            v.score(1).ordering,
+            None,
+            "a judge cannot make ordering apply to one call"
+        );
         assert_eq!(v.score(2).ordering, Some(0.0));
     }
 
@@ -469,7 +507,13 @@ mod tests {
     fn coherence_normalises_and_skips_retention_without_history() {
         let (_, _, ev) = veo_a1();
         let mut v = Verdict::from_score(ev.score.as_ref().unwrap());
-        v.coherence = Coherence { logical_flow: 3, completeness: 2, conciseness: 1, topic_relevance: 3, context_retention: 1 };
+        v.coherence = Coherence {
+            logical_flow: 3,
+            completeness: 2,
+            conciseness: 1,
+            topic_relevance: 3,
+            context_retention: 1,
+        };
         assert!((v.coherence(false) - (1.0 + 0.5 + 0.0 + 1.0) / 4.0).abs() < 1e-9);
         assert!((v.coherence(true) - (1.0 + 0.5 + 0.0 + 1.0 + 0.0) / 5.0).abs() < 1e-9);
     }

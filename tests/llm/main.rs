@@ -69,4 +69,5 @@ fn openai_body(content: &str) -> Value {
 
 mod cache;
 mod faults;
+mod local;
 mod providers;

@@ -1,0 +1,130 @@
+//! End to end against a real OpenAI-compatible server: llama.cpp's llama-server with
+//! SmolLM2-135M-Instruct, built and started by `.ci/run` (recipe in .ci/llm-server.sh) inside a
+//! loopback-only network namespace, which sets `AGENT_SEER_LOCAL_LLM` to its base URL. A 135M
+//! model's scores are noise: these tests assert the pipeline (a valid parsed score, the cache
+//! written, replay identical, malformed answers ending in a clear error), never its numbers.
+
+use std::sync::Arc;
+
+use agent_seer::harness::Transcript;
+use agent_seer::judge::{self, Job, Mode};
+use agent_seer::runner::{Suite, evaluate};
+
+use super::*;
+
+fn base_url() -> String {
+    std::env::var("AGENT_SEER_LOCAL_LLM")
+        .expect("AGENT_SEER_LOCAL_LLM: run through .ci/run, which starts llama-server")
+}
+
+fn local(cache: &Path, mode: CacheMode) -> Client {
+    Client::new(LlmConfig {
+        provider: Provider::OpenAi {
+            base_url: base_url(),
+            key: None,
+        },
+        model: "smollm2-135m-instruct".into(),
+        timeout: Duration::from_secs(300),
+        concurrency: 1,
+        max_retries: 2,
+        min_backoff: Duration::from_millis(200),
+        cache_dir: cache.to_path_buf(),
+        mode,
+    })
+    .unwrap()
+}
+
+fn jobs() -> Vec<Job> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let suite = Arc::new(Suite::load(&root.join("harnesses/lyria.yaml")).unwrap());
+    ["ly0-correct", "ly1-wrong-param-model"]
+        .iter()
+        .map(|id| {
+            let t = Transcript::load(&root.join(format!("transcripts/lyria/{id}.yaml"))).unwrap();
+            let evaluation = evaluate(&suite, &t).unwrap();
+            Job {
+                suite: suite.clone(),
+                transcript: t,
+                evaluation,
+            }
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the local llama-server that .ci/run starts (AGENT_SEER_LOCAL_LLM)"]
+fn local_judge_records_then_replays() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = local(dir.path(), CacheMode::Record);
+    let first = rt.block_on(judge::judge_many(&recorder, jobs(), Mode::Enriched));
+    let mut scores = Vec::new();
+    for r in &first {
+        let j = r
+            .as_ref()
+            .unwrap_or_else(|e| panic!("the real model's answer did not parse: {e}"));
+        j.verdict.check().unwrap();
+        assert!((0.0..=1.0).contains(&j.score.tc) && (0.0..=1.0).contains(&j.coherence));
+        scores.push(j.score.clone());
+    }
+    // Two judgements; more calls only if an answer had to be asked again.
+    assert!(recorder.ledger().entries()["openai:smollm2-135m-instruct"].calls >= 2);
+    let entries = walk(dir.path());
+    assert_eq!(entries.len(), 2, "one cache entry per transcript");
+    assert!(
+        entries
+            .iter()
+            .all(|t| t.contains("\"source\": \"recorded\""))
+    );
+    // Replay: no server needed, identical scores.
+    let replay = Client::new(LlmConfig {
+        provider: Provider::OpenAi {
+            base_url: "http://127.0.0.1:9".into(),
+            key: None,
+        },
+        ..local(dir.path(), CacheMode::Replay).config().clone()
+    })
+    .unwrap();
+    let second = rt.block_on(judge::judge_many(&replay, jobs(), Mode::Enriched));
+    let again: Vec<_> = second.into_iter().map(|r| r.unwrap().score).collect();
+    assert_eq!(again, scores);
+    assert_eq!(
+        replay.ledger().entries()["openai:smollm2-135m-instruct"].calls,
+        0
+    );
+}
+
+#[test]
+#[ignore = "needs the local llama-server that .ci/run starts (AGENT_SEER_LOCAL_LLM)"]
+fn local_truncated_answers_end_in_a_clear_error() {
+    // Four output tokens cannot hold the object: llama-server stops with finish_reason
+    // "length" and cut-off JSON, three times, then the client gives up clearly.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = local(dir.path(), CacheMode::Live);
+    let req = Request {
+        max_tokens: 4,
+        ..request()
+    };
+    let err = rt
+        .block_on(c.structured::<Grade, _>(&req, check))
+        .unwrap_err();
+    assert!(
+        matches!(err, LlmError::InvalidOutput { attempts: 3, .. }),
+        "{err}"
+    );
+    assert!(walk(dir.path()).is_empty(), "nothing invalid is cached");
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(std::fs::read_to_string(p).unwrap());
+        }
+    }
+    out
+}
