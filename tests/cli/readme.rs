@@ -3,7 +3,8 @@
 
 use super::*;
 
-fn commands() -> Vec<Vec<String>> {
+/// `(environment, arguments)` of every `$ [VAR=value …] agent-seer …` line in a console block.
+fn commands() -> Vec<(Vec<(String, String)>, Vec<String>)> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let mut out = Vec::new();
     let mut in_console = false;
@@ -12,9 +13,25 @@ fn commands() -> Vec<Vec<String>> {
             in_console = line == "```console";
             continue;
         }
-        if let Some(cmd) = line.strip_prefix("$ agent-seer ").filter(|_| in_console) {
-            out.push(cmd.split_whitespace().map(str::to_owned).collect());
+        let Some(cmd) = line.strip_prefix("$ ").filter(|_| in_console) else {
+            continue;
+        };
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "agent-seer") else {
+            continue;
+        };
+        if !words[..at].iter().all(|w| w.contains('=')) {
+            continue;
         }
+        let env = words[..at]
+            .iter()
+            .filter_map(|w| w.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        out.push((
+            env,
+            words[at + 1..].iter().map(|w| (*w).to_owned()).collect(),
+        ));
     }
     out
 }
@@ -22,10 +39,15 @@ fn commands() -> Vec<Vec<String>> {
 #[test]
 fn readme_commands_work() {
     let cmds = commands();
-    assert!(cmds.len() >= 5, "found {cmds:?}");
-    for args in cmds {
+    assert!(cmds.len() >= 6, "found {cmds:?}");
+    for (env, args) in cmds {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = run(&args, None);
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+        cmd.args(&args)
+            .current_dir(repo())
+            .env_remove("AGENT_SEER_JUDGE")
+            .envs(env);
+        let o = cmd.output().unwrap();
         assert!(
             matches!(o.status.code(), Some(0 | 1)),
             "`agent-seer {}` failed:\n{}{}",
