@@ -3,8 +3,11 @@
 
 use super::*;
 
-/// `(environment, arguments)` of every `$ [VAR=value …] agent-seer …` line in a console block.
-fn commands() -> Vec<(Vec<(String, String)>, Vec<String>)> {
+/// A README command: its environment assignments and its arguments.
+type Command = (Vec<(String, String)>, Vec<String>);
+
+/// Every `$ [VAR=value …] agent-seer …` line in a console block.
+fn commands() -> Vec<Command> {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let mut out = Vec::new();
     let mut in_console = false;
