@@ -4,6 +4,7 @@
 
 mod check;
 mod inspect_spec;
+mod judge;
 mod lint;
 mod readme;
 mod schema;
