@@ -46,16 +46,9 @@ async fn server_errors_are_retried_then_reported() {
         .expect(4) // the first try and three retries
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let err = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    )
-    .structured::<Grade, _>(&request(), check)
-    .await
-    .unwrap_err();
+    let err = grade(openai(&server), Duration::from_secs(5))
+        .await
+        .unwrap_err();
     assert!(matches!(err, LlmError::Http { status: 500, .. }), "{err}");
     assert!(!err.to_string().contains(KEY));
 }
@@ -74,16 +67,9 @@ async fn a_500_then_success() {
         )
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let g: Grade = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    )
-    .structured(&request(), check)
-    .await
-    .unwrap();
+    let g: Grade = grade(openai(&server), Duration::from_secs(5))
+        .await
+        .unwrap();
     assert_eq!(g.score, 4);
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
@@ -99,16 +85,9 @@ async fn a_server_that_hangs_times_out() {
         )
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let err = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_millis(200),
-    )
-    .structured::<Grade, _>(&request(), check)
-    .await
-    .unwrap_err();
+    let err = grade(openai(&server), Duration::from_millis(200))
+        .await
+        .unwrap_err();
     assert!(matches!(err, LlmError::Timeout { .. }), "{err}");
     assert_eq!(
         server.received_requests().await.unwrap().len(),
@@ -175,16 +154,9 @@ async fn schema_invalid_answer_is_fed_back() {
         )
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let g: Grade = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    )
-    .structured(&request(), check)
-    .await
-    .unwrap();
+    let g: Grade = grade(openai(&server), Duration::from_secs(5))
+        .await
+        .unwrap();
     assert_eq!(g.score, 8);
     let second: Value =
         serde_json::from_slice(&server.received_requests().await.unwrap()[1].body).unwrap();
@@ -203,16 +175,9 @@ async fn wrong_shape_is_retried() {
         .expect(3)
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let err = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    )
-    .structured::<Grade, _>(&request(), check)
-    .await
-    .unwrap_err();
+    let err = grade(openai(&server), Duration::from_secs(5))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("does not fit the schema"), "{err}");
 }
 
@@ -226,16 +191,9 @@ async fn refusals_are_errors_not_retries() {
         .expect(1)
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let err = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    )
-    .structured::<Grade, _>(&request(), check)
-    .await
-    .unwrap_err();
+    let err = grade(openai(&server), Duration::from_secs(5))
+        .await
+        .unwrap_err();
     assert!(matches!(err, LlmError::Refusal { .. }), "{err}");
     assert!(err.to_string().contains("can't help"), "{err}");
 }
@@ -274,16 +232,9 @@ async fn non_json_body_is_malformed() {
         .respond_with(ResponseTemplate::new(200).set_body_string("<html>proxy</html>"))
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let err = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    )
-    .structured::<Grade, _>(&request(), check)
-    .await
-    .unwrap_err();
+    let err = grade(openai(&server), Duration::from_secs(5))
+        .await
+        .unwrap_err();
     assert!(matches!(err, LlmError::Malformed { .. }), "{err}");
 }
 

@@ -54,6 +54,14 @@ fn client(provider: Provider, cache: &Path, mode: CacheMode, timeout: Duration) 
     .unwrap()
 }
 
+/// One structured call through a fresh client and an empty cache.
+async fn grade(provider: Provider, timeout: Duration) -> Result<Grade, LlmError> {
+    let dir = tempfile::tempdir().unwrap();
+    client(provider, dir.path(), CacheMode::Live, timeout)
+        .structured(&request(), check)
+        .await
+}
+
 fn openai(server: &MockServer) -> Provider {
     Provider::OpenAi {
         base_url: server.uri(),
