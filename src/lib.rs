@@ -18,6 +18,7 @@ pub mod harness;
 pub mod judge;
 pub mod lint;
 pub mod llm;
+pub mod mcp;
 pub mod report;
 pub mod runner;
 pub mod score;

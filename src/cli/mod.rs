@@ -9,6 +9,7 @@ mod check;
 mod inspect;
 mod judge;
 mod lint;
+mod mcp;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -37,6 +38,12 @@ enum Command {
     /// Score transcripts with two judges and report their agreement (Pearson, Spearman, MAE,
     /// ±0.1 rate, bootstrap 95% CIs) per dimension.
     JudgeAgreement(judge::AgreementArgs),
+    /// Start a real MCP server over stdio, read its tools/list (all pages), print its profile
+    /// and save the tools: `agent-seer inspect -o tools.json -- npx server …`.
+    Inspect(mcp::InspectArgs),
+    /// Be an MCP stdio server for a harness: its tools, its mock outputs, every call recorded
+    /// as a transcript, so any MCP client agent can be graded.
+    Serve(mcp::ServeArgs),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -87,6 +94,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Lint(args) => lint::run(args, out),
         Command::Check(args) => check::run(args, out),
         Command::InspectSpec(args) => inspect::run(args, out),
+        Command::Inspect(args) => mcp::inspect(args, out),
+        Command::Serve(args) => mcp::serve(args),
         Command::Judge(args) => judge::run(args, out),
         Command::JudgeAgreement(args) => judge::agreement(args, out),
         Command::Schema { format } => {

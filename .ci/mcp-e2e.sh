@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Real MCP servers from npm, inspected inside a network namespace that has only loopback, with
+# telemetry off. Installed once into a cache outside the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NPM=${AGENT_SEER_NPM:-/var/cache/agent-seer/npm-2026.8.31}
+if [[ ! -f $NPM/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js ]]; then
+  mkdir -p "$NPM"
+  (cd "$NPM" && npm install --silent --no-audit --no-fund \
+    @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31)
+fi
+cargo test --no-run --test mcp -q
+exec unshare -n env AGENT_SEER_NPM="$NPM" OTEL_SDK_DISABLED=true bash -euo pipefail -c '
+  ip link set lo up
+  cargo test --offline --test mcp -- --ignored --test-threads 1
+'
