@@ -18,15 +18,19 @@ use crate::runner::Suite;
 pub struct MockAnswer {
     pub result: Value,
     /// `(scenario id, turn index, step index)` of the matched step.
-    pub step: Option<(String, usize, usize)>,
+    pub step: Option<Step>,
 }
+
+/// `(scenario id, turn index, step index)` of a workflow step.
+pub type Step = (String, usize, usize);
 
 /// Answers a call from the harness: lint errors first, then the best-matching step's mock
 /// output.
 pub fn mock_answer(suite: &Suite, tool: &str, args: &Value) -> MockAnswer {
     let empty = Map::new();
     let given = args.as_object().unwrap_or(&empty);
-    let mut best: Option<(usize, usize, (String, usize, usize), Option<&Value>)> = None;
+    // (equal arguments, step arguments, step, its mock output)
+    let mut best: Option<(usize, usize, Step, Option<&Value>)> = None;
     for sc in &suite.harness.scenarios {
         for (ti, turn) in sc.turns.iter().enumerate() {
             for (si, o) in turn.workflow.iter().enumerate() {
@@ -117,7 +121,7 @@ pub struct Recorded {
     pub tool: String,
     pub arguments: Value,
     pub output: Value,
-    pub step: Option<(String, usize, usize)>,
+    pub step: Option<Step>,
 }
 
 /// The recorded calls as transcript YAML (`scenario:` when every matched call belongs to one
