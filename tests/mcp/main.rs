@@ -2,7 +2,7 @@
 //! servers that hang, crash or print garbage, against a paging server, and — when `.ci/run`
 //! provides them inside a loopback-only namespace — against real servers from npm.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_seer::harness::Transcript;

@@ -49,6 +49,7 @@ fn raw_tools(program: &str, a: &[String]) -> Value {
         (v["id"] == 2).then_some(v)
     });
     let _ = child.kill();
+    let _ = child.wait();
     answer.unwrap()["result"]["tools"].clone()
 }
 
