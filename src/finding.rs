@@ -219,6 +219,8 @@ codes! {
     ValueMismatch = "oracle.value_mismatch", ArgumentValue, Warning;
     /// Two calls run in the opposite order from the one the workflow needs.
     Order = "oracle.order", OrderingSequence, Warning;
+    /// The live agent kept calling tools without replying until the runner's step budget.
+    StepBudget = "agent.step_budget", UsageOveruse, Error;
 }
 
 impl fmt::Display for Code {
@@ -310,7 +312,15 @@ pub fn is_known_fault(fault: &str) -> bool {
         || SubDimension::parse(fault).is_some()
         || matches!(
             fault,
-            "usage" | "selection" | "ordering" | "arguments" | "lint" | "cap" | "flow" | "oracle"
+            "usage"
+                | "selection"
+                | "ordering"
+                | "arguments"
+                | "lint"
+                | "cap"
+                | "flow"
+                | "oracle"
+                | "agent"
         )
 }
 

@@ -12,6 +12,7 @@
 //! to [`harness::main`].
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod finding;
 pub mod flow;
 pub mod harness;

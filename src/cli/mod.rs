@@ -10,6 +10,7 @@ mod inspect;
 mod judge;
 mod lint;
 mod mcp;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -44,6 +45,9 @@ enum Command {
     /// Be an MCP stdio server for a harness: its tools, its mock outputs, every call recorded
     /// as a transcript, so any MCP client agent can be graded.
     Serve(mcp::ServeArgs),
+    /// Drive a live agent (`--agent provider:model`) through a harness's scenarios over a chat
+    /// API with tools, answering with mock outputs; write and grade its transcripts.
+    Run(run::Args),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -96,6 +100,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
+        Command::Run(args) => run::run(args, out),
         Command::Judge(args) => judge::run(args, out),
         Command::JudgeAgreement(args) => judge::agreement(args, out),
         Command::Schema { format } => {

@@ -285,3 +285,83 @@ impl Client {
         structured::structured(self, req, check).await
     }
 }
+
+/// One message of a tool-using conversation (the agent under test's side).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChatMessage {
+    System(String),
+    User(String),
+    Assistant {
+        text: Option<String>,
+        calls: Vec<ToolCall>,
+    },
+    Tool {
+        id: String,
+        name: String,
+        content: String,
+    },
+}
+
+/// A tool call the model asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments; a model that sends unparsable JSON gets `{"__unparsable__": "<text>"}`,
+    /// which the linter then reports as an unknown parameter.
+    pub arguments: Value,
+}
+
+/// A tool offered to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDecl {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// The model's next move: text, tool calls, or both.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatTurn {
+    pub text: Option<String>,
+    pub calls: Vec<ToolCall>,
+    pub usage: Usage,
+}
+
+impl Client {
+    /// One step of a tool-using conversation (never cached: the agent under test runs live),
+    /// with the same retries, timeout and concurrency cap as every call.
+    pub async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[ToolDecl],
+    ) -> Result<ChatTurn, LlmError> {
+        use backon::{ExponentialBuilder, Retryable};
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| LlmError::Config(e.to_string()))?;
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.config.min_backoff)
+            .with_max_delay(Duration::from_secs(60))
+            .with_max_times(self.config.max_retries)
+            .with_jitter();
+        let turn = (|| {
+            self.config
+                .provider
+                .chat(&self.http, &self.config.model, messages, tools)
+        })
+        .retry(backoff)
+        .when(LlmError::is_retryable)
+        .adjust(|e, d| e.retry_after().or(d))
+        .await?;
+        self.ledger.record(
+            self.config.provider.name(),
+            &self.config.model,
+            turn.usage,
+            false,
+        );
+        Ok(turn)
+    }
+}

@@ -360,3 +360,233 @@ fn excerpt(text: &str) -> String {
         t
     }
 }
+
+impl Provider {
+    pub(super) async fn chat(
+        &self,
+        http: &reqwest::Client,
+        model: &str,
+        messages: &[super::ChatMessage],
+        tools: &[super::ToolDecl],
+    ) -> Result<super::ChatTurn, LlmError> {
+        let name = self.name();
+        let (url, body, headers) = match self {
+            Provider::OpenAi { base_url, key } => {
+                let headers: Vec<(&'static str, String)> = key
+                    .iter()
+                    .map(|k| ("authorization", format!("Bearer {k}")))
+                    .collect();
+                (
+                    format!("{base_url}/chat/completions"),
+                    openai_chat_body(model, messages, tools),
+                    headers,
+                )
+            }
+            Provider::Gemini { base_url, key } => {
+                let headers = key.iter().map(|k| ("x-goog-api-key", k.clone())).collect();
+                (
+                    format!("{base_url}/v1beta/models/{model}:generateContent"),
+                    gemini_chat_body(messages, tools),
+                    headers,
+                )
+            }
+            Provider::Vertex {
+                base_url,
+                project,
+                location,
+                token,
+            } => {
+                let headers = token
+                    .iter()
+                    .map(|t| ("authorization", format!("Bearer {t}")))
+                    .collect();
+                let url = format!(
+                    "{base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent"
+                );
+                (url, gemini_chat_body(messages, tools), headers)
+            }
+            Provider::Anthropic { .. } => {
+                return Err(LlmError::Config("the live agent runner speaks OpenAI-compatible and Gemini APIs; Anthropic is a judge provider only".into()));
+            }
+        };
+        let mut rb = http.post(&url).json(&body);
+        for (k, v) in headers {
+            rb = rb.header(k, v);
+        }
+        let resp = rb
+            .send()
+            .await
+            .map_err(|e| transport(name, Duration::ZERO, &e))?;
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok())
+            .map(Duration::from_secs);
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| transport(name, Duration::ZERO, &e))?;
+        if !status.is_success() {
+            return Err(LlmError::Http {
+                provider: name,
+                status: status.as_u16(),
+                body: excerpt(&text),
+                retry_after,
+            });
+        }
+        let v: Value = serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
+            provider: name,
+            detail: format!("not JSON ({e}): {}", excerpt(&text)),
+        })?;
+        let n = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+        match self {
+            Provider::OpenAi { .. } => {
+                let msg = v
+                    .pointer("/choices/0/message")
+                    .ok_or_else(|| malformed(name, "no choices[0].message"))?;
+                let calls = msg
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let raw = c
+                            .pointer("/function/arguments")
+                            .cloned()
+                            .unwrap_or(Value::Null);
+                        let arguments = match raw {
+                            Value::String(s) if s.trim().is_empty() => json!({}),
+                            Value::String(s) => serde_json::from_str(&s)
+                                .unwrap_or_else(|_| json!({"__unparsable__": s})),
+                            other => other,
+                        };
+                        super::ToolCall {
+                            id: c
+                                .get("id")
+                                .and_then(Value::as_str)
+                                .map_or_else(|| format!("call_{i}"), str::to_owned),
+                            name: c
+                                .pointer("/function/name")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_owned(),
+                            arguments,
+                        }
+                    })
+                    .collect();
+                Ok(super::ChatTurn {
+                    text: msg
+                        .get("content")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    calls,
+                    usage: Usage {
+                        input_tokens: n("/usage/prompt_tokens"),
+                        output_tokens: n("/usage/completion_tokens"),
+                    },
+                })
+            }
+            _ => {
+                let parts = v
+                    .pointer("/candidates/0/content/parts")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let text: String = parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect();
+                let calls = parts
+                    .iter()
+                    .filter_map(|p| p.get("functionCall"))
+                    .enumerate()
+                    .map(|(i, c)| super::ToolCall {
+                        id: format!("call_{i}"),
+                        name: c
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        arguments: c.get("args").cloned().unwrap_or_else(|| json!({})),
+                    })
+                    .collect();
+                Ok(super::ChatTurn {
+                    text: (!text.is_empty()).then_some(text),
+                    calls,
+                    usage: Usage {
+                        input_tokens: n("/usageMetadata/promptTokenCount"),
+                        output_tokens: n("/usageMetadata/candidatesTokenCount"),
+                    },
+                })
+            }
+        }
+    }
+}
+
+fn openai_chat_body(
+    model: &str,
+    messages: &[super::ChatMessage],
+    tools: &[super::ToolDecl],
+) -> Value {
+    use super::ChatMessage as M;
+    let msgs: Vec<Value> = messages
+        .iter()
+        .map(|m| match m {
+            M::System(t) => json!({"role": "system", "content": t}),
+            M::User(t) => json!({"role": "user", "content": t}),
+            M::Assistant { text, calls } => {
+                let mut o = json!({"role": "assistant", "content": text});
+                if !calls.is_empty() {
+                    o["tool_calls"] = calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
+                        .collect();
+                }
+                o
+            }
+            M::Tool { id, content, .. } => json!({"role": "tool", "tool_call_id": id, "content": content}),
+        })
+        .collect();
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+        .collect();
+    json!({"model": model, "temperature": 0.0, "max_tokens": 512, "messages": msgs, "tools": tools, "tool_choice": "auto"})
+}
+
+fn gemini_chat_body(messages: &[super::ChatMessage], tools: &[super::ToolDecl]) -> Value {
+    use super::ChatMessage as M;
+    let mut system = Vec::new();
+    let mut contents = Vec::new();
+    for m in messages {
+        match m {
+            M::System(t) => system.push(json!({"text": t})),
+            M::User(t) => contents.push(json!({"role": "user", "parts": [{"text": t}]})),
+            M::Assistant { text, calls } => {
+                let mut parts: Vec<Value> = text.iter().map(|t| json!({"text": t})).collect();
+                parts.extend(
+                    calls
+                        .iter()
+                        .map(|c| json!({"functionCall": {"name": c.name, "args": c.arguments}})),
+                );
+                contents.push(json!({"role": "model", "parts": parts}));
+            }
+            M::Tool { name, content, .. } => {
+                let response: Value =
+                    serde_json::from_str(content).unwrap_or_else(|_| json!({"content": content}));
+                contents.push(json!({"role": "user", "parts": [{"functionResponse": {"name": name, "response": response}}]}));
+            }
+        }
+    }
+    let decls: Vec<Value> =
+        tools.iter().map(|t| json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})).collect();
+    json!({
+        "systemInstruction": {"parts": system},
+        "contents": contents,
+        "tools": [{"functionDeclarations": decls}],
+        "generationConfig": {"temperature": 0.0, "maxOutputTokens": 512},
+    })
+}

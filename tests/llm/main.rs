@@ -75,6 +75,7 @@ fn openai_body(content: &str) -> Value {
         "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}})
 }
 
+mod agent;
 mod cache;
 mod faults;
 mod local;

@@ -1,0 +1,221 @@
+//! The live runner: drive an agent under test through each scenario's turns over a chat API
+//! with tools (OpenAI-compatible or Gemini function declarations, converted from the MCP
+//! specs), answer its tool calls with the harness's mock outputs (the same matching as
+//! `serve`), stop when it replies without calls or at the step budget, write one transcript
+//! per run, and grade it with the deterministic stack. With repeats, pass^k (every run
+//! passes) and pass@k (some run passes) per scenario, and the flaky ones named.
+//!
+//! The main entry is [`run_suite`].
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::finding::{Code, Finding};
+use crate::harness::{Scenario, Transcript};
+use crate::llm::{ChatMessage, Client, LlmError, ToolDecl};
+use crate::mcp::server::mock_answer;
+use crate::runner::{Evaluation, Suite, Verdict, evaluate};
+use crate::source::SourceError;
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Rounds of tool calls allowed per turn before the runner stops the agent.
+    pub step_budget: usize,
+    pub repeat: usize,
+    /// Where transcripts are written (`<scenario>.yaml`, or `<scenario>-r<k>.yaml`).
+    pub out_dir: PathBuf,
+    /// The agent's name in the transcripts (`provider:model`).
+    pub agent: String,
+}
+
+/// Why a run could not be completed (the agent's API failing, a file not written).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("scenario `{scenario}`: the agent's API failed: {source}")]
+    Llm {
+        scenario: String,
+        #[source]
+        source: LlmError,
+    },
+    #[error(transparent)]
+    Source(#[from] SourceError),
+}
+
+/// One run of one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    pub transcript: PathBuf,
+    pub evaluation: Evaluation,
+    pub stopped_at_budget: bool,
+}
+
+/// Every run of one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioRuns {
+    pub scenario: String,
+    pub runs: Vec<Run>,
+}
+
+impl ScenarioRuns {
+    pub fn passes(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.evaluation.verdict == Verdict::Pass)
+            .count()
+    }
+    /// pass^k: every run passed.
+    pub fn pass_all(&self) -> bool {
+        self.passes() == self.runs.len()
+    }
+    /// pass@k: some run passed.
+    pub fn pass_any(&self) -> bool {
+        self.passes() > 0
+    }
+    pub fn flaky(&self) -> bool {
+        self.pass_any() && !self.pass_all()
+    }
+    pub fn mean_tc(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.evaluation.score.as_ref().map(|s| s.tc))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+const SYSTEM: &str = "You are an assistant with tools. Use them to do what the user asks, \
+passing values from earlier tool results where they are needed, then reply to the user.";
+
+/// The suite's tools as the chat API's tool declarations.
+pub fn tool_decls(suite: &Suite) -> Vec<ToolDecl> {
+    suite
+        .tools
+        .tools()
+        .iter()
+        .map(|t| ToolDecl {
+            name: t.name.clone(),
+            description: t.description.clone(),
+            parameters: t.input_schema.clone(),
+        })
+        .collect()
+}
+
+/// Runs every scenario of a suite `repeat` times.
+pub async fn run_suite(
+    client: &Client,
+    suite: &Suite,
+    opts: &Options,
+) -> Result<Vec<ScenarioRuns>, RunError> {
+    let tools = tool_decls(suite);
+    let mut out = Vec::new();
+    for sc in &suite.harness.scenarios {
+        let mut runs = Vec::new();
+        for k in 0..opts.repeat.max(1) {
+            let name = if opts.repeat > 1 {
+                format!("{}-r{}", sc.id, k + 1)
+            } else {
+                sc.id.clone()
+            };
+            let path = opts.out_dir.join(format!("{name}.yaml"));
+            let stopped = run_once(client, suite, sc, &tools, opts, &path).await?;
+            let t = Transcript::load(&path)?;
+            let mut evaluation = evaluate(suite, &t)?;
+            if stopped {
+                let mut f = Finding::new(
+                    Code::StepBudget,
+                    "",
+                    format!(
+                        "the agent was still calling tools after {} rounds in a turn; the runner stopped it",
+                        opts.step_budget
+                    ),
+                );
+                f.location = Some(t.source.location(1, 1));
+                evaluation.findings.push(f);
+                evaluation.verdict = Verdict::Fail;
+            }
+            runs.push(Run {
+                transcript: path,
+                evaluation,
+                stopped_at_budget: stopped,
+            });
+        }
+        out.push(ScenarioRuns {
+            scenario: sc.id.clone(),
+            runs,
+        });
+    }
+    Ok(out)
+}
+
+/// One conversation; writes the transcript and says whether the step budget stopped it.
+async fn run_once(
+    client: &Client,
+    suite: &Suite,
+    sc: &Scenario,
+    tools: &[ToolDecl],
+    opts: &Options,
+    path: &Path,
+) -> Result<bool, RunError> {
+    let mut messages = vec![ChatMessage::System(SYSTEM.into())];
+    let mut turns = Vec::new();
+    let mut stopped = false;
+    let llm = |source| RunError::Llm {
+        scenario: sc.id.clone(),
+        source,
+    };
+    for turn in &sc.turns {
+        messages.push(ChatMessage::User(turn.prompt.clone()));
+        let mut calls = Vec::new();
+        let mut reply = None;
+        for step in 0..=opts.step_budget {
+            if step == opts.step_budget {
+                stopped = true;
+                break;
+            }
+            let next = client.chat(&messages, tools).await.map_err(llm)?;
+            if next.calls.is_empty() {
+                reply = next.text;
+                break;
+            }
+            messages.push(ChatMessage::Assistant {
+                text: next.text.clone(),
+                calls: next.calls.clone(),
+            });
+            for call in &next.calls {
+                let answer = mock_answer(suite, &call.name, &call.arguments);
+                let content = serde_json::to_string(&answer.result).unwrap_or_default();
+                messages.push(ChatMessage::Tool {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    content,
+                });
+                calls.push(json!({"tool": call.name, "arguments": call.arguments, "output": answer.result}));
+            }
+        }
+        let mut t = Map::new();
+        t.insert("prompt".into(), json!(turn.prompt));
+        t.insert("calls".into(), Value::Array(calls));
+        if let Some(r) = reply {
+            t.insert("reply".into(), json!(r));
+        }
+        turns.push(Value::Object(t));
+        if stopped {
+            break;
+        }
+    }
+    let doc = json!({
+        "scenario": sc.id,
+        "agent": opts.agent,
+        "note": if stopped { format!("stopped at the step budget ({} rounds)", opts.step_budget) } else { "recorded by agent-seer run".to_owned() },
+        "turns": turns,
+    });
+    let text = serde_saphyr::to_string(&doc)
+        .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))?;
+    crate::llm::cache::write_atomically(path, &text)
+        .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))?;
+    Ok(stopped)
+}

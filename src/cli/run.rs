@@ -1,0 +1,140 @@
+//! `agent-seer run <harness> --agent provider:model`: drive a live agent through the suite,
+//! write its transcripts, grade them.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use agent_seer::agent::{self, Options};
+use agent_seer::llm::{Client, LlmConfig};
+use agent_seer::runner::{Suite, layout_at};
+
+use super::{Format, Outcome};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The harness to run.
+    harness: PathBuf,
+    /// The agent under test, `provider:model` (openai-compatible or gemini/vertex); the
+    /// provider's key and base URL come from the environment as for the judge.
+    #[arg(long)]
+    agent: String,
+    /// Runs per scenario (pass^k and pass@k are reported).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// Rounds of tool calls per turn before the agent is stopped.
+    #[arg(long, default_value_t = 8)]
+    steps: usize,
+    /// Where to write transcripts. Default: target/agent-seer/run/<suite>/.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let suite = Suite::load(&args.harness)?;
+    let layout = layout_at(
+        &std::env::var_os("AGENT_SEER_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    )?;
+    let mut config = LlmConfig::from_env(&args.agent, layout.llm_cache.clone())?;
+    // The agent under test answers live; its calls are not cached.
+    config.mode = agent_seer::llm::CacheMode::Live;
+    let client = Client::new(config)?;
+    let out_dir = args
+        .output
+        .unwrap_or_else(|| PathBuf::from("target/agent-seer/run").join(&suite.harness.suite));
+    let opts = Options {
+        step_budget: args.steps,
+        repeat: args.repeat,
+        out_dir: out_dir.clone(),
+        agent: args.agent.clone(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let results = rt.block_on(agent::run_suite(&client, &suite, &opts))?;
+    let all_pass = results.iter().all(|r| r.pass_all());
+    match args.format {
+        Format::Json => {
+            let rows: Vec<_> = results
+                .iter()
+                .map(|r| {
+                    serde_json::json!({"scenario": r.scenario, "runs": r.runs, "passes": r.passes(), "pass_all": r.pass_all(),
+                        "pass_any": r.pass_any(), "flaky": r.flaky(), "mean_tc": r.mean_tc()})
+                })
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({"agent": args.agent, "suite": suite.harness.suite, "scenarios": rows, "ledger": client.ledger().entries()})
+                )?
+            )?;
+        }
+        Format::Human => {
+            let k = args.repeat.max(1);
+            let w = results
+                .iter()
+                .map(|r| r.scenario.len())
+                .max()
+                .unwrap_or(8)
+                .max(8);
+            writeln!(
+                out,
+                "{} on {} ({k} run{} per scenario), transcripts in {}",
+                args.agent,
+                suite.harness.suite,
+                if k == 1 { "" } else { "s" },
+                out_dir.display()
+            )?;
+            writeln!(
+                out,
+                "{:w$}  passes  pass^{k}  pass@{k}  mean TC  notes",
+                "scenario"
+            )?;
+            for r in &results {
+                let tc = r.mean_tc().map_or("-".to_owned(), |t| format!("{t:.3}"));
+                let mut notes: Vec<String> = Vec::new();
+                if r.flaky() {
+                    notes.push("flaky".into());
+                }
+                if r.runs.iter().any(|x| x.stopped_at_budget) {
+                    notes.push(format!("stopped at the step budget ({})", args.steps));
+                }
+                let first_error = r
+                    .runs
+                    .iter()
+                    .flat_map(|x| &x.evaluation.findings)
+                    .find(|f| f.severity == agent_seer::finding::Severity::Error);
+                if let Some(f) = first_error {
+                    notes.push(format!("{}: {}", f.code, f.message));
+                }
+                let yn = |b: bool| if b { "yes" } else { "no" };
+                writeln!(
+                    out,
+                    "{:w$}  {:>6}  {:>6}  {:>6}  {:>7}  {}",
+                    r.scenario,
+                    format!("{}/{}", r.passes(), r.runs.len()),
+                    yn(r.pass_all()),
+                    yn(r.pass_any()),
+                    tc,
+                    notes.join("; ")
+                )?;
+            }
+            for (key, e) in client.ledger().entries() {
+                writeln!(
+                    out,
+                    "ledger {key}: {} calls, {} input + {} output tokens",
+                    e.calls, e.input_tokens, e.output_tokens
+                )?;
+            }
+        }
+    }
+    Ok(if all_pass {
+        Outcome::Clean
+    } else {
+        Outcome::Findings
+    })
+}

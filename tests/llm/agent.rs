@@ -1,0 +1,193 @@
+//! The live runner against scripted agents: a wiremock server speaking OpenAI chat
+//! completions with tools, answering from the conversation so far.
+
+use agent_seer::agent::{Options, run_suite};
+use agent_seer::finding::Code;
+use agent_seer::runner::{Suite, Verdict};
+use wiremock::{Request as WireRequest, Respond};
+
+use super::*;
+
+/// What the scripted agent does when the last message is the user's.
+#[derive(Clone, Copy)]
+enum Script {
+    /// The oracle's call, then a reply.
+    Correct,
+    /// `model` instead of `model_id` (seed LY1), then a reply.
+    WrongParam,
+    /// The same call forever.
+    Loop,
+}
+
+impl Respond for Script {
+    fn respond(&self, req: &WireRequest) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        let prompt = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let pro = prompt.contains("2:30");
+        let call = |args: Value| {
+            json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                "tool_calls": [{"id": format!("call_{}", messages.len()), "type": "function",
+                    "function": {"name": "lyria_generate_music", "arguments": args.to_string()}}]}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20}})
+        };
+        let reply = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Done — your music is ready."}}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 8}});
+        let (prompt_arg, model) = if pro {
+            (
+                "sweeping orchestral trailer score, rising strings and brass",
+                "lyria-3-pro-preview",
+            )
+        } else {
+            (
+                "lo-fi piano loop, warm and relaxed, for a podcast intro",
+                "lyria-3-clip-preview",
+            )
+        };
+        let body = match (self, last["role"].as_str()) {
+            (Script::Loop, _) => call(
+                json!({"prompt": prompt_arg, "model_id": model, "output_gcs_bucket": "mybucket"}),
+            ),
+            (_, Some("tool")) => reply,
+            (Script::Correct, _) => call(
+                json!({"prompt": prompt_arg, "model_id": model, "output_gcs_bucket": "mybucket"}),
+            ),
+            (Script::WrongParam, _) => {
+                call(json!({"prompt": prompt_arg, "model": model, "output_gcs_bucket": "mybucket"}))
+            }
+        };
+        ResponseTemplate::new(200).set_body_json(body)
+    }
+}
+
+async fn run(
+    script: Script,
+    steps: usize,
+) -> (
+    Vec<agent_seer::agent::ScenarioRuns>,
+    tempfile::TempDir,
+    MockServer,
+) {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(script)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite =
+        Suite::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml")).unwrap();
+    let c = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let opts = Options {
+        step_budget: steps,
+        repeat: 2,
+        out_dir: dir.path().join("out"),
+        agent: "openai:scripted".into(),
+    };
+    let results = run_suite(&c, &suite, &opts).await.unwrap();
+    (results, dir, server)
+}
+
+#[tokio::test]
+async fn a_correct_agent_passes_every_run() {
+    let (results, _dir, server) = run(Script::Correct, 8).await;
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        assert_eq!(r.runs.len(), 2);
+        assert!(
+            r.pass_all() && r.pass_any() && !r.flaky(),
+            "{}: {:#?}",
+            r.scenario,
+            r.runs[0].evaluation.findings
+        );
+        assert!((r.mean_tc().unwrap() - 1.0).abs() < 1e-9);
+        let t = std::fs::read_to_string(&r.runs[0].transcript).unwrap();
+        assert!(
+            t.contains("agent: openai:scripted") && t.contains("reply: Done"),
+            "{t}"
+        );
+    }
+    // The agent saw the MCP specs as OpenAI tools and got tool results back by call id.
+    let reqs = server.received_requests().await.unwrap();
+    let first: Value = serde_json::from_slice(&reqs[0].body).unwrap();
+    assert_eq!(
+        first["tools"][0]["function"]["name"],
+        "lyria_generate_music"
+    );
+    assert_eq!(
+        first["tools"][0]["function"]["parameters"]["required"],
+        json!(["prompt"])
+    );
+    let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let tool_msg = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        tool_msg["content"]
+            .as_str()
+            .unwrap()
+            .contains("gs://mybucket/lyria_output_Ab3xYz9Q.wav"),
+        "the mock output: {tool_msg}"
+    );
+    assert_eq!(reqs.len(), 8, "2 scenarios × 2 runs × (call + reply)");
+}
+
+#[tokio::test]
+async fn a_broken_agent_is_graded_like_the_seed_case() {
+    let (results, _dir, _server) = run(Script::WrongParam, 8).await;
+    for r in &results {
+        assert!(!r.pass_any());
+        let e = &r.runs[0].evaluation;
+        assert_eq!(e.verdict, Verdict::Fail);
+        assert!(
+            e.findings
+                .iter()
+                .any(|f| f.code == Code::UnknownParam && f.pointer == "/model"),
+            "{:#?}",
+            e.findings
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_looping_agent_stops_at_the_step_budget() {
+    let (results, _dir, server) = run(Script::Loop, 3).await;
+    for r in &results {
+        let run = &r.runs[0];
+        assert!(run.stopped_at_budget);
+        assert_eq!(run.evaluation.verdict, Verdict::Fail);
+        let f = run
+            .evaluation
+            .findings
+            .iter()
+            .find(|f| f.code == Code::StepBudget)
+            .expect("a step-budget finding");
+        assert!(f.message.contains("after 3 rounds"), "{}", f.message);
+        assert!(
+            run.evaluation
+                .findings
+                .iter()
+                .any(|f| f.code == Code::RedundantCall),
+            "the repeats are redundant calls too"
+        );
+        let t = std::fs::read_to_string(&run.transcript).unwrap();
+        assert!(t.contains("stopped at the step budget (3 rounds)"), "{t}");
+    }
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        2 * 2 * 3,
+        "exactly the budget, no more"
+    );
+}
