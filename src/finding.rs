@@ -336,7 +336,7 @@ mod tests {
         names.dedup();
         assert_eq!(before, names.len());
         assert!(names.iter().all(|n| {
-            ["lint.", "cap.", "flow.", "oracle."]
+            ["lint.", "cap.", "flow.", "oracle.", "agent."]
                 .iter()
                 .any(|p| n.starts_with(p))
         }));
