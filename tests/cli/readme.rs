@@ -46,9 +46,19 @@ fn readme_commands_work() {
     for (env, args) in cmds {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+        // The README assumes `agent-seer` is on PATH (commands may start it themselves).
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_agent-seer"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )))
+        .unwrap();
         cmd.args(&args)
             .current_dir(repo())
             .env_remove("AGENT_SEER_JUDGE")
+            .env("PATH", path)
             .envs(env);
         let o = cmd.output().unwrap();
         assert!(
