@@ -200,6 +200,15 @@ impl Client {
         })
     }
 
+    /// Exponential backoff with jitter; `Retry-After` overrides each delay when given.
+    fn backoff(&self) -> backon::ExponentialBuilder {
+        backon::ExponentialBuilder::default()
+            .with_min_delay(self.config.min_backoff)
+            .with_max_delay(Duration::from_secs(60))
+            .with_max_times(self.config.max_retries)
+            .with_jitter()
+    }
+
     pub fn config(&self) -> &LlmConfig {
         &self.config
     }
@@ -252,23 +261,18 @@ impl Client {
     }
 
     async fn call_with_retries(&self, req: &Request) -> Result<Answer, LlmError> {
-        use backon::{ExponentialBuilder, Retryable};
+        use backon::Retryable;
         let _permit = self
             .permits
             .acquire()
             .await
             .map_err(|e| LlmError::Config(e.to_string()))?;
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.config.min_backoff)
-            .with_max_delay(Duration::from_secs(60))
-            .with_max_times(self.config.max_retries)
-            .with_jitter();
         (|| {
             self.config
                 .provider
                 .call(&self.http, &self.config.model, req, self.config.timeout)
         })
-        .retry(backoff)
+        .retry(self.backoff())
         .when(LlmError::is_retryable)
         .adjust(|e, d| e.retry_after().or(d))
         .await
@@ -336,23 +340,18 @@ impl Client {
         messages: &[ChatMessage],
         tools: &[ToolDecl],
     ) -> Result<ChatTurn, LlmError> {
-        use backon::{ExponentialBuilder, Retryable};
+        use backon::Retryable;
         let _permit = self
             .permits
             .acquire()
             .await
             .map_err(|e| LlmError::Config(e.to_string()))?;
-        let backoff = ExponentialBuilder::default()
-            .with_min_delay(self.config.min_backoff)
-            .with_max_delay(Duration::from_secs(60))
-            .with_max_times(self.config.max_retries)
-            .with_jitter();
         let turn = (|| {
             self.config
                 .provider
                 .chat(&self.http, &self.config.model, messages, tools)
         })
-        .retry(backoff)
+        .retry(self.backoff())
         .when(LlmError::is_retryable)
         .adjust(|e, d| e.retry_after().or(d))
         .await?;

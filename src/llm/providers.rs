@@ -113,9 +113,59 @@ impl Provider {
         req: &Request,
         timeout: Duration,
     ) -> Result<Answer, LlmError> {
+        let v = self
+            .post(http, model, &self.body(model, req), timeout)
+            .await?;
+        self.parse(&v)
+    }
+
+    /// Where requests go, and the credential headers (keys never go in URLs).
+    fn endpoint(&self, model: &str) -> (String, Vec<(&'static str, String)>) {
+        match self {
+            Provider::OpenAi { base_url, key } => (
+                format!("{base_url}/chat/completions"),
+                key.iter()
+                    .map(|k| ("authorization", format!("Bearer {k}")))
+                    .collect(),
+            ),
+            Provider::Gemini { base_url, key } => (
+                format!("{base_url}/v1beta/models/{model}:generateContent"),
+                key.iter().map(|k| ("x-goog-api-key", k.clone())).collect(),
+            ),
+            Provider::Vertex {
+                base_url,
+                project,
+                location,
+                token,
+            } => (
+                format!(
+                    "{base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent"
+                ),
+                token
+                    .iter()
+                    .map(|t| ("authorization", format!("Bearer {t}")))
+                    .collect(),
+            ),
+            Provider::Anthropic { base_url, key } => {
+                let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
+                headers.extend(key.iter().map(|k| ("x-api-key", k.clone())));
+                (format!("{base_url}/v1/messages"), headers)
+            }
+        }
+    }
+
+    /// POSTs a JSON body and returns the JSON answer; HTTP errors keep their status, body
+    /// excerpt and `Retry-After`.
+    async fn post(
+        &self,
+        http: &reqwest::Client,
+        model: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, LlmError> {
         let name = self.name();
-        let (url, body, headers) = self.build(model, req);
-        let mut rb = http.post(&url).json(&body);
+        let (url, headers) = self.endpoint(model);
+        let mut rb = http.post(&url).json(body);
         for (k, v) in headers {
             rb = rb.header(k, v);
         }
@@ -139,72 +189,37 @@ impl Provider {
                 retry_after,
             });
         }
-        let v: Value = serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
+        serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
             provider: name,
             detail: format!("not JSON ({e}): {}", excerpt(&text)),
-        })?;
-        self.parse(&v)
+        })
     }
 
-    fn build(&self, model: &str, req: &Request) -> (String, Value, Vec<(&'static str, String)>) {
+    fn body(&self, model: &str, req: &Request) -> Value {
         match self {
-            Provider::OpenAi { base_url, key } => {
-                let body = json!({
-                    "model": model,
-                    "temperature": req.temperature,
-                    "max_tokens": req.max_tokens,
-                    "messages": [
-                        {"role": "system", "content": req.system},
-                        {"role": "user", "content": req.user},
-                    ],
-                    "response_format": {
-                        "type": "json_schema",
-                        "json_schema": {"name": req.schema_name, "strict": true, "schema": req.schema},
-                    },
-                });
-                let headers = key
-                    .iter()
-                    .map(|k| ("authorization", format!("Bearer {k}")))
-                    .collect();
-                (format!("{base_url}/chat/completions"), body, headers)
-            }
-            Provider::Gemini { base_url, key } => {
-                let headers = key.iter().map(|k| ("x-goog-api-key", k.clone())).collect();
-                (
-                    format!("{base_url}/v1beta/models/{model}:generateContent"),
-                    gemini_body(req),
-                    headers,
-                )
-            }
-            Provider::Vertex {
-                base_url,
-                project,
-                location,
-                token,
-            } => {
-                let headers = token
-                    .iter()
-                    .map(|t| ("authorization", format!("Bearer {t}")))
-                    .collect();
-                let url = format!(
-                    "{base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent"
-                );
-                (url, gemini_body(req), headers)
-            }
-            Provider::Anthropic { base_url, key } => {
-                let body = json!({
-                    "model": model,
-                    "max_tokens": req.max_tokens,
-                    "temperature": req.temperature,
-                    "system": req.system,
-                    "messages": [{"role": "user", "content": req.user}],
-                    "tools": [{"name": req.schema_name, "description": "Record the answer.", "input_schema": req.schema}],
-                    "tool_choice": {"type": "tool", "name": req.schema_name},
-                });
-                let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
-                headers.extend(key.iter().map(|k| ("x-api-key", k.clone())));
-                (format!("{base_url}/v1/messages"), body, headers)
-            }
+            Provider::OpenAi { .. } => json!({
+                "model": model,
+                "temperature": req.temperature,
+                "max_tokens": req.max_tokens,
+                "messages": [
+                    {"role": "system", "content": req.system},
+                    {"role": "user", "content": req.user},
+                ],
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": req.schema_name, "strict": true, "schema": req.schema},
+                },
+            }),
+            Provider::Gemini { .. } | Provider::Vertex { .. } => gemini_body(req),
+            Provider::Anthropic { .. } => json!({
+                "model": model,
+                "max_tokens": req.max_tokens,
+                "temperature": req.temperature,
+                "system": req.system,
+                "messages": [{"role": "user", "content": req.user}],
+                "tools": [{"name": req.schema_name, "description": "Record the answer.", "input_schema": req.schema}],
+                "tool_choice": {"type": "tool", "name": req.schema_name},
+            }),
         }
     }
 
@@ -370,76 +385,14 @@ impl Provider {
         tools: &[super::ToolDecl],
     ) -> Result<super::ChatTurn, LlmError> {
         let name = self.name();
-        let (url, body, headers) = match self {
-            Provider::OpenAi { base_url, key } => {
-                let headers: Vec<(&'static str, String)> = key
-                    .iter()
-                    .map(|k| ("authorization", format!("Bearer {k}")))
-                    .collect();
-                (
-                    format!("{base_url}/chat/completions"),
-                    openai_chat_body(model, messages, tools),
-                    headers,
-                )
-            }
-            Provider::Gemini { base_url, key } => {
-                let headers = key.iter().map(|k| ("x-goog-api-key", k.clone())).collect();
-                (
-                    format!("{base_url}/v1beta/models/{model}:generateContent"),
-                    gemini_chat_body(messages, tools),
-                    headers,
-                )
-            }
-            Provider::Vertex {
-                base_url,
-                project,
-                location,
-                token,
-            } => {
-                let headers = token
-                    .iter()
-                    .map(|t| ("authorization", format!("Bearer {t}")))
-                    .collect();
-                let url = format!(
-                    "{base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent"
-                );
-                (url, gemini_chat_body(messages, tools), headers)
-            }
+        let body = match self {
+            Provider::OpenAi { .. } => openai_chat_body(model, messages, tools),
+            Provider::Gemini { .. } | Provider::Vertex { .. } => gemini_chat_body(messages, tools),
             Provider::Anthropic { .. } => {
                 return Err(LlmError::Config("the live agent runner speaks OpenAI-compatible and Gemini APIs; Anthropic is a judge provider only".into()));
             }
         };
-        let mut rb = http.post(&url).json(&body);
-        for (k, v) in headers {
-            rb = rb.header(k, v);
-        }
-        let resp = rb
-            .send()
-            .await
-            .map_err(|e| transport(name, Duration::ZERO, &e))?;
-        let status = resp.status();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok())
-            .map(Duration::from_secs);
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| transport(name, Duration::ZERO, &e))?;
-        if !status.is_success() {
-            return Err(LlmError::Http {
-                provider: name,
-                status: status.as_u16(),
-                body: excerpt(&text),
-                retry_after,
-            });
-        }
-        let v: Value = serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
-            provider: name,
-            detail: format!("not JSON ({e}): {}", excerpt(&text)),
-        })?;
+        let v = self.post(http, model, &body, Duration::ZERO).await?;
         let n = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
         match self {
             Provider::OpenAi { .. } => {
