@@ -55,14 +55,52 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .enable_all()
         .build()?;
     let results = rt.block_on(agent::run_suite(&client, &suite, &opts))?;
+    // The judge too, when one is configured: its TC per scenario (mean over runs).
+    let judged: Vec<Option<f64>> = match std::env::var("AGENT_SEER_JUDGE")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
+        None => vec![None; results.len()],
+        Some(spec) => {
+            let judge_client = Client::new(LlmConfig::from_env(&spec, layout.llm_cache.clone())?)?;
+            let shared = std::sync::Arc::new(Suite::load(&args.harness)?);
+            let mut out = Vec::new();
+            for r in &results {
+                let jobs = r
+                    .runs
+                    .iter()
+                    .map(|run| {
+                        let transcript = agent_seer::harness::Transcript::load(&run.transcript)?;
+                        Ok(agent_seer::judge::Job {
+                            suite: shared.clone(),
+                            transcript,
+                            evaluation: run.evaluation.clone(),
+                        })
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                let scores = rt.block_on(agent_seer::judge::judge_many(
+                    &judge_client,
+                    jobs,
+                    agent_seer::judge::Mode::Enriched,
+                ));
+                let tcs = scores
+                    .into_iter()
+                    .map(|s| s.map(|j| j.score.tc))
+                    .collect::<Result<Vec<_>, _>>()?;
+                out.push((!tcs.is_empty()).then(|| tcs.iter().sum::<f64>() / tcs.len() as f64));
+            }
+            out
+        }
+    };
     let all_pass = results.iter().all(|r| r.pass_all());
     match args.format {
         Format::Json => {
             let rows: Vec<_> = results
                 .iter()
-                .map(|r| {
+                .zip(&judged)
+                .map(|(r, j)| {
                     serde_json::json!({"scenario": r.scenario, "runs": r.runs, "passes": r.passes(), "pass_all": r.pass_all(),
-                        "pass_any": r.pass_any(), "flaky": r.flaky(), "mean_tc": r.mean_tc()})
+                        "pass_any": r.pass_any(), "flaky": r.flaky(), "mean_tc": r.mean_tc(), "judge_tc": j})
                 })
                 .collect();
             writeln!(
@@ -94,9 +132,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 "{:w$}  passes  pass^{k}  pass@{k}  mean TC  notes",
                 "scenario"
             )?;
-            for r in &results {
+            for (r, judge_tc) in results.iter().zip(&judged) {
                 let tc = r.mean_tc().map_or("-".to_owned(), |t| format!("{t:.3}"));
                 let mut notes: Vec<String> = Vec::new();
+                if let Some(j) = judge_tc {
+                    notes.push(format!("judge TC {j:.3}"));
+                }
                 if r.flaky() {
                     notes.push("flaky".into());
                 }

@@ -191,3 +191,152 @@ async fn a_looping_agent_stops_at_the_step_budget() {
         "exactly the budget, no more"
     );
 }
+
+/// The same loop over Gemini's wire format: function declarations with `parametersJsonSchema`,
+/// `functionCall` parts back, `functionResponse` parts out.
+#[tokio::test]
+async fn a_gemini_agent() {
+    struct Gemini;
+    impl Respond for Gemini {
+        fn respond(&self, req: &WireRequest) -> ResponseTemplate {
+            let body: Value = serde_json::from_slice(&req.body).unwrap();
+            let contents = body["contents"].as_array().unwrap();
+            let last = &contents.last().unwrap()["parts"][0];
+            let prompt = contents
+                .iter()
+                .rev()
+                .find_map(|c| c["parts"][0]["text"].as_str())
+                .unwrap_or("");
+            let (p, model) = if prompt.contains("2:30") {
+                (
+                    "sweeping orchestral trailer score, rising strings and brass",
+                    "lyria-3-pro-preview",
+                )
+            } else {
+                (
+                    "lo-fi piano loop, warm and relaxed, for a podcast intro",
+                    "lyria-3-clip-preview",
+                )
+            };
+            let parts = if last.get("functionResponse").is_some() {
+                json!([{"text": "Here is your music."}])
+            } else {
+                json!([{"functionCall": {"name": "lyria_generate_music", "args": {"prompt": p, "model_id": model, "output_gcs_bucket": "mybucket"}}}])
+            };
+            ResponseTemplate::new(200).set_body_json(json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]}))
+        }
+    }
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1beta/models/m-1:generateContent"))
+        .respond_with(Gemini)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite =
+        Suite::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml")).unwrap();
+    let c = client(
+        Provider::Gemini {
+            base_url: server.uri(),
+            key: Some(KEY.into()),
+        },
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let opts = Options {
+        step_budget: 4,
+        repeat: 1,
+        out_dir: dir.path().join("out"),
+        agent: "gemini:scripted".into(),
+    };
+    let results = run_suite(&c, &suite, &opts).await.unwrap();
+    assert!(
+        results.iter().all(|r| r.pass_all()),
+        "{:#?}",
+        results[0].runs[0].evaluation.findings
+    );
+    let first: Value =
+        serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
+    assert_eq!(
+        first["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]["required"],
+        json!(["prompt"])
+    );
+    let second: Value =
+        serde_json::from_slice(&server.received_requests().await.unwrap()[1].body).unwrap();
+    let response =
+        &second["contents"].as_array().unwrap().last().unwrap()["parts"][0]["functionResponse"];
+    assert_eq!(response["name"], "lyria_generate_music");
+}
+
+/// `agent-seer run` end to end: a scripted agent and, because `AGENT_SEER_JUDGE` is set, a
+/// judge on the same OpenAI-compatible mock (told apart by `response_format`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_verb_grades_and_judges() {
+    struct Both;
+    impl Respond for Both {
+        fn respond(&self, req: &WireRequest) -> ResponseTemplate {
+            let body: Value = serde_json::from_slice(&req.body).unwrap();
+            if body.get("response_format").is_some() {
+                let verdict = json!({"usage": {"necessity": 10, "overuse": 10}, "selection": {"correctness": 10, "specificity": 10, "completeness": 10},
+                    "ordering": {"applicable": false, "sequence_logic": 10, "dependency_handling": 10, "execution_efficiency": 10},
+                    "arguments": {"completeness": 10, "name_accuracy": 10, "value_accuracy": 8, "type_compliance": 10, "format_compliance": 10, "relevancy": 10},
+                    "coherence": {"logical_flow": 3, "completeness": 3, "conciseness": 3, "topic_relevance": 3, "context_retention": 0},
+                    "failures": ["argument_value"], "rationale": "mock judge"});
+                return ResponseTemplate::new(200).set_body_json(openai_body(&verdict.to_string()));
+            }
+            Script::Correct.respond(req)
+        }
+    }
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(Both)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (uri, out, cache) = (
+        server.uri(),
+        dir.path().join("out"),
+        dir.path().join("cache"),
+    );
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+            .args([
+                "run",
+                "harnesses/lyria.yaml",
+                "--agent",
+                "openai:scripted",
+                "--format",
+                "json",
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
+            .env("AGENT_SEER_JUDGE", "openai:mock-judge")
+            .env("AGENT_SEER_LLM_CACHE", cache)
+            .env_remove("AGENT_SEER_LLM")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for s in v["scenarios"].as_array().unwrap() {
+        assert_eq!(s["pass_all"], true);
+        assert_eq!(s["mean_tc"], 1.0);
+        let judge = s["judge_tc"].as_f64().unwrap();
+        assert!(
+            (judge - (1.0 + 1.0 + (5.0 + 0.8) / 6.0) / 3.0).abs() < 1e-9,
+            "{judge}"
+        );
+    }
+}
