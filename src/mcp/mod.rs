@@ -165,7 +165,31 @@ impl Client {
             Ok(()) => self.stdin.flush().await,
             Err(e) => Err(e),
         };
-        r.map_err(|e| self.error(format!("cannot write to the server (did it exit?): {e}")))
+        match r {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let what = msg
+                    .get("method")
+                    .and_then(Value::as_str)
+                    .unwrap_or("a message")
+                    .to_owned();
+                Err(self
+                    .exited(&format!("`{what}` could not be sent ({e})"))
+                    .await)
+            }
+        }
+    }
+
+    /// The error for a server that went away: waits briefly so its last stderr lines are read,
+    /// and names its exit status.
+    async fn exited(&mut self, what: &str) -> McpError {
+        let status = tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let status = match status {
+            Ok(Ok(s)) => format!(" ({s})"),
+            _ => String::new(),
+        };
+        self.error(format!("the server exited{status}: {what}"))
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), McpError> {
@@ -192,17 +216,7 @@ impl Client {
                 Ok(Err(e)) => {
                     return Err(self.error(format!("cannot read the server's stdout: {e}")));
                 }
-                Ok(Ok(None)) => {
-                    let status = self
-                        .child
-                        .try_wait()
-                        .ok()
-                        .flatten()
-                        .map_or(String::new(), |s| format!(" ({s})"));
-                    return Err(self.error(format!(
-                        "the server exited before answering `{method}`{status}"
-                    )));
-                }
+                Ok(Ok(None)) => return Err(self.exited(&format!("no answer to `{method}`")).await),
                 Ok(Ok(Some(line))) => line,
             };
             if line.trim().is_empty() {

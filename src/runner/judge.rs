@@ -88,11 +88,11 @@ pub(super) fn trial(
             judged.coherence,
             judged.verdict.rationale
         );
-        match (agrees, &t.label.xfail) {
-            (true, None) => Ok(Completion::Completed),
-            (false, None) => Err(Failed::from(format!("expected {want:?}, the combined verdict is {verdict:?}\n{summary}"))),
-            (false, Some(reason)) => Ok(Completion::ignored_with(format!("xfail: {reason}"))),
-            (true, Some(reason)) => Err(Failed::from(format!("XPASS (strict): marked `xfail: {reason}`, but the trial now passes"))),
+        let agrees = if agrees { Ok(()) } else { Err(format!("expected {want:?}, the combined verdict is {verdict:?}\n{summary}")) };
+        match super::status(agrees, t.label.xfail.as_deref()) {
+            (super::Status::Passed, _) => Ok(Completion::Completed),
+            (super::Status::Xfailed, reason) => Ok(Completion::ignored_with(reason.unwrap_or_default())),
+            (super::Status::Failed, message) => Err(Failed::from(message.unwrap_or_default())),
         }
     })
     .with_ignored_flag(!configured)

@@ -322,16 +322,28 @@ fn transcript_trial(lazy: &LazySuite, layout: &Layout, id: &str, path: PathBuf) 
     let name = format!("{}::{id}", lazy.name);
     Trial::ignorable_test(name, move || {
         let result = check_transcript(&lazy, &dir, &path)?;
-        match (result.agrees, result.xfail) {
-            (Ok(()), None) => Ok(Completion::Completed),
-            (Err(msg), None) => Err(msg.into()),
-            (Err(_), Some(reason)) => Ok(Completion::ignored_with(format!("xfail: {reason}"))),
-            (Ok(()), Some(reason)) => Err(format!(
-                "XPASS (strict): marked `xfail: {reason}`, but the trial now passes; remove the xfail"
-            )
-            .into()),
+        match status(result.agrees, result.xfail.as_deref()) {
+            (Status::Passed, _) => Ok(Completion::Completed),
+            (Status::Xfailed, reason) => Ok(Completion::ignored_with(reason.unwrap_or_default())),
+            (Status::Failed, message) => Err(message.unwrap_or_default().into()),
         }
     })
+}
+
+/// How a trial ends given whether its evaluation agrees with its label and its `xfail`: an
+/// expected failure is reported, not gating; an unexpected pass fails (strict xfail).
+pub fn status(agrees: Result<(), String>, xfail: Option<&str>) -> (Status, Option<String>) {
+    match (agrees, xfail) {
+        (Ok(()), None) => (Status::Passed, None),
+        (Err(m), None) => (Status::Failed, Some(m)),
+        (Err(_), Some(reason)) => (Status::Xfailed, Some(format!("xfail: {reason}"))),
+        (Ok(()), Some(reason)) => (
+            Status::Failed,
+            Some(format!(
+                "XPASS (strict): marked `xfail: {reason}`, but the trial now passes; remove the xfail"
+            )),
+        ),
+    }
 }
 
 /// A transcript's trial result, as the harness and `check` both see it.
@@ -466,19 +478,7 @@ pub fn run_checks(
                     }
                 }
                 Ok(r) => {
-                    let (status, message) = match (r.agrees, &r.xfail) {
-                        (Ok(()), None) => (Status::Passed, None),
-                        (Err(m), None) => (Status::Failed, Some(m)),
-                        (Err(_), Some(reason)) => {
-                            (Status::Xfailed, Some(format!("xfail: {reason}")))
-                        }
-                        (Ok(()), Some(reason)) => (
-                            Status::Failed,
-                            Some(format!(
-                                "XPASS (strict): marked `xfail: {reason}`, but the trial now passes; remove the xfail"
-                            )),
-                        ),
-                    };
+                    let (status, message) = status(r.agrees, r.xfail.as_deref());
                     if *w {
                         out.push(report(
                             name,

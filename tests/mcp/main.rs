@@ -171,7 +171,7 @@ fn a_server_that_crashes() {
         .unwrap();
         let text = err.to_string();
         assert!(
-            text.contains("exited before answering `initialize`"),
+            text.contains("the server exited (exit status: 3)"),
             "{text}"
         );
         assert!(text.contains("fatal: no credentials"), "{text}");
