@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod finding;
 pub mod flow;
+pub mod generate;
 pub mod harness;
 pub mod judge;
 pub mod lint;

@@ -78,5 +78,6 @@ fn openai_body(content: &str) -> Value {
 mod agent;
 mod cache;
 mod faults;
+mod generate;
 mod local;
 mod providers;
