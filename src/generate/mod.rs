@@ -4,10 +4,12 @@
 //! linter); an invalid answer is asked again with the problem fed back (3 attempts), then the
 //! record is dropped and counted, never written.
 //!
-//! This release has stage 1 ([`interpret`]); the main type is [`Generator`], whose
-//! [`Report`] counts what each stage produced, retried and dropped.
+//! This release has stages 1 ([`interpret`]) and 2 ([`scenarios`], with the coverage loop);
+//! the main type is [`Generator`], whose [`Report`] counts what each stage produced, retried
+//! and dropped.
 
 pub mod interpret;
+pub mod scenarios;
 
 use std::collections::BTreeMap;
 

@@ -90,6 +90,11 @@ impl Linter {
         self.by_name.get(name).map(|&i| &self.tools[i].spec)
     }
 
+    /// Every tool, in spec order.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.tools.iter().map(|t| &t.spec)
+    }
+
     pub fn capabilities(&self) -> &[Capabilities] {
         &self.caps
     }
