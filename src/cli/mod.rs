@@ -6,6 +6,7 @@
 //! trials, 2 usage or input error (clap's own usage errors exit 2 as well).
 
 mod check;
+mod generate;
 mod inspect;
 mod judge;
 mod lint;
@@ -34,6 +35,10 @@ enum Command {
     /// Run the deterministic engines over transcripts the way the harness does, and print
     /// each trial's verdict and per-suite counts.
     Check(check::Args),
+    /// Generate a harness from a tool spec with an LLM (the paper's four stages): interpret,
+    /// scenarios with a coverage loop, mock outputs, multi-turn expansion; `--verify` keeps
+    /// only scenarios that discriminate.
+    Generate(generate::Args),
     /// Score transcripts with an LLM judge (the 14 + 5 rubric), through the answer cache.
     Judge(judge::Args),
     /// Score transcripts with two judges and report their agreement (Pearson, Spearman, MAE,
@@ -101,6 +106,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
         Command::Run(args) => run::run(args, out),
+        Command::Generate(args) => generate::run(args, out),
         Command::Judge(args) => judge::run(args, out),
         Command::JudgeAgreement(args) => judge::agreement(args, out),
         Command::Schema { format } => {

@@ -8,8 +8,11 @@
 //! the main type is [`Generator`], whose [`Report`] counts what each stage produced, retried
 //! and dropped.
 
+pub mod expand;
 pub mod interpret;
+pub mod mocks;
 pub mod scenarios;
+pub mod write;
 
 use std::collections::BTreeMap;
 

@@ -182,6 +182,23 @@ pub fn problems(s: &GeneratedScenario, linter: &Linter) -> Vec<String> {
                 f.message
             ));
         }
+        // The first call's inputs can only come from the user: the prompt must name them.
+        if i == 0 {
+            let inputs = linter
+                .facts(&c.function_name)
+                .map(|(_, f)| f.inputs.clone())
+                .unwrap_or_default();
+            for p in inputs {
+                let values: Vec<&str> = match c.parameters.get(&p) {
+                    Some(Value::String(v)) => vec![v.as_str()],
+                    Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                for v in values.into_iter().filter(|v| !s.prompt.contains(*v)) {
+                    out.push(format!("scenario `{}`: the first call takes `{p}` = `{v}`, which the prompt never gives; name it in the prompt", s.title));
+                }
+            }
+        }
     }
     out
 }

@@ -2,6 +2,7 @@
 //! back, and a hallucinated tool name dropped and counted.
 
 use agent_seer::generate::Generator;
+use agent_seer::runner::Suite;
 use agent_seer::spec::{Capabilities, ToolSet};
 use wiremock::{Request as WireRequest, Respond};
 
@@ -77,6 +78,21 @@ async fn interpret_validates_retries_and_drops() {
     assert_eq!(server.received_requests().await.unwrap().len(), 4 + 2 + 3);
 }
 
+/// The gs:// values among a call's arguments (what the user must give in the prompt).
+fn uris(params: &Value) -> String {
+    let mut out = Vec::new();
+    for v in params.as_object().unwrap().values() {
+        match v {
+            Value::String(s) if s.starts_with("gs://") => out.push(s.clone()),
+            Value::Array(items) => {
+                out.extend(items.iter().filter_map(|i| i.as_str()).map(str::to_owned))
+            }
+            _ => {}
+        }
+    }
+    out.join(", ")
+}
+
 /// Answers a scenarios request with one simple scenario per offered tool, at most eight an
 /// answer (a model that stalls, as the paper's did on 64 tools), so only the coverage loop
 /// reaches every tool.
@@ -107,7 +123,7 @@ impl Respond for Writer {
                     "veo_reference_to_video" | "veo_ingredients_to_video" => (*tool, json!({"prompt": "p", "reference_image_uris": ["gs://b/r.png"], "model": "veo-3.1-generate-preview"})),
                     other => (other, json!({"x": "v"})),
                 };
-                json!({"title": format!("use {tool}"), "tier": "simple", "category": "c", "prompt": format!("please use {tool}"),
+                json!({"title": format!("use {tool}"), "tier": "simple", "category": "c", "prompt": format!("please use {tool} with {}", uris(&params)),
                     "agent_workflow": [{"function_name": name, "parameters": params, "quick_explanation": "because"}],
                     "novelty_reason": "n", "agent_followup": "f"})
             })
@@ -209,4 +225,208 @@ async fn veo_scenarios_drop_what_the_linter_rejects() {
     );
     assert_eq!(stage.dropped.len(), 2, "one per round: {:?}", stage.dropped);
     assert_eq!(stage.retried, 2);
+}
+
+/// Answers every stage of the pipeline for the veo spec, well-formed and consistent.
+struct Pipeline;
+
+fn veo_args(tool: &str) -> Value {
+    match tool {
+        "veo_t2v" => {
+            json!({"prompt": "a paper boat in the rain", "model": "veo-3.1-fast-generate-001", "duration": 6, "bucket": "gs://b/out/"})
+        }
+        "veo_i2v" => {
+            json!({"prompt": "push in", "image_uri": "gs://b/in/frame.png", "model": "veo-3.1-generate-001"})
+        }
+        "veo_extend_video" => {
+            json!({"video_uri": "gs://b/out/boat.mp4", "model": "veo-3.1-lite-generate-001"})
+        }
+        "veo_first_last_to_video" => {
+            json!({"first_image_uri": "gs://b/in/a.png", "last_image_uri": "gs://b/in/z.png", "model": "veo-3.1-generate-001"})
+        }
+        _ => {
+            json!({"prompt": "p", "reference_image_uris": ["gs://b/in/r.png"], "model": "veo-3.1-generate-preview"})
+        }
+    }
+}
+
+/// The user's own files a scenario's first call takes.
+fn inputs_of(tool: &str) -> String {
+    let v = veo_args(tool);
+    let mut out: Vec<String> = Vec::new();
+    for (k, x) in v.as_object().unwrap() {
+        if k == "bucket" {
+            continue;
+        }
+        match x {
+            Value::String(s) if s.starts_with("gs://") => out.push(s.clone()),
+            Value::Array(items) => {
+                out.extend(items.iter().filter_map(|i| i.as_str()).map(str::to_owned))
+            }
+            _ => {}
+        }
+    }
+    out.join(", ")
+}
+
+impl Respond for Pipeline {
+    fn respond(&self, req: &WireRequest) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        let answer = match body["response_format"]["json_schema"]["name"]
+            .as_str()
+            .unwrap()
+        {
+            "tool_explanation" => {
+                let tool = user
+                    .lines()
+                    .next()
+                    .unwrap()
+                    .trim_start_matches("Tool name: ");
+                json!({"tool_name": tool, "what_it_does": "Makes video.", "what_it_needs": "A prompt or images.", "why_its_used": "Ads.", "enterprise_context": ["Media Production"]})
+            }
+            "scenarios" => {
+                let offered: Vec<&str> = user
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("- "))
+                    .map(|l| l.split(':').next().unwrap())
+                    .collect();
+                let mut list: Vec<Value> = offered
+                    .iter()
+                    .map(|t| json!({"title": format!("Use {t}"), "tier": "simple", "category": "Video", "prompt": format!("Please use {t} for our campaign, with our files {}.", inputs_of(t)),
+                        "agent_workflow": [{"function_name": t, "parameters": veo_args(t), "quick_explanation": "the tool for it"}],
+                        "novelty_reason": "n", "agent_followup": "f"}))
+                    .collect();
+                list.push(json!({"title": "Boat then longer boat", "tier": "complex", "category": "Video", "prompt": "Make a rainy paper-boat clip, then extend it.",
+                    "agent_workflow": [
+                        {"function_name": "veo_t2v", "parameters": veo_args("veo_t2v"), "quick_explanation": "the clip"},
+                        {"function_name": "veo_extend_video", "parameters": veo_args("veo_extend_video"), "quick_explanation": "longer"}],
+                    "novelty_reason": "a hand-off", "agent_followup": "f"}));
+                json!({"scenarios": list})
+            }
+            "mocked_workflow" => {
+                let calls: Vec<&str> = user
+                    .lines()
+                    .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                    .collect();
+                let uris: Vec<Vec<String>> = calls
+                    .iter()
+                    .map(|l| {
+                        l.split('"')
+                            .filter(|s| s.starts_with("gs://"))
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .collect();
+                let outputs: Vec<Value> = (0..calls.len())
+                    .map(|i| {
+                        let mut made = vec![format!("gs://b/out/call{i}.mp4")];
+                        made.extend(uris.iter().skip(i + 1).flatten().filter(|u| u.ends_with(".mp4")).cloned());
+                        let mut content = vec![json!({"type": "text", "text": format!("Generated 1 video(s). Videos saved to GCS: {}.", made.join(", "))})];
+                        content.extend(made.iter().map(|u| json!({"type": "resource_link", "uri": u, "mimeType": "video/mp4"})));
+                        json!({"content": content})
+                    })
+                    .collect();
+                json!({"outputs": outputs, "expected_response": format!("Your video is at gs://b/out/call{}.mp4.", calls.len() - 1)})
+            }
+            "expansion" => json!({"turns": [
+                {"prompt": "Make a rainy paper-boat clip.", "calls": [1], "followup": "Now extend it."},
+                {"prompt": "Extend gs://b/out/boat.mp4 by a few seconds.", "calls": [2], "followup": "Thanks!"}]}),
+            other => panic!("unexpected stage {other}"),
+        };
+        ResponseTemplate::new(200).set_body_json(openai_body(&answer.to_string()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_pipeline_on_the_veo_spec() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Pipeline)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let (uri, out, cache) = (
+        server.uri(),
+        dir.path().join("harnesses"),
+        dir.path().join("cache"),
+    );
+    let out2 = out.clone();
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+            .args([
+                "generate",
+                "--spec",
+                "harnesses/veo.tools.json",
+                "--caps",
+                "capabilities/mcp-veo-go.yaml",
+                "--seed-outputs",
+                "../shared/data/genmedia/mcp-veo-go.seed_outputs.json",
+                "--suite",
+                "veo-gen",
+                "--llm",
+                "openai:scripted",
+                "--verify",
+                "-o",
+                out2.to_str().unwrap(),
+            ])
+            .current_dir(&root)
+            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
+            .env("AGENT_SEER_LLM_CACHE", cache)
+            .env_remove("AGENT_SEER_LLM")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if stderr.contains("shared/data/genmedia") && stderr.contains("No such file") {
+        // The seed file lives beside the checkout; CI copies shared/ there, so this is a setup error.
+        panic!("the seed outputs are missing: {stderr}");
+    }
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{stderr}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["coverage"]["covered"], 6);
+    assert_eq!(report["coverage"]["tools"], 6);
+    assert_eq!(report["multi_turn"], 1);
+    assert_eq!(
+        report["grounding"]["high"].as_u64().unwrap()
+            + report["grounding"]["medium"].as_u64().unwrap(),
+        8,
+        "{report}"
+    );
+    let kept = report["verify"]["kept"].as_array().unwrap();
+    assert_eq!(
+        kept.len(),
+        7,
+        "every scenario discriminates: {}",
+        report["verify"]
+    );
+    // The harness loads unchanged and its oracles lint clean.
+    let suite = Suite::load(&out.join("veo-gen.yaml")).unwrap();
+    assert_eq!(suite.harness.scenarios.len(), 7);
+    let multi = suite
+        .harness
+        .scenarios
+        .iter()
+        .find(|s| s.turns.len() == 2)
+        .expect("the expanded scenario");
+    assert_eq!(multi.turns[1].workflow[0].call.tool, "veo_extend_video");
+    for sc in &suite.harness.scenarios {
+        for step in sc.turns.iter().flat_map(|t| &t.workflow) {
+            let errors: Vec<_> = suite
+                .linter
+                .lint(&step.call.tool, &step.call.arguments)
+                .into_iter()
+                .filter(|f| f.severity == agent_seer::finding::Severity::Error)
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", sc.id);
+        }
+    }
 }

@@ -1,0 +1,136 @@
+//! `agent-seer generate`: the paper's four stages, from a tool spec to a harness.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use agent_seer::generate::{Generator, mocks, scenarios::Plan, write};
+use agent_seer::harness::Grounding;
+use agent_seer::lint::Linter;
+use agent_seer::llm::{Client, LlmConfig};
+use agent_seer::runner::{Suite, layout_at};
+use agent_seer::spec::{Capabilities, ToolSet};
+use serde_json::{Value, json};
+
+use super::Outcome;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The tool spec (tools/list, OpenAI tools or BFCL docs).
+    #[arg(long)]
+    spec: PathBuf,
+    /// Capability matrices (their facts go into the prompts and the checks).
+    #[arg(long = "caps")]
+    caps: Vec<PathBuf>,
+    /// Seed outputs (`{"samples": [{"tool", "result"}]}`) to ground the mock outputs.
+    #[arg(long)]
+    seed_outputs: Option<PathBuf>,
+    /// The suite name (file names follow it).
+    #[arg(long)]
+    suite: String,
+    /// Output directory for `<suite>.yaml` and `<suite>.tools.json`.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The writing model, `provider:model`.
+    #[arg(long, env = "AGENT_SEER_GENERATOR")]
+    llm: String,
+    /// Keep only scenarios whose oracle passes and whose mutants fail.
+    #[arg(long)]
+    verify: bool,
+    #[arg(long, default_value_t = 3)]
+    simple: usize,
+    #[arg(long, default_value_t = 3)]
+    complex: usize,
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    #[arg(long, default_value_t = 12)]
+    batch: usize,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let spec = ToolSet::load(&args.spec)?;
+    let mut caps = Vec::new();
+    for p in &args.caps {
+        let m = Capabilities::load(p)?;
+        m.check_against(&spec)?;
+        caps.push(m);
+    }
+    let linter = Linter::new(&spec, caps.clone())?;
+    let seeds = match &args.seed_outputs {
+        Some(p) => mocks::load_seeds(&serde_json::from_str(
+            &std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
+        )?),
+        None => mocks::Seeds::new(),
+    };
+    let layout = layout_at(
+        &std::env::var_os("AGENT_SEER_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    )?;
+    let client = Client::new(LlmConfig::from_env(&args.llm, layout.llm_cache.clone())?)?;
+    let plan = Plan {
+        simple: args.simple,
+        complex: args.complex,
+        rounds: args.rounds,
+        batch: args.batch,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut g = Generator::new(&client, &spec, &caps);
+    let (mocked, expansions, coverage) = rt.block_on(async {
+        let tools = g.interpret().await?;
+        let (scenarios, coverage) = g.scenarios(&tools, &linter, plan).await?;
+        let mocked = g.mocks(scenarios, &linter, &seeds).await?;
+        let expansions = g.expand(&mocked).await?;
+        Ok::<_, agent_seer::llm::LlmError>((mocked, expansions, coverage))
+    })?;
+    // The harness references its own copies of the tools and matrices.
+    std::fs::create_dir_all(&args.output)?;
+    let mut cap_names = Vec::new();
+    for p in &args.caps {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "caps.yaml".into());
+        std::fs::copy(p, args.output.join(&name))?;
+        cap_names.push(name);
+    }
+    let tools_json: Value = serde_json::from_str(&std::fs::read_to_string(&args.spec)?)?;
+    let tools_file = format!("{}.tools.json", args.suite);
+    let doc = write::harness(&args.suite, &tools_file, &cap_names, &mocked, &expansions);
+    let path = write::write(&args.output, &args.suite, &tools_json, &doc)?;
+    let mut verified = None;
+    if args.verify {
+        let suite = Suite::load(&path)?;
+        let (keep, dropped) = write::verify(&suite);
+        let mut doc = doc;
+        if let Some(list) = doc["scenarios"].as_array_mut() {
+            list.retain(|s| keep.iter().any(|k| s["id"] == json!(k)));
+        }
+        write::write(&args.output, &args.suite, &tools_json, &doc)?;
+        verified = Some(json!({"kept": keep, "dropped": dropped}));
+    }
+    let tiers = |g: Grounding| {
+        mocked
+            .iter()
+            .flat_map(|m| &m.grounding)
+            .filter(|x| **x == g)
+            .count()
+    };
+    let report = json!({
+        "harness": path,
+        "scenarios": mocked.len(),
+        "tiers": {
+            "simple": mocked.iter().filter(|m| m.scenario.tier == agent_seer::harness::Tier::Simple).count(),
+            "complex": mocked.iter().filter(|m| m.scenario.tier == agent_seer::harness::Tier::Complex).count(),
+        },
+        "multi_turn": expansions.iter().filter(|e| e.is_some()).count(),
+        "coverage": coverage,
+        "grounding": {"high": tiers(Grounding::High), "medium": tiers(Grounding::Medium), "low": tiers(Grounding::Low)},
+        "stages": g.report.stages,
+        "verify": verified,
+        "ledger": client.ledger().entries(),
+    });
+    writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,120 @@
+//! Stage 4, multi-turn expansion: split a mocked workflow at its phase boundaries into turns,
+//! each with a self-contained user prompt (later ones quoting concrete values from earlier
+//! outputs) and the calls it covers. The answer names calls by index, so every original call
+//! lands in exactly one turn, in order, with its arguments and output unchanged; an expansion
+//! into a single turn is discarded and recorded (the scenario stays single-turn).
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::Generator;
+use super::mocks::Mocked;
+use crate::llm::{LlmError, Request};
+
+pub const PROMPT_VERSION: &str = "agent-seer-expand-1";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpandedTurn {
+    pub prompt: String,
+    /// 1-based indices of the workflow's calls this turn makes.
+    pub calls: Vec<usize>,
+    pub followup: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expansion {
+    pub turns: Vec<ExpandedTurn>,
+}
+
+const SYSTEM: &str = "\
+You turn a single request and its workflow of tool calls into a natural multi-turn \
+conversation. Split at phase boundaries (batch related calls in one turn), make each user turn \
+self-contained, and let later turns refer to concrete values (URIs, ids) from earlier tool \
+outputs. Every call must be in exactly one turn, in the original order; name calls by their \
+1-based numbers. Answer with one JSON object that follows the schema.";
+
+pub fn request(m: &Mocked) -> Request {
+    let mut user = format!("## The request\n{}\n\n## The workflow\n", m.scenario.prompt);
+    for (i, (c, o)) in m.scenario.agent_workflow.iter().zip(&m.outputs).enumerate() {
+        user.push_str(&format!(
+            "{}. {} {}\n   output: {o}\n",
+            i + 1,
+            c.function_name,
+            c.parameters
+        ));
+    }
+    Request {
+        system: SYSTEM.into(),
+        user,
+        schema_name: "expansion".into(),
+        schema: json!({"type": "object", "additionalProperties": false, "required": ["turns"], "properties": {"turns": {
+            "type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "object", "additionalProperties": false,
+            "required": ["prompt", "calls", "followup"], "properties": {
+                "prompt": {"type": "string", "maxLength": 800}, "calls": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+                "followup": {"type": "string", "maxLength": 300}}}}}}),
+        temperature: 0.7,
+        max_tokens: 2000,
+        cache_tag: PROMPT_VERSION.into(),
+    }
+}
+
+/// Every call exactly once, in order, prompts non-empty.
+pub fn check(m: &Mocked, e: &Expansion) -> Result<(), String> {
+    let flat: Vec<usize> = e
+        .turns
+        .iter()
+        .flat_map(|t| t.calls.iter().copied())
+        .collect();
+    let want: Vec<usize> = (1..=m.scenario.agent_workflow.len()).collect();
+    if flat != want {
+        return Err(format!(
+            "the turns name calls {flat:?}; every call 1..={} must appear exactly once, in order",
+            want.len()
+        ));
+    }
+    if let Some(i) = e.turns.iter().position(|t| t.prompt.trim().is_empty()) {
+        return Err(format!("turn {} has an empty prompt", i + 1));
+    }
+    Ok(())
+}
+
+impl Generator<'_> {
+    /// Stage 4: returns, per scenario, the expansion (None when it stays single-turn).
+    pub async fn expand(&mut self, mocked: &[Mocked]) -> Result<Vec<Option<Expansion>>, LlmError> {
+        let mut out = Vec::new();
+        for m in mocked {
+            if m.scenario.agent_workflow.len() < 2 {
+                out.push(None);
+                continue;
+            }
+            let result = self
+                .client
+                .structured::<Expansion, _>(&request(m), |e| check(m, e))
+                .await;
+            let counts = self.report.stages.entry("expand").or_default();
+            match result {
+                Ok(e) if e.turns.len() >= 2 => {
+                    counts.produced += 1;
+                    out.push(Some(e));
+                }
+                Ok(_) => {
+                    counts.dropped.push(format!(
+                        "{}: a single-turn expansion, discarded (the scenario stays single-turn)",
+                        m.scenario.title
+                    ));
+                    out.push(None);
+                }
+                Err(LlmError::InvalidOutput { problem, .. }) => {
+                    counts
+                        .dropped
+                        .push(format!("{}: {problem}", m.scenario.title));
+                    out.push(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+}

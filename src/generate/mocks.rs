@@ -1,0 +1,258 @@
+//! Stage 3, mock outputs: one per call, shaped like the tool's real output when seed outputs
+//! exist, validated against the tool's `outputSchema` when it has one, and consistent across
+//! the workflow: a URI a later call consumes must come out of the earlier call that produces
+//! it (the flow engine checks; the paper lists this as a limitation). Grounding tier per
+//! output: high (a sample of this tool), medium (samples only of other tools), low (schema
+//! only). The answer also carries the expected response, which must quote a concrete value
+//! from the outputs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::Generator;
+use super::scenarios::GeneratedScenario;
+use crate::finding::Code;
+use crate::harness::{Grounding, Transcript};
+use crate::lint::Linter;
+use crate::llm::{LlmError, Request};
+use crate::source::SourceFile;
+
+pub const PROMPT_VERSION: &str = "agent-seer-mocks-1";
+
+/// Seed outputs per tool (`*.seed_outputs.json`: `{"samples": [{"tool", "result"}]}`).
+pub type Seeds = BTreeMap<String, Vec<Value>>;
+
+pub fn load_seeds(v: &Value) -> Seeds {
+    let mut out = Seeds::new();
+    for s in v
+        .get("samples")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let (Some(tool), Some(result)) = (s.get("tool").and_then(Value::as_str), s.get("result"))
+        {
+            out.entry(tool.to_owned()).or_default().push(result.clone());
+        }
+    }
+    out
+}
+
+/// Stage 3's answer for one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MockedWorkflow {
+    pub outputs: Vec<Value>,
+    pub expected_response: String,
+}
+
+/// A scenario with its mock outputs and their grounding tiers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mocked {
+    pub scenario: GeneratedScenario,
+    pub outputs: Vec<Value>,
+    pub grounding: Vec<Grounding>,
+    pub expected_response: String,
+}
+
+const SYSTEM: &str = "\
+You write the outputs that tools would return for a workflow of calls, so an assistant can be \
+tested without running them. Each output is an MCP CallToolResult: {\"content\": [...]} with \
+text items and, for files, resource_link items carrying a URI. Follow the example outputs' \
+shape and wording when given. Keep values consistent across the workflow: when a later call \
+takes a URI or id as input, the earlier call that produces it must return exactly that value. \
+Also write the assistant's expected final response, quoting concrete values from the outputs. \
+Answer with one JSON object that follows the schema.";
+
+pub fn grounding(seeds: &Seeds, tool: &str) -> Grounding {
+    if seeds.get(tool).is_some_and(|s| !s.is_empty()) {
+        Grounding::High
+    } else if !seeds.is_empty() {
+        Grounding::Medium
+    } else {
+        Grounding::Low
+    }
+}
+
+pub fn request(generator: &Generator<'_>, s: &GeneratedScenario, seeds: &Seeds) -> Request {
+    let mut user = format!("## The user asked\n{}\n\n## The workflow\n", s.prompt);
+    for (i, c) in s.agent_workflow.iter().enumerate() {
+        user.push_str(&format!(
+            "{}. {} {}\n",
+            i + 1,
+            c.function_name,
+            c.parameters
+        ));
+        if let Some(out) = generator
+            .spec
+            .get(&c.function_name)
+            .and_then(|t| t.output_schema.as_ref())
+        {
+            user.push_str(&format!("   output schema: {out}\n"));
+        }
+        let examples = seeds
+            .get(&c.function_name)
+            .cloned()
+            .unwrap_or_else(|| seeds.values().flatten().take(1).cloned().collect());
+        for e in examples.iter().take(2) {
+            user.push_str(&format!("   example output: {e}\n"));
+        }
+    }
+    user.push_str(&format!(
+        "\nWrite exactly {} outputs, one per call, in order.",
+        s.agent_workflow.len()
+    ));
+    Request {
+        system: SYSTEM.into(),
+        user,
+        schema_name: "mocked_workflow".into(),
+        schema: json!({"type": "object", "additionalProperties": false, "required": ["outputs", "expected_response"],
+            "properties": {"outputs": {"type": "array", "maxItems": 8, "items": {"type": "object"}}, "expected_response": {"type": "string", "maxLength": 800}}}),
+        temperature: 0.7,
+        max_tokens: 3000,
+        cache_tag: PROMPT_VERSION.into(),
+    }
+}
+
+/// The workflow with these outputs, as a transcript, for the flow engine.
+fn as_transcript(s: &GeneratedScenario, outputs: &[Value]) -> Option<Transcript> {
+    let calls: Vec<Value> = s
+        .agent_workflow
+        .iter()
+        .zip(outputs)
+        .map(|(c, o)| json!({"tool": c.function_name, "arguments": c.parameters, "output": o}))
+        .collect();
+    let doc = json!({"prompt": s.prompt, "calls": calls});
+    let text = serde_saphyr::to_string(&doc).ok()?;
+    Transcript::from_source(
+        SourceFile::from_text("generated.yaml", text),
+        "generated".into(),
+    )
+    .ok()
+}
+
+/// What is wrong with a mocked workflow, if anything.
+pub fn problems(
+    generator: &Generator<'_>,
+    linter: &Linter,
+    s: &GeneratedScenario,
+    m: &MockedWorkflow,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if m.outputs.len() != s.agent_workflow.len() {
+        return vec![format!(
+            "{} outputs for {} calls",
+            m.outputs.len(),
+            s.agent_workflow.len()
+        )];
+    }
+    for (i, (c, o)) in s.agent_workflow.iter().zip(&m.outputs).enumerate() {
+        if let Some(schema) = generator
+            .spec
+            .get(&c.function_name)
+            .and_then(|t| t.output_schema.as_ref())
+        {
+            let structured = o.get("structuredContent").unwrap_or(o);
+            if let Ok(v) = jsonschema::validator_for(schema)
+                && let Some(e) = v.iter_errors(structured).next()
+            {
+                out.push(format!(
+                    "output {} does not match `{}`'s output schema: {e}",
+                    i + 1,
+                    c.function_name
+                ));
+            }
+        }
+        if o.get("content").and_then(Value::as_array).is_none() {
+            out.push(format!("output {} has no `content` array", i + 1));
+        }
+    }
+    if let Some(t) = as_transcript(s, &m.outputs) {
+        let failed = vec![false; s.agent_workflow.len()];
+        for f in crate::flow::analyze(&t, None, linter, &failed).findings {
+            if matches!(f.code, Code::UnknownReference | Code::UseBeforeProduce) {
+                out.push(format!(
+                    "call {}: {} — make the earlier output produce it",
+                    f.call.map_or(0, |c| c + 1),
+                    f.message
+                ));
+            }
+        }
+    }
+    let produced = crate::flow::artifacts_of_value(&Value::Array(m.outputs.clone()));
+    if !produced.is_empty()
+        && !produced
+            .iter()
+            .any(|a| m.expected_response.contains(a.trim_start_matches("gs://")))
+    {
+        out.push("the expected response quotes no value from the outputs".into());
+    }
+    out
+}
+
+impl Generator<'_> {
+    /// Stage 3 over scenarios; a scenario whose outputs never validate is dropped and counted.
+    pub async fn mocks(
+        &mut self,
+        scenarios: Vec<GeneratedScenario>,
+        linter: &Linter,
+        seeds: &Seeds,
+    ) -> Result<Vec<Mocked>, LlmError> {
+        let mut out = Vec::new();
+        for s in scenarios {
+            let req = request(self, &s, seeds);
+            let (generator, linter_ref, sc) = (&*self, linter, &s);
+            let before = generator
+                .client
+                .ledger()
+                .entries()
+                .values()
+                .map(|e| e.calls)
+                .sum::<u64>();
+            let result = generator
+                .client
+                .structured::<MockedWorkflow, _>(&req, |m| {
+                    let p = problems(generator, linter_ref, sc, m);
+                    if p.is_empty() {
+                        Ok(())
+                    } else {
+                        Err(p.join("; "))
+                    }
+                })
+                .await;
+            let calls = self
+                .client
+                .ledger()
+                .entries()
+                .values()
+                .map(|e| e.calls)
+                .sum::<u64>()
+                - before;
+            let counts = self.report.stages.entry("mocks").or_default();
+            match result {
+                Ok(m) => {
+                    counts.produced += 1;
+                    counts.retried += usize::from(calls > 1);
+                    let grounding = s
+                        .agent_workflow
+                        .iter()
+                        .map(|c| grounding(seeds, &c.function_name))
+                        .collect();
+                    out.push(Mocked {
+                        outputs: m.outputs,
+                        grounding,
+                        expected_response: m.expected_response,
+                        scenario: s,
+                    });
+                }
+                Err(LlmError::InvalidOutput { problem, .. }) => {
+                    counts.dropped.push(format!("{}: {problem}", s.title))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+}
