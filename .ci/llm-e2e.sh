@@ -10,7 +10,7 @@ exec unshare -n bash -euo pipefail -c '
   ip link set lo up
   export OTEL_SDK_DISABLED=true
   "$0/bin/llama-server" -m "$0/SmolLM2-135M-Instruct.Q4_1.gguf" \
-    --host 127.0.0.1 --port 18081 -c 8192 -np 1 -t 2 --no-webui > /tmp/agent-seer-llama.log 2>&1 &
+    --host 127.0.0.1 --port 18081 -c 16384 -np 1 -t 2 --no-webui > /tmp/agent-seer-llama.log 2>&1 &
   server=$!
   trap "kill $server 2>/dev/null || true" EXIT
   for _ in $(seq 1 300); do

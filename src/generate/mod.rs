@@ -55,3 +55,147 @@ impl<'a> Generator<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::interpret::ToolExplanation;
+    use super::mocks::{Mocked, Seeds, load_seeds};
+    use super::scenarios::{GeneratedCall, GeneratedScenario, Plan};
+    use super::*;
+    use crate::harness::{Grounding, Tier};
+    use crate::llm::{CacheMode, LlmConfig, Provider};
+
+    fn fixture() -> (ToolSet, Vec<Capabilities>, Client, Seeds) {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let spec = ToolSet::load(&root.join("harnesses/nanobanana.tools.json")).unwrap();
+        let caps =
+            vec![Capabilities::load(&root.join("capabilities/mcp-nanobanana-go.yaml")).unwrap()];
+        let client = Client::new(LlmConfig {
+            provider: Provider::OpenAi {
+                base_url: "http://127.0.0.1:9".into(),
+                key: None,
+            },
+            model: "m".into(),
+            timeout: std::time::Duration::from_secs(1),
+            concurrency: 1,
+            max_retries: 0,
+            min_backoff: std::time::Duration::from_millis(1),
+            cache_dir: std::env::temp_dir(),
+            mode: CacheMode::Replay,
+        })
+        .unwrap();
+        let seeds = load_seeds(
+            &json!({"samples": [{"tool": "nanobanana_image_generation", "result": {"content": [{"type": "text", "text": "Generated and saved 1 image(s): gs://b/x.png"}]}}]}),
+        );
+        (spec, caps, client, seeds)
+    }
+
+    fn scenario() -> GeneratedScenario {
+        GeneratedScenario {
+            title: "Hero image".into(),
+            tier: Tier::Simple,
+            category: "Marketing".into(),
+            prompt: "A 16:9 hero image of a solar city, saved to gs://b/out/.".into(),
+            agent_workflow: vec![GeneratedCall {
+                function_name: "nanobanana_image_generation".into(),
+                parameters: json!({"prompt": "a solar city", "aspect_ratio": "16:9", "gcs_bucket_uri": "b/out/"}),
+                quick_explanation: "one image".into(),
+            }],
+            novelty_reason: "ratios are model-dependent".into(),
+            agent_followup: "a square one too".into(),
+        }
+    }
+
+    #[test]
+    fn stage_prompts() {
+        let (spec, caps, client, seeds) = fixture();
+        let g = Generator::new(&client, &spec, &caps);
+        let t = ToolExplanation {
+            tool_name: "nanobanana_image_generation".into(),
+            what_it_does: "Makes images.".into(),
+            what_it_needs: "A prompt.".into(),
+            why_its_used: "Campaigns.".into(),
+            enterprise_context: vec!["Marketing".into()],
+        };
+        let r = scenarios::request(
+            &[&t],
+            &g,
+            &Plan::default(),
+            &["nanobanana_image_generation".to_owned()],
+        );
+        insta::assert_snapshot!("scenarios_system", r.system);
+        insta::assert_snapshot!("scenarios_user", r.user);
+        let r = mocks::request(&g, &scenario(), &seeds);
+        insta::assert_snapshot!("mocks_system", r.system);
+        insta::assert_snapshot!("mocks_user", r.user);
+        let m = Mocked {
+            scenario: scenario(),
+            outputs: vec![
+                json!({"content": [{"type": "resource_link", "uri": "gs://b/out/x.png"}]}),
+            ],
+            grounding: vec![Grounding::High],
+            expected_response: "gs://b/out/x.png".into(),
+        };
+        let r = expand::request(&m);
+        insta::assert_snapshot!("expand_system", r.system);
+        insta::assert_snapshot!("expand_user", r.user);
+    }
+
+    #[test]
+    fn expansion_checks() {
+        let mut s = scenario();
+        s.agent_workflow.push(s.agent_workflow[0].clone());
+        let m = Mocked {
+            scenario: s,
+            outputs: vec![json!({}), json!({})],
+            grounding: vec![Grounding::Low; 2],
+            expected_response: String::new(),
+        };
+        let turn = |calls: Vec<usize>| expand::ExpandedTurn {
+            prompt: "p".into(),
+            calls,
+            followup: "f".into(),
+        };
+        assert!(
+            expand::check(
+                &m,
+                &expand::Expansion {
+                    turns: vec![turn(vec![1]), turn(vec![2])]
+                }
+            )
+            .is_ok()
+        );
+        let err = expand::check(
+            &m,
+            &expand::Expansion {
+                turns: vec![turn(vec![2]), turn(vec![1])],
+            },
+        )
+        .unwrap_err();
+        assert!(err.contains("exactly once, in order"), "{err}");
+        assert!(
+            expand::check(
+                &m,
+                &expand::Expansion {
+                    turns: vec![turn(vec![1, 2, 2])]
+                }
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn grounding_tiers() {
+        let (_, _, _, seeds) = fixture();
+        assert_eq!(
+            mocks::grounding(&seeds, "nanobanana_image_generation"),
+            Grounding::High
+        );
+        assert_eq!(mocks::grounding(&seeds, "other"), Grounding::Medium);
+        assert_eq!(mocks::grounding(&Seeds::new(), "other"), Grounding::Low);
+    }
+}

@@ -244,6 +244,7 @@ fn veo_args(tool: &str) -> Value {
         "veo_first_last_to_video" => {
             json!({"first_image_uri": "gs://b/in/a.png", "last_image_uri": "gs://b/in/z.png", "model": "veo-3.1-generate-001"})
         }
+        t if t.starts_with('t') && t.len() == 3 => json!({"x": "v"}),
         _ => {
             json!({"prompt": "p", "reference_image_uris": ["gs://b/in/r.png"], "model": "veo-3.1-generate-preview"})
         }
@@ -429,4 +430,89 @@ async fn the_whole_pipeline_on_the_veo_spec() {
             assert!(errors.is_empty(), "{}: {errors:?}", sc.id);
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_pipeline_on_a_64_tool_spec_and_the_harness_runs_under_cargo_test() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Pipeline)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let tools: Vec<Value> = (0..64)
+        .map(|i| json!({"name": format!("t{i:02}"), "description": format!("Tool {i}."), "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}))
+        .collect();
+    let spec_path = dir.path().join("t64.tools.json");
+    std::fs::write(&spec_path, serde_json::to_string(&tools).unwrap()).unwrap();
+    let (uri, out, cache, spec) = (
+        server.uri(),
+        dir.path().join("harnesses"),
+        dir.path().join("cache"),
+        spec_path.clone(),
+    );
+    let out2 = out.clone();
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+            .args([
+                "generate",
+                "--spec",
+                spec.to_str().unwrap(),
+                "--suite",
+                "t64",
+                "--llm",
+                "openai:scripted",
+                "--verify",
+                "-o",
+                out2.to_str().unwrap(),
+            ])
+            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
+            .env("AGENT_SEER_LLM_CACHE", cache)
+            .env_remove("AGENT_SEER_LLM")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (
+            report["coverage"]["covered"].as_u64(),
+            report["coverage"]["tools"].as_u64()
+        ),
+        (Some(64), Some(64)),
+        "{}",
+        report["stages"]
+    );
+    assert_eq!(
+        report["grounding"]["low"], 64,
+        "no seed outputs: schema-only grounding"
+    );
+    let kept = report["verify"]["kept"].as_array().unwrap().len();
+    assert!(kept >= 64, "{}", report["verify"]);
+    // The produced harness, as the agents test target sees it.
+    let root = dir.path().to_path_buf();
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO"))
+            .args(["test", "--test", "agents", "--", "t64::"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("AGENT_SEER_ROOT", root)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("test t64::harness ... ok"), "{text}");
 }

@@ -168,3 +168,66 @@ fn local_agent_is_run_recorded_and_graded() {
         assert_eq!(t.scenario.as_deref(), Some(id));
     }
 }
+
+#[test]
+#[ignore = "needs the local llama-server that .ci/run starts (AGENT_SEER_LOCAL_LLM)"]
+fn local_generation_pipeline_validates_and_reports() {
+    // Every stage under json_schema output from a 135M model: whatever it writes is validated,
+    // retried, dropped and reported; what survives is a harness the runner loads.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("tiny.tools.json");
+    std::fs::write(
+        &spec,
+        r#"[{"name": "get_weather", "description": "Current weather for a city.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+            {"name": "send_email", "description": "Send an email.", "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}, "body": {"type": "string"}}, "required": ["to", "body"]}}]"#,
+    )
+    .unwrap();
+    let out = dir.path().join("harnesses");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args([
+            "generate",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--suite",
+            "tiny",
+            "--llm",
+            "openai:smollm2-135m-instruct",
+            "--rounds",
+            "1",
+            "--simple",
+            "1",
+            "--complex",
+            "0",
+            "--verify",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .env("AGENT_SEER_OPENAI_BASE_URL", base_url())
+        .env("AGENT_SEER_LLM_TIMEOUT_SECS", "300")
+        .env("AGENT_SEER_LLM_CACHE", dir.path().join("cache"))
+        .env_remove("AGENT_SEER_LLM")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let interpret = &report["stages"]["interpret"];
+    assert_eq!(
+        interpret["produced"].as_u64().unwrap()
+            + interpret["dropped"].as_array().unwrap().len() as u64,
+        2,
+        "{report}"
+    );
+    assert!(report["stages"].get("scenarios").is_some(), "{report}");
+    let suite = agent_seer::runner::Suite::load(&out.join("tiny.yaml")).unwrap();
+    assert_eq!(
+        suite.harness.scenarios.len() as u64,
+        report["verify"]["kept"].as_array().unwrap().len() as u64
+    );
+}
