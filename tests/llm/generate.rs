@@ -516,3 +516,63 @@ async fn the_whole_pipeline_on_a_64_tool_spec_and_the_harness_runs_under_cargo_t
     );
     assert!(text.contains("test t64::harness ... ok"), "{text}");
 }
+
+/// Malformed stage answers — not JSON, then the wrong shape — are asked again and, when they
+/// never improve, dropped and counted; the stage goes on.
+#[tokio::test]
+async fn malformed_stage_answers_are_dropped_and_counted() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_body(
+            "Sure! Here are some scenarios: 1. make a video",
+        )))
+        .up_to_n_times(2)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(openai_body(r#"{"scenarios": "none"}"#)),
+        )
+        .mount(&server)
+        .await;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let spec = ToolSet::load(&root.join("harnesses/lyria.tools.json")).unwrap();
+    let linter = agent_seer::lint::Linter::new(&spec, vec![]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let mut g = Generator::new(&c, &spec, &[]);
+    let plan = agent_seer::generate::scenarios::Plan {
+        simple: 1,
+        complex: 0,
+        rounds: 1,
+        batch: 12,
+    };
+    let (scenarios, cov) = g
+        .scenarios(&[explanation("lyria_generate_music")], &linter, plan)
+        .await
+        .unwrap();
+    assert!(scenarios.is_empty());
+    assert_eq!(cov.uncovered, ["lyria_generate_music"]);
+    let stage = &g.report.stages["scenarios"];
+    assert_eq!(stage.dropped.len(), 1);
+    assert!(
+        stage.dropped[0].contains("does not fit the schema"),
+        "{:?}",
+        stage.dropped
+    );
+    let reqs = server.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 3);
+    let third: Value = serde_json::from_slice(&reqs[2].body).unwrap();
+    assert!(
+        third["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("no complete JSON object"),
+        "the problem was fed back"
+    );
+}
