@@ -382,10 +382,6 @@ async fn the_whole_pipeline_on_the_veo_spec() {
     .await
     .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
-    if stderr.contains("shared/data/genmedia") && stderr.contains("No such file") {
-        // The seed file lives beside the checkout; CI copies shared/ there, so this is a setup error.
-        panic!("the seed outputs are missing: {stderr}");
-    }
     assert_eq!(
         o.status.code(),
         Some(0),
