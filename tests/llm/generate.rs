@@ -363,7 +363,7 @@ async fn the_whole_pipeline_on_the_veo_spec() {
                 "--caps",
                 "capabilities/mcp-veo-go.yaml",
                 "--seed-outputs",
-                "../shared/data/genmedia/mcp-veo-go.seed_outputs.json",
+                "harnesses/veo.seed_outputs.json",
                 "--suite",
                 "veo-gen",
                 "--llm",
