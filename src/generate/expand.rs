@@ -89,30 +89,22 @@ impl Generator<'_> {
                 out.push(None);
                 continue;
             }
-            let result = self
-                .client
-                .structured::<Expansion, _>(&request(m), |e| check(m, e))
-                .await;
-            let counts = self.report.stages.entry("expand").or_default();
-            match result {
-                Ok(e) if e.turns.len() >= 2 => {
-                    counts.produced += 1;
-                    out.push(Some(e));
-                }
-                Ok(_) => {
+            match self
+                .record("expand", &m.scenario.title, &request(m), |e| check(m, e))
+                .await?
+            {
+                Some(e) if e.turns.len() >= 2 => out.push(Some(e)),
+                Some(_) => {
+                    let counts = self.report.stages.entry("expand").or_default();
+                    // Validated but single-turn: not an expansion after all.
+                    counts.produced -= 1;
                     counts.dropped.push(format!(
                         "{}: a single-turn expansion, discarded (the scenario stays single-turn)",
                         m.scenario.title
                     ));
                     out.push(None);
                 }
-                Err(LlmError::InvalidOutput { problem, .. }) => {
-                    counts
-                        .dropped
-                        .push(format!("{}: {problem}", m.scenario.title));
-                    out.push(None);
-                }
-                Err(e) => return Err(e),
+                None => out.push(None),
             }
         }
         Ok(out)

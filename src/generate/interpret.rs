@@ -162,38 +162,14 @@ impl Generator<'_> {
     /// never validates is dropped and counted in the report; an API failure ends the stage.
     pub async fn interpret(&mut self) -> Result<Vec<ToolExplanation>, LlmError> {
         let mut out = Vec::new();
-        for tool in self.spec.tools() {
+        let spec = self.spec;
+        for tool in spec.tools() {
             let req = request(self, tool);
-            let before = self
-                .client
-                .ledger()
-                .entries()
-                .values()
-                .map(|e| e.calls)
-                .sum::<u64>();
-            let result = self
-                .client
-                .structured::<ToolExplanation, _>(&req, |e| check(tool, e))
-                .await;
-            let calls = self
-                .client
-                .ledger()
-                .entries()
-                .values()
-                .map(|e| e.calls)
-                .sum::<u64>()
-                - before;
-            let counts = self.report.stages.entry("interpret").or_default();
-            match result {
-                Ok(e) => {
-                    counts.produced += 1;
-                    counts.retried += usize::from(calls > 1);
-                    out.push(e);
-                }
-                Err(LlmError::InvalidOutput { problem, .. }) => {
-                    counts.dropped.push(format!("{}: {problem}", tool.name))
-                }
-                Err(other) => return Err(other),
+            if let Some(e) = self
+                .record("interpret", &tool.name, &req, |e| check(tool, e))
+                .await?
+            {
+                out.push(e);
             }
         }
         Ok(out)

@@ -18,6 +18,7 @@ use crate::harness::{Grounding, Transcript};
 use crate::lint::Linter;
 use crate::llm::{LlmError, Request};
 use crate::source::SourceFile;
+use crate::spec::ToolSet;
 
 pub const PROMPT_VERSION: &str = "agent-seer-mocks-1";
 
@@ -135,7 +136,7 @@ fn as_transcript(s: &GeneratedScenario, outputs: &[Value]) -> Option<Transcript>
 
 /// What is wrong with a mocked workflow, if anything.
 pub fn problems(
-    generator: &Generator<'_>,
+    spec: &ToolSet,
     linter: &Linter,
     s: &GeneratedScenario,
     m: &MockedWorkflow,
@@ -149,8 +150,7 @@ pub fn problems(
         )];
     }
     for (i, (c, o)) in s.agent_workflow.iter().zip(&m.outputs).enumerate() {
-        if let Some(schema) = generator
-            .spec
+        if let Some(schema) = spec
             .get(&c.function_name)
             .and_then(|t| t.output_schema.as_ref())
         {
@@ -203,54 +203,29 @@ impl Generator<'_> {
         let mut out = Vec::new();
         for s in scenarios {
             let req = request(self, &s, seeds);
-            let (generator, linter_ref, sc) = (&*self, linter, &s);
-            let before = generator
-                .client
-                .ledger()
-                .entries()
-                .values()
-                .map(|e| e.calls)
-                .sum::<u64>();
-            let result = generator
-                .client
-                .structured::<MockedWorkflow, _>(&req, |m| {
-                    let p = problems(generator, linter_ref, sc, m);
+            let spec = self.spec;
+            let checked = self
+                .record("mocks", &s.title, &req, |m: &MockedWorkflow| {
+                    let p = problems(spec, linter, &s, m);
                     if p.is_empty() {
                         Ok(())
                     } else {
                         Err(p.join("; "))
                     }
                 })
-                .await;
-            let calls = self
-                .client
-                .ledger()
-                .entries()
-                .values()
-                .map(|e| e.calls)
-                .sum::<u64>()
-                - before;
-            let counts = self.report.stages.entry("mocks").or_default();
-            match result {
-                Ok(m) => {
-                    counts.produced += 1;
-                    counts.retried += usize::from(calls > 1);
-                    let grounding = s
-                        .agent_workflow
-                        .iter()
-                        .map(|c| grounding(seeds, &c.function_name))
-                        .collect();
-                    out.push(Mocked {
-                        outputs: m.outputs,
-                        grounding,
-                        expected_response: m.expected_response,
-                        scenario: s,
-                    });
-                }
-                Err(LlmError::InvalidOutput { problem, .. }) => {
-                    counts.dropped.push(format!("{}: {problem}", s.title))
-                }
-                Err(e) => return Err(e),
+                .await?;
+            if let Some(m) = checked {
+                let grounding = s
+                    .agent_workflow
+                    .iter()
+                    .map(|c| grounding(seeds, &c.function_name))
+                    .collect();
+                out.push(Mocked {
+                    outputs: m.outputs,
+                    grounding,
+                    expected_response: m.expected_response,
+                    scenario: s,
+                });
             }
         }
         Ok(out)

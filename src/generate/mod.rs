@@ -54,6 +54,39 @@ impl<'a> Generator<'a> {
             report: Report::default(),
         }
     }
+
+    /// One validated record for `stage`: counted as produced (and as retried when it took
+    /// more than one call), or dropped with why when it never validated. Other errors (the
+    /// API failing) end the stage.
+    async fn record<T, F>(
+        &mut self,
+        stage: &'static str,
+        label: &str,
+        req: &crate::llm::Request,
+        check: F,
+    ) -> Result<Option<T>, crate::llm::LlmError>
+    where
+        T: serde::de::DeserializeOwned,
+        F: Fn(&T) -> Result<(), String>,
+    {
+        let calls = |c: &Client| c.ledger().entries().values().map(|e| e.calls).sum::<u64>();
+        let before = calls(self.client);
+        let result = self.client.structured(req, check).await;
+        let took = calls(self.client) - before;
+        let counts = self.report.stages.entry(stage).or_default();
+        match result {
+            Ok(t) => {
+                counts.produced += 1;
+                counts.retried += usize::from(took > 1);
+                Ok(Some(t))
+            }
+            Err(crate::llm::LlmError::InvalidOutput { problem, .. }) => {
+                counts.dropped.push(format!("{label}: {problem}"));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 #[cfg(test)]
