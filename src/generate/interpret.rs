@@ -177,7 +177,7 @@ impl Generator<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::path::Path;
 
     use super::*;
@@ -192,7 +192,8 @@ mod tests {
         )
     }
 
-    fn offline_client() -> Client {
+    /// A client that can only replay (nothing is cached): for rendering prompts.
+    pub(crate) fn offline_client() -> Client {
         Client::new(LlmConfig {
             provider: Provider::OpenAi {
                 base_url: "http://127.0.0.1:9".into(),

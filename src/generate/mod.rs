@@ -100,27 +100,13 @@ mod tests {
     use super::scenarios::{GeneratedCall, GeneratedScenario, Plan};
     use super::*;
     use crate::harness::{Grounding, Tier};
-    use crate::llm::{CacheMode, LlmConfig, Provider};
 
     fn fixture() -> (ToolSet, Vec<Capabilities>, Client, Seeds) {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let spec = ToolSet::load(&root.join("harnesses/nanobanana.tools.json")).unwrap();
         let caps =
             vec![Capabilities::load(&root.join("capabilities/mcp-nanobanana-go.yaml")).unwrap()];
-        let client = Client::new(LlmConfig {
-            provider: Provider::OpenAi {
-                base_url: "http://127.0.0.1:9".into(),
-                key: None,
-            },
-            model: "m".into(),
-            timeout: std::time::Duration::from_secs(1),
-            concurrency: 1,
-            max_retries: 0,
-            min_backoff: std::time::Duration::from_millis(1),
-            cache_dir: std::env::temp_dir(),
-            mode: CacheMode::Replay,
-        })
-        .unwrap();
+        let client = interpret::tests::offline_client();
         let seeds = load_seeds(
             &json!({"samples": [{"tool": "nanobanana_image_generation", "result": {"content": [{"type": "text", "text": "Generated and saved 1 image(s): gs://b/x.png"}]}}]}),
         );
