@@ -29,6 +29,8 @@ pub struct Options {
     pub out_dir: PathBuf,
     /// The agent's name in the transcripts (`provider:model`).
     pub agent: String,
+    /// Told of each finished run.
+    pub progress: Option<crate::report::Progress>,
 }
 
 /// Why a run could not be completed (the agent's API failing, a file not written).
@@ -136,6 +138,18 @@ pub async fn run_suite(
                 f.location = Some(t.source.location(1, 1));
                 evaluation.findings.push(f);
                 evaluation.verdict = Verdict::Fail;
+            }
+            if let Some(p) = &opts.progress {
+                p.tick(&format!(
+                    "{} run {}/{}: {}",
+                    sc.id,
+                    k + 1,
+                    opts.repeat.max(1),
+                    match evaluation.verdict {
+                        Verdict::Pass => "pass",
+                        Verdict::Fail => "fail",
+                    }
+                ));
             }
             runs.push(Run {
                 transcript: path,

@@ -2,11 +2,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use agent_seer::report::Summary;
+use agent_seer::report::{Report, process_run_id};
 use agent_seer::runner::{layout_at, run_checks};
 
-use super::{Format, Outcome};
+use super::Outcome;
+use super::output::{Progress, ReportArgs, save_run};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -17,20 +19,15 @@ pub struct Args {
     /// the working directory.
     #[arg(long)]
     root: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t)]
-    format: Format,
-    /// Also list the warnings of passing trials.
-    #[arg(short, long)]
-    verbose: bool,
+    #[command(flatten)]
+    report: ReportArgs,
+    /// Do not save the run under target/agent-seer/ (for `agent-seer report`).
+    #[arg(long)]
+    no_save: bool,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    // Not CARGO_MANIFEST_DIR: under `cargo run` that names agent-seer's own manifest.
-    let root = args
-        .root
-        .clone()
-        .or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(PathBuf::from))
-        .unwrap_or_default();
+    let root = super::project_root(args.root.clone());
     let layout = layout_at(&root)?;
     for p in &args.paths {
         if !p.exists() {
@@ -39,8 +36,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let wanted: Vec<PathBuf> = args.paths.iter().map(|p| normalize(p)).collect();
     let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| normalize(p).starts_with(w));
-    let reports = run_checks(&layout, &keep)?;
-    if reports.is_empty() {
+    let progress = Arc::new(Progress::new(args.report.quiet, false));
+    let records = run_checks(&layout, &keep, &mut |r| progress.tick(&r.name))?;
+    progress.finish();
+    if records.is_empty() {
         anyhow::bail!(
             "no trials found under {} and {}{}",
             layout.harnesses.display(),
@@ -52,16 +51,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             }
         );
     }
-    let summary = Summary::new(&reports);
-    match args.format {
-        Format::Human => out.write_all(summary.human(args.verbose).as_bytes())?,
-        Format::Json => writeln!(out, "{}", summary.json())?,
+    let report = Report::new(process_run_id(), records);
+    if !args.no_save {
+        save_run(&layout.root, &report)?;
     }
-    Ok(if summary.passed {
-        Outcome::Clean
-    } else {
-        Outcome::Findings
-    })
+    args.report.emit(&report, out)
 }
 
 fn normalize(p: &Path) -> PathBuf {

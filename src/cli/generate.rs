@@ -61,11 +61,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         )?),
         None => mocks::Seeds::new(),
     };
-    let layout = layout_at(
-        &std::env::var_os("AGENT_SEER_ROOT")
-            .map(PathBuf::from)
-            .unwrap_or_default(),
-    )?;
+    let layout = layout_at(&super::project_root(None))?;
     let client = Client::new(LlmConfig::from_env(&args.llm, layout.llm_cache.clone())?)?;
     let plan = Plan {
         simple: args.simple,
@@ -76,14 +72,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let progress = std::sync::Arc::new(super::output::Progress::new(false, true));
     let mut g = Generator::new(&client, &spec, &caps);
-    let (mocked, expansions, coverage) = rt.block_on(async {
+    g.progress = Some(agent_seer::report::Progress(progress.callback()));
+    let generated = rt.block_on(async {
         let tools = g.interpret().await?;
         let (scenarios, coverage) = g.scenarios(&tools, &linter, plan).await?;
         let mocked = g.mocks(scenarios, &linter, &seeds).await?;
         let expansions = g.expand(&mocked).await?;
         Ok::<_, agent_seer::llm::LlmError>((mocked, expansions, coverage))
-    })?;
+    });
+    progress.finish();
+    let (mocked, expansions, coverage) = generated?;
     // The harness references its own copies of the tools and matrices.
     std::fs::create_dir_all(&args.output)?;
     let mut cap_names = Vec::new();

@@ -67,11 +67,7 @@ impl From<ModeArg> for Mode {
 
 /// Loads and deterministically evaluates the selected transcripts.
 fn jobs(root: Option<&Path>, paths: &[PathBuf]) -> anyhow::Result<(Layout, Vec<(String, Job)>)> {
-    let root = root
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(PathBuf::from))
-        .unwrap_or_default();
-    let layout = layout_at(&root)?;
+    let layout = layout_at(&super::project_root(root.map(Path::to_path_buf)))?;
     let wanted: Vec<PathBuf> = paths
         .iter()
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))

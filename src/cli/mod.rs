@@ -11,6 +11,8 @@ mod inspect;
 mod judge;
 mod lint;
 mod mcp;
+mod output;
+mod report;
 mod run;
 
 use std::io::Write;
@@ -53,6 +55,10 @@ enum Command {
     /// Drive a live agent (`--agent provider:model`) through a harness's scenarios over a chat
     /// API with tools, answering with mock outputs; write and grade its transcripts.
     Run(run::Args),
+    /// Assemble a run's trial records (`target/agent-seer/<run-id>/`, written by every
+    /// harness trial under cargo test or nextest, and by `check`) into one report: terminal,
+    /// JSON, JUnit, Markdown or HTML.
+    Report(report::Args),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -86,7 +92,8 @@ pub enum Outcome {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut out = std::io::stdout().lock();
+    // Colors only on a terminal, and never with NO_COLOR (anstream strips them otherwise).
+    let mut out = anstream::stdout().lock();
     let mut err = std::io::stderr().lock();
     match run(cli, &mut out) {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
@@ -102,6 +109,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Lint(args) => lint::run(args, out),
         Command::Check(args) => check::run(args, out),
+        Command::Report(args) => report::run(args, out),
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
@@ -119,6 +127,13 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             Ok(Outcome::Clean)
         }
     }
+}
+
+/// The project root: `--root`, else `AGENT_SEER_ROOT`, else the working directory. (Not
+/// `CARGO_MANIFEST_DIR`: under `cargo run` that names agent-seer's own manifest.)
+pub fn project_root(flag: Option<std::path::PathBuf>) -> std::path::PathBuf {
+    flag.or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(Into::into))
+        .unwrap_or_default()
 }
 
 /// Errors about a user's file get their quoted line; everything else its cause chain.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use agent_seer::agent::{self, Options};
 use agent_seer::llm::{Client, LlmConfig};
+use agent_seer::report::{LiveRecord, Report, TranscriptRecord, TrialRecord, process_run_id};
 use agent_seer::runner::{Suite, layout_at};
 
 use super::{Format, Outcome};
@@ -29,15 +30,13 @@ pub struct Args {
     output: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
+    #[command(flatten)]
+    files: super::output::ReportFiles,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let suite = Suite::load(&args.harness)?;
-    let layout = layout_at(
-        &std::env::var_os("AGENT_SEER_ROOT")
-            .map(PathBuf::from)
-            .unwrap_or_default(),
-    )?;
+    let layout = layout_at(&super::project_root(None))?;
     let mut config = LlmConfig::from_env(&args.agent, layout.llm_cache.clone())?;
     // The agent under test answers live; its calls are not cached.
     config.mode = agent_seer::llm::CacheMode::Live;
@@ -45,16 +44,20 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let out_dir = args
         .output
         .unwrap_or_else(|| PathBuf::from("target/agent-seer/run").join(&suite.harness.suite));
+    let progress = std::sync::Arc::new(super::output::Progress::new(false, true));
     let opts = Options {
         step_budget: args.steps,
         repeat: args.repeat,
         out_dir: out_dir.clone(),
         agent: args.agent.clone(),
+        progress: Some(agent_seer::report::Progress(progress.callback())),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let results = rt.block_on(agent::run_suite(&client, &suite, &opts))?;
+    let results = rt.block_on(agent::run_suite(&client, &suite, &opts));
+    progress.finish();
+    let results = results?;
     // The judge too, when one is configured: its TC per scenario (mean over runs).
     let judged: Vec<Option<f64>> = match std::env::var("AGENT_SEER_JUDGE")
         .ok()
@@ -93,6 +96,32 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
     };
     let all_pass = results.iter().all(|r| r.pass_all());
+    // The same run report as the harness's: one live trial per run, saved under target/.
+    let mut records = Vec::new();
+    for r in &results {
+        for (k, run) in r.runs.iter().enumerate() {
+            let name = format!("run::{}::{}#{}", suite.harness.suite, r.scenario, k + 1);
+            let ev = &run.evaluation;
+            let status = match ev.verdict {
+                agent_seer::runner::Verdict::Pass => agent_seer::runner::Status::Passed,
+                agent_seer::runner::Verdict::Fail => agent_seer::runner::Status::Failed,
+            };
+            let message = (status == agent_seer::runner::Status::Failed).then(|| ev.why_failed());
+            let mut rec = TrialRecord::bare(name, &suite.harness.suite, status, message);
+            rec.transcript = Some(TranscriptRecord::new(&run.transcript, ev, &ev.label, None));
+            rec.live = Some(LiveRecord {
+                agent: args.agent.clone(),
+                scenario: r.scenario.clone(),
+                run: k + 1,
+                repeat: args.repeat.max(1),
+                stopped_at_budget: run.stopped_at_budget,
+            });
+            records.push(rec);
+        }
+    }
+    let report = Report::new(process_run_id(), records).with_ledger(client.ledger().entries());
+    super::output::save_run(&layout.root, &report)?;
+    args.files.write(&report)?;
     match args.format {
         Format::Json => {
             let rows: Vec<_> = results

@@ -43,6 +43,8 @@ pub struct Generator<'a> {
     pub spec: &'a ToolSet,
     pub caps: &'a [Capabilities],
     pub report: Report,
+    /// Told of each stage answer.
+    pub progress: Option<crate::report::Progress>,
 }
 
 impl<'a> Generator<'a> {
@@ -52,6 +54,7 @@ impl<'a> Generator<'a> {
             spec,
             caps,
             report: Report::default(),
+            progress: None,
         }
     }
 
@@ -73,6 +76,12 @@ impl<'a> Generator<'a> {
         let before = calls(self.client);
         let result = self.client.structured(req, check).await;
         let took = calls(self.client) - before;
+        if let Some(p) = &self.progress {
+            p.tick(&format!(
+                "{stage}: {label}{}",
+                if result.is_ok() { "" } else { " (dropped)" }
+            ));
+        }
         let counts = self.report.stages.entry(stage).or_default();
         match result {
             Ok(t) => {

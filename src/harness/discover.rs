@@ -12,6 +12,8 @@ use crate::source::SourceError;
 /// Where a project keeps its files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// The project root (for `target/`).
+    pub root: PathBuf,
     pub harnesses: PathBuf,
     pub transcripts: PathBuf,
     /// The LLM answer cache (judge recordings are committed here).
@@ -22,6 +24,7 @@ impl Layout {
     /// The conventional layout under a project root.
     pub fn under(root: &Path) -> Self {
         Self {
+            root: root.to_path_buf(),
             harnesses: root.join("harnesses"),
             transcripts: root.join("transcripts"),
             llm_cache: root.join(".agent-seer").join("llm-cache"),

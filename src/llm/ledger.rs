@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::Usage;
 
 /// Totals for one provider and model.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct LedgerEntry {
     pub calls: u64,
     pub cached: u64,

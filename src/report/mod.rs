@@ -1,120 +1,138 @@
-//! Reports of a run: per-trial results and per-suite counts, rendered for people (a table) and
-//! machines (JSON). The main type is [`Summary`], built with [`Summary::new`] from the runner's
-//! [`TrialReport`]s. Rendering returns strings; the library never prints.
+//! Reports of a run, for people and machines.
+//!
+//! Every trial ends as a [`TrialRecord`]; the harness writes each to the run directory
+//! ([`RunDir`]), `check` and `run` build them directly, and [`Report::new`] gathers them. A
+//! report renders as a terminal summary ([`Report::human`]), stable JSON ([`Report::json`],
+//! schema in `schemas/report.schema.json`), JUnit XML ([`junit`]), a PR-comment Markdown
+//! summary ([`markdown`]) and a self-contained HTML page with inline SVG charts ([`html`]).
+//! Rendering returns strings; the library never prints.
 
-use std::collections::BTreeMap;
+pub mod html;
+pub mod junit;
+pub mod markdown;
+mod record;
+mod rundir;
+mod svg;
+
 use std::fmt::Write;
 
-use serde::Serialize;
+use anstyle::{AnsiColor, Style};
 
-use crate::harness::Expect;
-use crate::runner::{Status, TrialReport};
+pub use record::{
+    AgreementRecord, FORMAT, FindingRecord, HarnessRecord, JudgeRecord, LiveRecord, Report,
+    ScoreRecord, SuiteCounts, TranscriptRecord, TrialKind, TrialRecord,
+};
+pub use rundir::{RunDir, RunDirError, atomic_write, file_stem, process_run_id, utc_stamp};
 
-/// Counts for one suite.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct SuiteCounts {
-    pub trials: usize,
-    pub passed: usize,
-    pub failed: usize,
-    pub xfailed: usize,
-    /// Transcripts labelled `expect: pass`, and how many passed.
-    pub correct: usize,
-    pub correct_passed: usize,
-    /// Transcripts labelled `expect: fail`, and how many were caught with their faults.
-    pub broken: usize,
-    pub broken_caught: usize,
-}
+use crate::runner::Status;
 
-/// A run's results.
-#[derive(Serialize)]
-pub struct Summary<'a> {
-    pub passed: bool,
-    pub suites: BTreeMap<String, SuiteCounts>,
-    pub totals: SuiteCounts,
-    #[serde(serialize_with = "trials")]
-    pub trials: &'a [TrialReport],
-}
+/// A callback told of each unit of long work (a live run, a generation stage's answer), for a
+/// progress display. The library never draws; the CLI does.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
 
-impl<'a> Summary<'a> {
-    pub fn new(trials: &'a [TrialReport]) -> Self {
-        let mut suites: BTreeMap<String, SuiteCounts> = BTreeMap::new();
-        for t in trials {
-            let c = suites.entry(t.suite.clone()).or_default();
-            c.trials += 1;
-            match t.status {
-                Status::Passed => c.passed += 1,
-                Status::Failed => c.failed += 1,
-                Status::Xfailed => c.xfailed += 1,
-            }
-            if let Some(ev) = &t.evaluation {
-                let ok = t.status == Status::Passed;
-                match ev.label.expect.unwrap_or(Expect::Pass) {
-                    Expect::Pass => {
-                        c.correct += 1;
-                        c.correct_passed += usize::from(ok);
-                    }
-                    Expect::Fail => {
-                        c.broken += 1;
-                        c.broken_caught += usize::from(ok);
-                    }
-                }
-            }
-        }
-        let mut totals = SuiteCounts::default();
-        for c in suites.values() {
-            totals.trials += c.trials;
-            totals.passed += c.passed;
-            totals.failed += c.failed;
-            totals.xfailed += c.xfailed;
-            totals.correct += c.correct;
-            totals.correct_passed += c.correct_passed;
-            totals.broken += c.broken;
-            totals.broken_caught += c.broken_caught;
-        }
-        Self {
-            passed: totals.failed == 0,
-            suites,
-            totals,
-            trials,
-        }
+impl Progress {
+    pub fn tick(&self, message: &str) {
+        (self.0)(message)
     }
+}
 
-    /// The human report: one line per trial, the failures in full, then the per-suite table.
-    pub fn human(&self, verbose: bool) -> String {
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+/// How much the terminal summary shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verbosity {
+    /// Failures and the totals only.
+    Quiet,
+    /// A line per trial, failures in full, gates, the per-suite table.
+    #[default]
+    Normal,
+    /// Also the warnings of passing trials.
+    Verbose,
+}
+
+const PASS: Style = AnsiColor::Green.on_default().bold();
+const FAIL: Style = AnsiColor::Red.on_default().bold();
+const DIM: Style = AnsiColor::Yellow.on_default();
+
+fn paint(style: Style, text: &str) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// The status tag of a trial line, colored (a terminal that wants no color strips it).
+pub fn tag(status: Status) -> String {
+    match status {
+        Status::Passed => paint(PASS, "PASS "),
+        Status::Failed => paint(FAIL, "FAIL "),
+        Status::Xfailed => paint(DIM, "XFAIL"),
+        Status::Ignored => paint(DIM, "SKIP "),
+    }
+}
+
+/// One trial's line: status, name, score.
+pub fn trial_line(t: &TrialRecord, width: usize) -> String {
+    let mut line = format!("{} {:width$}", tag(t.status), t.name);
+    if let Some(j) = &t.judge {
+        let _ = write!(
+            line,
+            "  judge TC {:.3}, combined {:.3}",
+            j.score.tc, j.combined_tc
+        );
+    } else if let Some(score) = t.transcript.as_ref().and_then(|tr| tr.score.as_ref()) {
+        let _ = write!(line, "  {}", dimensions(score));
+    }
+    if let (Status::Xfailed | Status::Ignored, Some(m)) = (t.status, &t.message) {
+        let _ = write!(line, "  {m}");
+    }
+    line.trim_end().to_owned()
+}
+
+/// `TC 0.667 (usage 1.000, selection 0.667, ordering n/a, arguments 0.333)`.
+pub fn dimensions(score: &ScoreRecord) -> String {
+    let ordering = score
+        .ordering
+        .map_or("n/a".to_owned(), |o| format!("{o:.3}"));
+    format!(
+        "TC {:.3} (usage {:.3}, selection {:.3}, ordering {ordering}, arguments {:.3})",
+        score.tc, score.usage, score.selection, score.arguments
+    )
+}
+
+impl Report {
+    /// The terminal report: one line per trial, the failures in full, the gates, then the
+    /// per-suite table.
+    pub fn human(&self, verbosity: Verbosity) -> String {
         let mut s = String::new();
         let width = self.trials.iter().map(|t| t.name.len()).max().unwrap_or(0);
-        for t in self.trials {
-            let tag = match t.status {
-                Status::Passed => "PASS ",
-                Status::Failed => "FAIL ",
-                Status::Xfailed => "XFAIL",
-            };
-            let mut line = format!("{tag} {:width$}", t.name);
-            if let Some(score) = t.evaluation.as_ref().and_then(|e| e.score.as_ref()) {
-                let _ = write!(line, "  {}", crate::runner::dimensions(score));
-            }
-            if let (Status::Xfailed, Some(m)) = (t.status, &t.message) {
-                let _ = write!(line, "  {m}");
-            }
-            s.push_str(line.trim_end());
-            if let Some(ev) = &t.evaluation
-                && verbose
-                && t.status == Status::Passed
-                && !ev.findings.is_empty()
-            {
-                for f in &ev.findings {
-                    let _ = write!(s, "\n        {f}");
+        if verbosity != Verbosity::Quiet {
+            for t in &self.trials {
+                s.push_str(&trial_line(t, width));
+                if let Some(tr) = &t.transcript
+                    && verbosity == Verbosity::Verbose
+                    && t.status == Status::Passed
+                {
+                    for f in &tr.findings {
+                        let _ = write!(s, "\n        {}[{}]: {}", f.severity, f.code, f.message);
+                    }
                 }
+                s.push('\n');
             }
-            s.push('\n');
         }
-        let failures: Vec<&TrialReport> = self
+        let failures: Vec<&TrialRecord> = self
             .trials
             .iter()
             .filter(|t| t.status == Status::Failed)
             .collect();
         if !failures.is_empty() {
-            s.push_str("\nfailures:\n");
+            s.push_str(if verbosity == Verbosity::Quiet {
+                "failures:\n"
+            } else {
+                "\nfailures:\n"
+            });
             for t in failures {
                 let _ = writeln!(
                     s,
@@ -124,16 +142,20 @@ impl<'a> Summary<'a> {
                 );
             }
         }
-        for d in self.trials.iter().filter_map(|t| t.discrimination.as_ref()) {
-            s.push('\n');
-            s.push_str(&d.table());
+        if verbosity != Verbosity::Quiet {
+            for d in self.trials.iter().filter_map(|t| t.discrimination.as_ref()) {
+                s.push('\n');
+                s.push_str(&d.table());
+            }
         }
-        s.push('\n');
+        if !s.is_empty() {
+            s.push('\n');
+        }
         s.push_str(&self.table());
         s
     }
 
-    /// The per-suite table.
+    /// The per-suite table and the result line.
     pub fn table(&self) -> String {
         let mut s = String::new();
         let w = self
@@ -164,10 +186,31 @@ impl<'a> Summary<'a> {
             row(name, c);
         }
         row("total", &self.totals);
+        for (key, e) in &self.ledger {
+            let _ = writeln!(
+                s,
+                "ledger {key}: {} calls ({} cached), {} input + {} output tokens{}",
+                e.calls,
+                e.cached,
+                e.input_tokens,
+                e.output_tokens,
+                e.estimated_cost_usd
+                    .map_or(String::new(), |c| format!(", ~${c:.4}"))
+            );
+        }
+        let ignored = if self.totals.ignored > 0 {
+            format!("; {} ignored", self.totals.ignored)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "\nresult: {}. {} passed; {} failed; {} xfailed",
-            if self.passed { "ok" } else { "FAILED" },
+            "\nresult: {}. {} passed; {} failed; {} xfailed{ignored}",
+            if self.passed {
+                paint(PASS, "ok")
+            } else {
+                paint(FAIL, "FAILED")
+            },
             self.totals.passed,
             self.totals.failed,
             self.totals.xfailed
@@ -175,30 +218,8 @@ impl<'a> Summary<'a> {
         s
     }
 
+    /// The report as stable JSON (`schemas/report.schema.json`).
     pub fn json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
-}
-
-fn trials<S: serde::Serializer>(trials: &&[TrialReport], s: S) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct Row<'a> {
-        name: &'a str,
-        suite: &'a str,
-        status: Status,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        message: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        evaluation: Option<&'a crate::runner::Evaluation>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        discrimination: Option<&'a crate::runner::Discrimination>,
-    }
-    s.collect_seq(trials.iter().map(|t| Row {
-        name: &t.name,
-        suite: &t.suite,
-        status: t.status,
-        message: t.message.as_deref(),
-        evaluation: t.evaluation.as_ref(),
-        discrimination: t.discrimination.as_ref(),
-    }))
 }

@@ -10,7 +10,7 @@ use super::evaluate::{Evaluation, Verdict};
 use crate::harness::Expect;
 
 /// One labelled transcript's line in the table.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Row {
     pub transcript: String,
     pub expect: Expect,
@@ -24,7 +24,7 @@ pub struct Row {
 }
 
 /// A suite's discrimination result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Discrimination {
     pub suite: String,
     pub pass_threshold: f64,

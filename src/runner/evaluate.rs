@@ -12,7 +12,7 @@ use crate::score::{Score, oracle};
 use crate::source::SourceError;
 
 /// Pass or fail, for the transcript itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,

@@ -6,15 +6,16 @@
 //! `AGENT_SEER_JUDGE=provider:model`; `AGENT_SEER_JUDGE_MODE=raw-spec` reproduces the seeds'
 //! baseline; `AGENT_SEER_LLM=replay` answers only from the committed cache.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use libtest_mimic::{Completion, Failed, Trial};
+use libtest_mimic::Trial;
 
-use super::{LazySuite, Verdict, evaluate};
+use super::{LazySuite, Status, Verdict, evaluate};
 use crate::harness::{Expect, Layout, Transcript};
 use crate::judge::{self, Mode};
 use crate::llm::{Client, LlmConfig};
+use crate::report::{JudgeRecord, ScoreRecord, TranscriptRecord, TrialRecord};
 
 /// Whether a judge is configured (decided at discovery, from the environment only).
 pub(super) fn configured() -> bool {
@@ -66,34 +67,84 @@ pub(super) fn trial(
     let lazy = lazy.clone();
     let dir = layout.harnesses.clone();
     let cache = layout.llm_cache.clone();
-    Trial::ignorable_test(format!("judge::{}::{id}", lazy.name), move || {
-        let suite = lazy.get(&dir).map_err(|e| e.render())?;
-        let t = Transcript::load(&path).map_err(|e| e.render())?;
-        let ev = evaluate(&suite, &t).map_err(|e| e.render())?;
-        let scenario = t.scenario.as_deref().and_then(|s| suite.harness.scenario(s));
-        let client = client(cache.clone())?;
-        let judged = runtime()?
-            .block_on(judge::judge(client, &suite, &t, scenario, &ev, mode()))
-            .map_err(|e| format!("the judge failed: {e}"))?;
-        let pass = suite.harness.thresholds.pass;
-        let oracle_tc = ev.score.as_ref().map_or(1.0, |s| s.tc);
-        let combined = oracle_tc.min(judged.score.tc);
-        let verdict = if ev.errors() > 0 || combined + 1e-9 < pass { Verdict::Fail } else { Verdict::Pass };
-        let want = t.label.expect.unwrap_or(Expect::Pass);
-        let agrees = matches!((want, verdict), (Expect::Pass, Verdict::Pass) | (Expect::Fail, Verdict::Fail));
-        let summary = format!(
-            "judge TC {:.3}, oracle TC {oracle_tc:.3}, combined {combined:.3} (pass at {pass:.3}); {} error finding(s); coherence {:.3}\nrationale: {}",
-            judged.score.tc,
-            ev.errors(),
-            judged.coherence,
-            judged.verdict.rationale
-        );
-        let agrees = if agrees { Ok(()) } else { Err(format!("expected {want:?}, the combined verdict is {verdict:?}\n{summary}")) };
-        match super::status(agrees, t.label.xfail.as_deref()) {
-            (super::Status::Passed, _) => Ok(Completion::Completed),
-            (super::Status::Xfailed, reason) => Ok(Completion::ignored_with(reason.unwrap_or_default())),
-            (super::Status::Failed, message) => Err(Failed::from(message.unwrap_or_default())),
-        }
+    let root = layout.root.clone();
+    let name = format!("judge::{}::{id}", lazy.name);
+    Trial::ignorable_test(name.clone(), move || {
+        let record = judged(&lazy, &dir, &cache, &path, &name)
+            .unwrap_or_else(|e| TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(e)));
+        super::finish(&root, record)
     })
     .with_ignored_flag(!configured)
+}
+
+/// Judges one transcript: its record holds the deterministic evaluation and the judge's view.
+fn judged(
+    lazy: &LazySuite,
+    dir: &Path,
+    cache: &Path,
+    path: &Path,
+    name: &str,
+) -> Result<TrialRecord, String> {
+    let suite = lazy.get(dir).map_err(|e| e.render())?;
+    let t = Transcript::load(path).map_err(|e| e.render())?;
+    let ev = evaluate(&suite, &t).map_err(|e| e.render())?;
+    let scenario = t
+        .scenario
+        .as_deref()
+        .and_then(|s| suite.harness.scenario(s));
+    let client = client(cache.to_path_buf())?;
+    let mode = mode();
+    let judged = runtime()?
+        .block_on(judge::judge(client, &suite, &t, scenario, &ev, mode))
+        .map_err(|e| format!("the judge failed: {e}"))?;
+    let pass = suite.harness.thresholds.pass;
+    let oracle_tc = ev.score.as_ref().map(|s| s.tc);
+    let combined = oracle_tc.unwrap_or(1.0).min(judged.score.tc);
+    let verdict = if ev.errors() > 0 || combined + 1e-9 < pass {
+        Verdict::Fail
+    } else {
+        Verdict::Pass
+    };
+    let want = t.label.expect.unwrap_or(Expect::Pass);
+    let agrees = matches!(
+        (want, verdict),
+        (Expect::Pass, Verdict::Pass) | (Expect::Fail, Verdict::Fail)
+    );
+    let summary = format!(
+        "judge TC {:.3}, oracle TC {:.3}, combined {combined:.3} (pass at {pass:.3}); {} error finding(s); coherence {:.3}\nrationale: {}",
+        judged.score.tc,
+        oracle_tc.unwrap_or(1.0),
+        ev.errors(),
+        judged.coherence,
+        judged.verdict.rationale
+    );
+    let agrees = if agrees {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {want:?}, the combined verdict is {verdict:?}\n{summary}"
+        ))
+    };
+    let (status, message) = super::status(agrees, t.label.xfail.as_deref());
+    let mut r = TrialRecord::bare(name, &lazy.name, status, message);
+    r.transcript = Some(TranscriptRecord::new(path, &ev, &t.label, None));
+    r.judge = Some(JudgeRecord {
+        judge: format!(
+            "{}:{}",
+            client.config().provider.name(),
+            client.config().model
+        ),
+        mode: match mode {
+            Mode::Enriched => "enriched",
+            Mode::RawSpec => "raw-spec",
+        }
+        .to_owned(),
+        score: ScoreRecord::from(&judged.score),
+        coherence: judged.coherence,
+        rationale: judged.verdict.rationale.clone(),
+        oracle_tc,
+        combined_tc: combined,
+        verdict,
+    });
+    Ok(r)
 }

@@ -36,6 +36,7 @@ pub use suite::Suite;
 
 use crate::finding::Severity;
 use crate::harness::{Layout, SuiteFiles, Transcript, discover};
+use crate::report::{HarnessRecord, RunDir, TranscriptRecord, TrialRecord};
 use crate::source::SourceError;
 
 /// Trial names a transcript may not take.
@@ -231,18 +232,47 @@ fn discrimination_trial(
 ) -> Trial {
     let lazy = lazy.clone();
     let dir = layout.harnesses.clone();
-    Trial::ignorable_test(format!("{}::discrimination", lazy.name), move || {
-        let suite = lazy.get(&dir).map_err(|e| e.render())?;
-        let d = discriminate(&suite, &transcripts);
-        if d.is_empty() {
-            return Ok(Completion::ignored_with("no labelled transcripts"));
-        }
-        if d.passed() {
-            Ok(Completion::Completed)
-        } else {
-            Err(format!("{}\n{}", d.problems().join("\n"), d.table()).into())
-        }
+    let root = layout.root.clone();
+    let name = format!("{}::discrimination", lazy.name);
+    Trial::ignorable_test(name.clone(), move || {
+        let record = match lazy.get(&dir) {
+            Err(e) => TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(e.render())),
+            Ok(suite) => gate_record(&name, discriminate(&suite, &transcripts)),
+        };
+        finish(&root, record)
     })
+}
+
+/// A gate's trial record: ignored with nothing labelled, failed with its problems and table.
+fn gate_record(name: &str, d: Discrimination) -> TrialRecord {
+    let (status, message) = if d.is_empty() {
+        (Status::Ignored, Some("no labelled transcripts".to_owned()))
+    } else if d.passed() {
+        (Status::Passed, None)
+    } else {
+        (
+            Status::Failed,
+            Some(format!("{}\n{}", d.problems().join("\n"), d.table())),
+        )
+    };
+    let mut r = TrialRecord::bare(name, &d.suite.clone(), status, message);
+    r.discrimination = Some(d);
+    r
+}
+
+/// Writes a trial's record to the run directory and ends the trial as the record says.
+pub(crate) fn finish(root: &Path, record: TrialRecord) -> Result<Completion, Failed> {
+    if let Some(run) = RunDir::for_harness(root) {
+        run.write(&record)
+            .map_err(|e| format!("could not write the run report: {e}"))?;
+    }
+    match record.status {
+        Status::Passed => Ok(Completion::Completed),
+        Status::Xfailed | Status::Ignored => {
+            Ok(Completion::ignored_with(record.message.unwrap_or_default()))
+        }
+        Status::Failed => Err(record.message.unwrap_or_default().into()),
+    }
 }
 
 /// Evaluates a suite's transcripts and builds its gate.
@@ -284,13 +314,61 @@ fn exact_trial(name: &str, layout: &Layout) -> Option<Trial> {
 fn harness_trial(lazy: &LazySuite, layout: &Layout, reserved: Vec<String>) -> Trial {
     let lazy = lazy.clone();
     let dir = layout.harnesses.clone();
-    Trial::test(format!("{}::harness", lazy.name), move || {
+    let root = layout.root.clone();
+    let name = format!("{}::harness", lazy.name);
+    Trial::ignorable_test(name.clone(), move || {
         if !reserved.is_empty() {
-            return Err(format!("transcript names `harness` and `discrimination` are reserved for suite trials; rename {}", reserved.join(", ")).into());
+            let msg = format!(
+                "transcript names `harness` and `discrimination` are reserved for suite trials; rename {}",
+                reserved.join(", ")
+            );
+            return finish(
+                &root,
+                TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(msg)),
+            );
         }
-        let suite = lazy.get(&dir).map_err(|e| e.render())?;
-        check_oracles(&suite).map_err(Failed::from)
+        let record = match lazy.get(&dir) {
+            Err(e) => TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(e.render())),
+            Ok(suite) => harness_record(&name, &suite),
+        };
+        finish(&root, record)
     })
+}
+
+/// The harness trial's record: its oracles lint clean, and what of the spec they cover.
+fn harness_record(name: &str, suite: &Suite) -> TrialRecord {
+    let oracles = check_oracles(suite);
+    let status = if oracles.is_ok() {
+        Status::Passed
+    } else {
+        Status::Failed
+    };
+    let mut r = TrialRecord::bare(name, &suite.harness.suite, status, oracles.err());
+    let called: std::collections::BTreeSet<&str> = suite
+        .harness
+        .scenarios
+        .iter()
+        .flat_map(|sc| &sc.turns)
+        .flat_map(|t| &t.workflow)
+        .map(|o| o.call.tool.as_str())
+        .collect();
+    let tools = suite.tools.tools();
+    r.harness = Some(HarnessRecord {
+        path: suite.harness.path.display().to_string(),
+        scenarios: suite
+            .harness
+            .scenarios
+            .iter()
+            .map(|s| s.id.clone())
+            .collect(),
+        tools: tools.len(),
+        uncovered_tools: tools
+            .iter()
+            .filter(|t| !called.contains(t.name.as_str()))
+            .map(|t| t.name.clone())
+            .collect(),
+    });
+    r
 }
 
 /// Every oracle call must lint clean: an oracle the linter rejects would grade correct agents
@@ -319,14 +397,14 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
 fn transcript_trial(lazy: &LazySuite, layout: &Layout, id: &str, path: PathBuf) -> Trial {
     let lazy = lazy.clone();
     let dir = layout.harnesses.clone();
+    let root = layout.root.clone();
     let name = format!("{}::{id}", lazy.name);
-    Trial::ignorable_test(name, move || {
-        let result = check_transcript(&lazy, &dir, &path)?;
-        match status(result.agrees, result.xfail.as_deref()) {
-            (Status::Passed, _) => Ok(Completion::Completed),
-            (Status::Xfailed, reason) => Ok(Completion::ignored_with(reason.unwrap_or_default())),
-            (Status::Failed, message) => Err(message.unwrap_or_default().into()),
-        }
+    Trial::ignorable_test(name.clone(), move || {
+        let record = match lazy.get(&dir).and_then(|suite| check_loaded(&suite, &path)) {
+            Ok(result) => result.record(name.clone()),
+            Err(e) => TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(e.render())),
+        };
+        finish(&root, record)
     })
 }
 
@@ -352,59 +430,79 @@ pub struct CheckResult {
     /// `Ok` when the evaluation agrees with the label; `Err` holds the full explanation.
     pub agrees: Result<(), String>,
     pub xfail: Option<String>,
+    /// The transcript's file.
+    pub path: PathBuf,
+    pub label: crate::harness::Label,
+    /// The expected-vs-actual call diff, for transcripts that fail or disagree with their label.
+    pub diff: Option<String>,
 }
 
-fn check_transcript(lazy: &LazySuite, dir: &Path, path: &Path) -> Result<CheckResult, Failed> {
-    let suite = lazy.get(dir).map_err(|e| e.render())?;
-    check_loaded(&suite, path).map_err(|e| Failed::from(e.render()))
+impl CheckResult {
+    /// The trial's status and message, and its record for the run report.
+    pub fn record(&self, name: String) -> TrialRecord {
+        let (status, message) = status(self.agrees.clone(), self.xfail.as_deref());
+        let mut r = TrialRecord::bare(name, &self.evaluation.suite, status, message);
+        r.transcript = Some(TranscriptRecord::new(
+            &self.path,
+            &self.evaluation,
+            &self.label,
+            self.diff.clone(),
+        ));
+        r
+    }
 }
 
 /// Loads and evaluates one transcript of a loaded suite.
 pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
     let t = Transcript::load(path)?;
     let ev = evaluate(suite, &t)?;
-    let agrees = ev.agrees_with_label().map_err(|why| {
-        let scenario = t
-            .scenario
-            .as_deref()
-            .and_then(|id| suite.harness.scenario(id));
-        render::failure(&ev, &why, &t, scenario, &suite.harness.source)
-    });
+    let scenario = t
+        .scenario
+        .as_deref()
+        .and_then(|id| suite.harness.scenario(id));
+    let agrees = ev
+        .agrees_with_label()
+        .map_err(|why| render::failure(&ev, &why, &t, scenario, &suite.harness.source));
+    let diff = match scenario {
+        Some(sc) if agrees.is_err() || ev.verdict == Verdict::Fail => Some(call_diff(&t, sc)),
+        _ => None,
+    };
     Ok(CheckResult {
         evaluation: ev,
         agrees,
         xfail: t.label.xfail.clone(),
+        path: path.to_path_buf(),
+        label: t.label,
+        diff,
     })
 }
 
-/// How one trial ended, for the CLI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+/// How one trial ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Passed,
     Failed,
     /// Failed as its `xfail` label expected: reported, not gating.
     Xfailed,
-}
-
-/// One trial's result for `check`.
-pub struct TrialReport {
-    pub name: String,
-    pub suite: String,
-    pub status: Status,
-    pub message: Option<String>,
-    pub evaluation: Option<Evaluation>,
-    pub discrimination: Option<Discrimination>,
+    /// Not run (a judge trial without a judge, a gate with nothing to gate).
+    Ignored,
 }
 
 /// Runs every trial the harness would run, without libtest, keeping the evaluations; `keep`
 /// selects transcripts by path (naming a harness file selects its suite). A suite's gate runs
 /// whenever any of the suite is selected, over all its transcripts, each evaluated once.
+/// `progress` is told each trial as it ends.
 pub fn run_checks(
     layout: &Layout,
     keep: &dyn Fn(&Path) -> bool,
-) -> Result<Vec<TrialReport>, SourceError> {
+    progress: &mut dyn FnMut(&TrialRecord),
+) -> Result<Vec<TrialRecord>, SourceError> {
     let mut out = Vec::new();
+    let mut push = |r: TrialRecord, out: &mut Vec<TrialRecord>| {
+        progress(&r);
+        out.push(r);
+    };
     for files in discover(layout)? {
         let lazy = LazySuite::new(&files.suite, files.harness.clone());
         let whole = files.harness.as_deref().is_some_and(keep);
@@ -416,53 +514,28 @@ pub fn run_checks(
         if !whole && !wanted.contains(&true) {
             continue;
         }
-        let report = |name: String, status, message, evaluation, discrimination| TrialReport {
-            name,
-            suite: files.suite.clone(),
-            status,
-            message,
-            evaluation,
-            discrimination,
-        };
         let suite = match lazy.get(&layout.harnesses) {
             Ok(s) => s,
             Err(e) => {
                 // Every selected trial fails with the suite's load error.
+                let fail = |name: String| {
+                    TrialRecord::bare(name, &files.suite, Status::Failed, Some(e.render()))
+                };
                 if files.harness.is_some() {
-                    out.push(report(
-                        format!("{}::harness", files.suite),
-                        Status::Failed,
-                        Some(e.render()),
-                        None,
-                        None,
-                    ));
+                    push(fail(format!("{}::harness", files.suite)), &mut out);
                 }
                 for ((id, _), w) in files.transcripts.iter().zip(&wanted) {
                     if *w {
-                        out.push(report(
-                            format!("{}::{id}", files.suite),
-                            Status::Failed,
-                            Some(e.render()),
-                            None,
-                            None,
-                        ));
+                        push(fail(format!("{}::{id}", files.suite)), &mut out);
                     }
                 }
                 continue;
             }
         };
-        let oracles = check_oracles(&suite);
-        out.push(report(
-            format!("{}::harness", files.suite),
-            if oracles.is_ok() {
-                Status::Passed
-            } else {
-                Status::Failed
-            },
-            oracles.err(),
-            None,
-            None,
-        ));
+        push(
+            harness_record(&format!("{}::harness", files.suite), &suite),
+            &mut out,
+        );
         let mut evals = Vec::new();
         let mut errors = Vec::new();
         for ((id, path), w) in files.transcripts.iter().zip(&wanted) {
@@ -474,19 +547,15 @@ pub fn run_checks(
                 Err(e) => {
                     errors.push(format!("{id}: {e}"));
                     if *w {
-                        out.push(report(name, Status::Failed, Some(e.render()), None, None));
+                        push(
+                            TrialRecord::bare(name, &files.suite, Status::Failed, Some(e.render())),
+                            &mut out,
+                        );
                     }
                 }
                 Ok(r) => {
-                    let (status, message) = status(r.agrees, r.xfail.as_deref());
                     if *w {
-                        out.push(report(
-                            name,
-                            status,
-                            message,
-                            Some(r.evaluation.clone()),
-                            None,
-                        ));
+                        push(r.record(name), &mut out);
                     }
                     evals.push((r.evaluation, r.xfail.is_some()));
                 }
@@ -496,21 +565,10 @@ pub fn run_checks(
             let t = suite.harness.thresholds;
             let d = Discrimination::new(&files.suite, t.pass, t.min_gap, &evals, errors);
             if !d.is_empty() {
-                let (status, message) = if d.passed() {
-                    (Status::Passed, None)
-                } else {
-                    (
-                        Status::Failed,
-                        Some(format!("{}\n{}", d.problems().join("\n"), d.table())),
-                    )
-                };
-                out.push(report(
-                    format!("{}::discrimination", files.suite),
-                    status,
-                    message,
-                    None,
-                    Some(d),
-                ));
+                push(
+                    gate_record(&format!("{}::discrimination", files.suite), d),
+                    &mut out,
+                );
             }
         }
     }

@@ -19,12 +19,11 @@ fn json_has_every_trial_and_finding() {
         .iter()
         .find(|t| t["name"] == "veo::a1-wrong-model-audio")
         .unwrap();
-    let f = &a1["evaluation"]["findings"][0];
+    let f = &a1["transcript"]["findings"][0];
     assert_eq!(f["code"], "cap.unsupported_value");
-    assert_eq!(f["location"]["line"], 14);
     assert_eq!(
-        f["location"]["file"],
-        "transcripts/veo/a1-wrong-model-audio.yaml"
+        f["location"],
+        "transcripts/veo/a1-wrong-model-audio.yaml:14:23"
     );
 }
 

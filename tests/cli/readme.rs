@@ -122,13 +122,10 @@ fn readme_snippet_matches_the_real_failure_output() {
         .iter()
         .find(|t| t["name"] == "veo::a1-wrong-model-audio")
         .unwrap();
-    let loc = &trial["evaluation"]["findings"][0]["location"];
-    let place = format!(
-        "{}:{}:{}",
-        loc["file"].as_str().unwrap(),
-        loc["line"],
-        loc["column"]
-    );
+    let place = trial["transcript"]["findings"][0]["location"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(
         readme.contains(&place),
         "README does not quote the current location {place}"

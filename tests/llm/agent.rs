@@ -92,6 +92,7 @@ async fn run(
         repeat: 2,
         out_dir: dir.path().join("out"),
         agent: "openai:scripted".into(),
+        progress: None,
     };
     let results = run_suite(&c, &suite, &opts).await.unwrap();
     (results, dir, server)
@@ -249,6 +250,7 @@ async fn a_gemini_agent() {
         repeat: 1,
         out_dir: dir.path().join("out"),
         agent: "gemini:scripted".into(),
+        progress: None,
     };
     let results = run_suite(&c, &suite, &opts).await.unwrap();
     assert!(

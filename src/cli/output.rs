@@ -1,0 +1,167 @@
+//! What `check`, `run` and `report` share: the report formats and files, verbosity, and the
+//! progress display (a bar on a terminal, plain lines otherwise, nothing with `--quiet`).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agent_seer::report::{Report, RunDir, Verbosity, atomic_write, html, junit, markdown};
+use clap::ValueEnum;
+
+use super::Outcome;
+
+/// What a report prints on stdout.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Trial lines, failures in full, gates, the per-suite table.
+    #[default]
+    Human,
+    /// The stable JSON report (`agent-seer schema report`).
+    Json,
+    /// JUnit XML, one testcase per trial.
+    Junit,
+    /// A summary sized for a pull-request comment.
+    Markdown,
+    /// One self-contained HTML page with charts.
+    Html,
+}
+
+/// Report files to write besides what is printed.
+#[derive(clap::Args, Debug, Default)]
+pub struct ReportFiles {
+    /// Also write the JSON report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write the Markdown summary to FILE (for a PR comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Also write the HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl ReportFiles {
+    /// Writes each requested file (atomically).
+    pub fn write(&self, report: &Report) -> anyhow::Result<()> {
+        for (path, render) in [
+            (&self.json, Report::json as fn(&Report) -> String),
+            (&self.junit, junit::junit),
+            (&self.markdown, markdown::markdown),
+            (&self.html, html::html),
+        ] {
+            if let Some(p) = path {
+                let mut text = render(report);
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                atomic_write(p, text.as_bytes())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(clap::Args, Debug, Default)]
+pub struct ReportArgs {
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ReportFormat,
+    #[command(flatten)]
+    pub files: ReportFiles,
+    /// Print only failures and the totals, and no progress.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also list the warnings of passing trials.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+impl ReportArgs {
+    pub fn verbosity(&self) -> Verbosity {
+        match (self.quiet, self.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        }
+    }
+
+    /// Prints the report in the chosen format, writes the requested files, and concludes.
+    pub fn emit(&self, report: &Report, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        self.files.write(report)?;
+        let text = match self.format {
+            ReportFormat::Human => report.human(self.verbosity()),
+            ReportFormat::Json => report.json() + "\n",
+            ReportFormat::Junit => junit::junit(report) + "\n",
+            ReportFormat::Markdown => markdown::markdown(report),
+            ReportFormat::Html => html::html(report),
+        };
+        out.write_all(text.as_bytes())?;
+        Ok(if report.passed {
+            Outcome::Clean
+        } else {
+            Outcome::Findings
+        })
+    }
+}
+
+/// Writes every record of a report to a fresh run directory under the project's `target/`, so
+/// `agent-seer report` can render it again later.
+pub fn save_run(root: &Path, report: &Report) -> anyhow::Result<RunDir> {
+    let run = RunDir::new(&RunDir::cli_target(root), report.run_id.clone());
+    for t in &report.trials {
+        run.write(t)?;
+    }
+    Ok(run)
+}
+
+/// A progress display for long work: an indicatif spinner on a terminal, plain lines on a
+/// pipe (CI logs), nothing when quiet. `plain` says whether plain lines are wanted at all (for
+/// fast verbs whose report already lists every trial, they are not).
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    plain: bool,
+}
+
+impl Progress {
+    pub fn new(quiet: bool, plain: bool) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {pos:>5} {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            bar
+        });
+        Self {
+            bar,
+            plain: plain && !quiet && !tty,
+        }
+    }
+
+    /// One unit of work done.
+    pub fn tick(&self, message: &str) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+            bar.set_message(message.to_owned());
+        } else if self.plain {
+            eprintln!("{message}");
+        }
+    }
+
+    /// A shareable callback for the library.
+    pub fn callback(self: &Arc<Self>) -> Arc<dyn Fn(&str) + Send + Sync> {
+        let me = self.clone();
+        Arc::new(move |m: &str| me.tick(m))
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

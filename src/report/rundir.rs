@@ -1,0 +1,279 @@
+//! The run directory: every trial writes its [`TrialRecord`] as one JSON file under
+//! `target/agent-seer/<run-id>/`, so a run split over processes (nextest runs one per trial)
+//! or machines (`--partition`) can be assembled afterwards by `agent-seer report`.
+//!
+//! The run id is `NEXTEST_RUN_ID` when nextest sets it (shared by all its processes), else one
+//! per process (`20261129T153000Z-4242`). `AGENT_SEER_REPORT_DIR` names the run directory
+//! outright; `AGENT_SEER_REPORT=off` writes nothing. Writes are atomic (temp file, rename): a
+//! reader never sees half a record.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::record::TrialRecord;
+
+/// Where a run's records go.
+#[derive(Clone, Debug)]
+pub struct RunDir {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+/// A record or run directory that could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunDirError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path}:{line}:{column}: not a trial record: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(
+        "no run to report: {0} does not exist (run `cargo test --test agents` or `agent-seer check` first, or name a run directory)"
+    )]
+    NoRun(PathBuf),
+    #[error("{0}: the run directory holds no trial records")]
+    Empty(PathBuf),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> RunDirError + '_ {
+    move |source| RunDirError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl RunDir {
+    /// The run directory of this process's trials, from the environment, or `None` when
+    /// reports are off. `root` is the project root, for the `target/` fallback.
+    pub fn for_harness(root: &Path) -> Option<RunDir> {
+        static DIR: OnceLock<Option<RunDir>> = OnceLock::new();
+        DIR.get_or_init(|| {
+            if matches!(
+                std::env::var("AGENT_SEER_REPORT").as_deref(),
+                Ok("0" | "off" | "false" | "no")
+            ) {
+                return None;
+            }
+            let id = std::env::var("NEXTEST_RUN_ID")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(process_run_id);
+            if let Some(p) = std::env::var_os("AGENT_SEER_REPORT_DIR") {
+                return Some(RunDir {
+                    id,
+                    path: PathBuf::from(p),
+                });
+            }
+            Some(RunDir::new(&harness_target_dir(root), id))
+        })
+        .clone()
+    }
+
+    /// `<target>/agent-seer/<id>`.
+    pub fn new(target: &Path, id: String) -> RunDir {
+        RunDir {
+            path: target.join("agent-seer").join(&id),
+            id,
+        }
+    }
+
+    /// The target directory the CLI uses for a project: `CARGO_TARGET_DIR`, else
+    /// `<root>/target`.
+    pub fn cli_target(root: &Path) -> PathBuf {
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"))
+    }
+
+    /// Writes one trial's record, atomically, and points `latest` at this run.
+    pub fn write(&self, record: &TrialRecord) -> Result<PathBuf, RunDirError> {
+        std::fs::create_dir_all(&self.path).map_err(io_err(&self.path))?;
+        let file = self.path.join(format!("{}.json", file_stem(&record.name)));
+        let text = serde_json::to_string_pretty(record).map_err(|e| RunDirError::Io {
+            path: file.clone(),
+            source: io::Error::other(e),
+        })?;
+        atomic_write(&file, text.as_bytes())?;
+        if let Some(parent) = self.path.parent() {
+            atomic_write(&parent.join("latest"), self.id.as_bytes())?;
+        }
+        Ok(file)
+    }
+
+    /// Reads every record of a run directory, sorted by trial name.
+    pub fn read(dir: &Path) -> Result<Vec<TrialRecord>, RunDirError> {
+        if !dir.exists() {
+            return Err(RunDirError::NoRun(dir.to_path_buf()));
+        }
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(io_err(dir))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()
+            .map_err(io_err(dir))?;
+        paths.retain(|p| p.extension().is_some_and(|e| e == "json") && p.is_file());
+        paths.sort();
+        if paths.is_empty() {
+            return Err(RunDirError::Empty(dir.to_path_buf()));
+        }
+        let mut out = Vec::with_capacity(paths.len());
+        for p in paths {
+            let text = std::fs::read_to_string(&p).map_err(io_err(&p))?;
+            let record: TrialRecord =
+                serde_json::from_str(&text).map_err(|e| RunDirError::Parse {
+                    path: p.clone(),
+                    line: e.line(),
+                    column: e.column(),
+                    message: e.to_string(),
+                })?;
+            out.push(record);
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// The run `target/agent-seer/latest` names.
+    pub fn latest(target: &Path) -> Result<PathBuf, RunDirError> {
+        let base = target.join("agent-seer");
+        let pointer = base.join("latest");
+        match std::fs::read_to_string(&pointer) {
+            Ok(id) => Ok(base.join(id.trim())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunDirError::NoRun(pointer)),
+            Err(e) => Err(RunDirError::Io {
+                path: pointer,
+                source: e,
+            }),
+        }
+    }
+}
+
+/// A trial name as a file name: `veo::a0-correct` → `veo%3A%3Aa0-correct`. Reversible and
+/// collision-free (only `[A-Za-z0-9._-]` pass through).
+pub fn file_stem(name: &str) -> String {
+    let mut s = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    s
+}
+
+/// Writes through a temp file in the same directory, then renames.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // Unique per process and call: trials write from many threads at once.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("record"),
+        std::process::id(),
+        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, bytes).map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        RunDirError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }
+    })
+}
+
+/// The cargo target directory a test binary runs from: `CARGO_TARGET_DIR`, else the
+/// binary's own `target/<profile>/deps/…` ancestry, else `<root>/target`.
+fn harness_target_dir(root: &Path) -> PathBuf {
+    if let Some(p) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(p);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            let deps = exe.parent()?;
+            (deps.file_name()? == "deps").then(|| deps.parent()?.parent().map(Path::to_path_buf))?
+        })
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// `YYYYMMDDTHHMMSSZ-<pid>`, in UTC.
+pub fn process_run_id() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{}-{}", utc_stamp(secs), std::process::id())
+}
+
+/// Seconds since the epoch as `YYYYMMDDTHHMMSSZ` (proleptic Gregorian, Howard Hinnant's
+/// days-to-civil).
+pub fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_calendar_dates() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        // 2026-11-29 15:38:55 UTC.
+        assert_eq!(utc_stamp(1_795_966_735), "20261129T153855Z");
+        // A leap day.
+        assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
+    }
+
+    #[test]
+    fn file_stems_are_reversible_and_distinct() {
+        assert_eq!(file_stem("veo::a0-correct"), "veo%3A%3Aa0-correct");
+        assert_ne!(file_stem("a::b"), file_stem("a__b"));
+        assert_eq!(file_stem("run::lyria::x#2"), "run%3A%3Alyria%3A%3Ax%232");
+    }
+
+    #[test]
+    fn records_round_trip_and_bad_ones_name_their_file() {
+        use crate::runner::Status;
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path(), "r1".into());
+        let rec = TrialRecord::bare("veo::harness", "veo", Status::Passed, None);
+        run.write(&rec).unwrap();
+        assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec]);
+        assert_eq!(RunDir::latest(dir.path()).unwrap(), run.path);
+        std::fs::write(run.path.join("broken.json"), "{\n  \"name\": 3\n}").unwrap();
+        let err = RunDir::read(&run.path).unwrap_err().to_string();
+        assert!(err.contains("broken.json:2:"), "{err}");
+        assert!(matches!(
+            RunDir::read(&dir.path().join("nope")),
+            Err(RunDirError::NoRun(_))
+        ));
+    }
+}
