@@ -74,6 +74,7 @@ enum SchemaKind {
     Harness,
     Transcript,
     Capabilities,
+    Report,
 }
 
 /// How results are printed.
@@ -122,6 +123,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 SchemaKind::Harness => include_str!("../../schemas/harness.schema.json"),
                 SchemaKind::Transcript => include_str!("../../schemas/transcript.schema.json"),
                 SchemaKind::Capabilities => include_str!("../../schemas/capabilities.schema.json"),
+                SchemaKind::Report => include_str!("../../schemas/report.schema.json"),
             };
             out.write_all(text.as_bytes())?;
             Ok(Outcome::Clean)

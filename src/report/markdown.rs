@@ -103,7 +103,9 @@ pub fn markdown(report: &Report) -> String {
         let _ = writeln!(s, "\n### Failures ({})\n", failures.len());
         for (i, t) in failures.iter().enumerate() {
             let body = strip_ansi(t.message.as_deref().unwrap_or("").trim_end());
-            let first = body.lines().next().unwrap_or("").to_owned();
+            let first = body.lines().next().unwrap_or("");
+            let prefix = format!("{}: ", t.name);
+            let first = first.strip_prefix(&prefix).unwrap_or(first).to_owned();
             let mut shown: String = body.chars().take(MAX_FAILURE).collect();
             if shown.len() < body.len() {
                 shown.push_str("\n… (cut; the full message is in the JSON and HTML reports)");

@@ -3,10 +3,12 @@
 //! and snapshots what a person would read.
 
 mod check;
+mod chromium;
 mod inspect_spec;
 mod judge;
 mod lint;
 mod readme;
+mod report;
 mod schema;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,159 @@
+//! The HTML report in a real browser: headless Chromium (Debian's `chromium`, installed by
+//! `.ci/run`) renders a failing project's report inside a loopback-only network namespace;
+//! the screenshot must show the charts' colors and the failing case's diff, and the DOM
+//! Chromium built must hold every chart and the failing case.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::*;
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join(name))
+                    .find(|p| p.is_file())
+            })
+        })
+}
+
+/// Runs Chromium headless on `page` with `extra` flags, offline: a network namespace with only
+/// loopback, and every background fetch switched off.
+fn headless(browser: &Path, profile: &Path, page: &Path, extra: &[String]) -> std::process::Output {
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--metrics-recording-only",
+        "--mute-audio",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.extend(extra.iter().cloned());
+    args.push(format!("file://{}", page.display()));
+    let script = format!("ip link set lo up 2>/dev/null; exec timeout 120 \"$0\" \"$@\"");
+    Command::new("unshare")
+        .arg("-n")
+        .arg("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(browser)
+        .args(&args)
+        .env("OTEL_SDK_DISABLED", "true")
+        .output()
+        .expect("unshare runs (tests run as root, as CI does)")
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("chromium is not installed; .ci/run installs Debian's `chromium` package");
+        }
+        eprintln!("skipped: no chromium on PATH (CI installs it)");
+        return;
+    };
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", TINY_CAPS),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        (
+            "transcripts/tiny/t0-correct.yaml",
+            "scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n",
+        ),
+        (
+            "transcripts/tiny/t1-wide.yaml",
+            "scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"16:9\"}\n",
+        ),
+        (
+            "transcripts/tiny/t2-broken.yaml",
+            "scenario: square\nexpect: fail\nfaults: [cap.unsupported_value]\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"4:3\"}\n",
+        ),
+    ]);
+    let o = run_in(
+        dir.path(),
+        &["check", "--quiet", "--html", "report.html"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let page = dir.path().join("report.html");
+    let profile = dir.path().join("chromium-profile");
+
+    let shot = dir.path().join("report.png");
+    let out = headless(
+        &browser,
+        &profile,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2400".into(),
+        ],
+    );
+    assert!(
+        shot.is_file(),
+        "no screenshot; chromium said:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().expect("a PNG");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    assert_eq!((info.width, info.height), (1280, 2400));
+    let channels = info.color_type.samples();
+    let count = |rgb: [u8; 3]| {
+        buf[..info.buffer_size()]
+            .chunks(channels)
+            .filter(|p| p[..3] == rgb)
+            .count()
+    };
+    // The histogram bars and discrimination dots, in the correct and broken colors.
+    assert!(
+        count([0x2e, 0x7d, 0x32]) > 300,
+        "no correct-colored marks rendered"
+    );
+    assert!(
+        count([0xc6, 0x28, 0x28]) > 300,
+        "no broken-colored marks rendered"
+    );
+    // The failing case's diff: its removed and added lines' backgrounds.
+    assert!(
+        count([0xfd, 0xec, 0xea]) > 500,
+        "the failing case's diff is not on the page"
+    );
+    assert!(
+        count([0xe8, 0xf5, 0xe9]) > 500,
+        "the failing case's diff is not on the page"
+    );
+
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for chart in ["histogram", "discrimination", "heatmap"] {
+        assert!(
+            dom.contains(&format!("data-chart=\"{chart}\"")),
+            "no {chart} in the DOM"
+        );
+    }
+    assert!(
+        dom.contains("data-trial=\"tiny::t1-wide\""),
+        "the failing case is missing"
+    );
+    assert!(
+        dom.contains("id=\"verdict\">failed<"),
+        "the verdict is missing"
+    );
+}
