@@ -65,7 +65,11 @@ fn listing_is_sorted_stable_and_complete() {
 
 #[test]
 fn cargo_test_runs_and_filters() {
-    let o = cargo(&["test", "--test", "agents", "--", "veo::"], &[]);
+    let run_dir = tempfile::tempdir().unwrap();
+    let o = cargo(
+        &["test", "--test", "agents", "--", "veo::"],
+        &[("AGENT_SEER_REPORT_DIR", run_dir.path().to_str().unwrap())],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     assert!(
@@ -74,6 +78,18 @@ fn cargo_test_runs_and_filters() {
             && !out.contains("lyria::"),
         "{out}"
     );
+    // The filtered trials, and only they, left records.
+    let mut names: Vec<String> = std::fs::read_dir(run_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 13, "{names:?}");
+    assert!(
+        names.iter().all(|n| n.starts_with("veo%3A%3A")),
+        "{names:?}"
+    );
+    assert!(names.contains(&"veo%3A%3Aa1-wrong-model-audio.json".to_owned()));
 }
 
 /// A throwaway project run through the real `agents` binary (`AGENT_SEER_ROOT`): an xfail
@@ -134,6 +150,7 @@ fn xfail_is_reported_and_strict() {
 #[test]
 fn nextest_runs_every_trial_through_the_exact_fast_path() {
     // Each trial is its own process started with `--exact NAME`; a full scan there fails.
+    let run_dir = tempfile::tempdir().unwrap();
     let o = cargo(
         &[
             "nextest",
@@ -144,7 +161,10 @@ fn nextest_runs_every_trial_through_the_exact_fast_path() {
             "--color",
             "never",
         ],
-        &[("AGENT_SEER_FULL_SCAN_FORBIDDEN", "1")],
+        &[
+            ("AGENT_SEER_FULL_SCAN_FORBIDDEN", "1"),
+            ("AGENT_SEER_REPORT_DIR", run_dir.path().to_str().unwrap()),
+        ],
     );
     let out = text(&o);
     assert!(o.status.success(), "{out}");
@@ -157,6 +177,19 @@ fn nextest_runs_every_trial_through_the_exact_fast_path() {
             || out.contains(&format!("tests run: {n} passed")),
         "{out}"
     );
+    // Every trial process wrote its record; `agent-seer report` assembles the run.
+    let records = std::fs::read_dir(run_dir.path()).unwrap().count();
+    assert_eq!(records, n, "one record per trial");
+    let report = Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args(["report", "--format", "json"])
+        .arg(run_dir.path())
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+    let v: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    assert_eq!(v["totals"]["trials"], n);
+    assert_eq!(v["totals"]["passed"], n);
+    assert_eq!(v["suites"]["veo"]["broken_caught"], 9);
 }
 
 #[test]

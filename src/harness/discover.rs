@@ -104,6 +104,20 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
     Ok(suites)
 }
 
+/// The transcripts of one suite (as [`discover`] lists them), reading only its directory.
+pub fn suite_transcripts(
+    layout: &Layout,
+    suite: &str,
+) -> Result<Vec<(String, PathBuf)>, SourceError> {
+    let dir = layout.transcripts.join(suite);
+    let mut out = Vec::new();
+    if dir.is_dir() {
+        walk(&dir, &mut Vec::new(), &mut out)?;
+        out.sort();
+    }
+    Ok(out)
+}
+
 fn walk(
     dir: &Path,
     prefix: &mut Vec<String>,

@@ -307,6 +307,15 @@ fn exact_trial(name: &str, layout: &Layout) -> Option<Trial> {
             .is_some()
             .then(|| harness_trial(&lazy, layout, Vec::new()));
     }
+    if rest == "discrimination" {
+        // The gate reads the whole suite, but only this suite's directory.
+        lazy.harness.as_ref()?;
+        return match crate::harness::suite_transcripts(layout, suite) {
+            Ok(ts) if ts.is_empty() => None,
+            Ok(ts) => Some(discrimination_trial(&lazy, layout, ts)),
+            Err(e) => Some(Trial::test(name.to_owned(), move || Err(e.render().into()))),
+        };
+    }
     let path = layout.transcript_file(suite, rest)?;
     Some(transcript_trial(&lazy, layout, rest, path))
 }
