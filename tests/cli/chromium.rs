@@ -46,7 +46,7 @@ fn headless(browser: &Path, profile: &Path, page: &Path, extra: &[String]) -> st
     args.push(format!("--user-data-dir={}", profile.display()));
     args.extend(extra.iter().cloned());
     args.push(format!("file://{}", page.display()));
-    let script = format!("ip link set lo up 2>/dev/null; exec timeout 120 \"$0\" \"$@\"");
+    let script = "ip link set lo up 2>/dev/null; exec timeout 120 \"$0\" \"$@\"";
     Command::new("unshare")
         .arg("-n")
         .arg("sh")
