@@ -295,3 +295,52 @@ fn judge_trials_are_ignored_without_a_judge() {
     assert_eq!(ignored.len(), 11, "{ignored:?}");
     assert!(ignored.iter().all(|l| l.starts_with("judge::veo::")));
 }
+
+/// `AGENT_SEER_BLESS=1 cargo test --test agents`: the failing trial shows its diff, rewrites
+/// the oracle and passes; the next plain run passes too.
+#[test]
+fn bless_round_trips_under_cargo_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |p: &str, text: &str| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "harnesses/tiny.tools.json",
+        r#"[{"name": "paint", "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}, "size": {"type": "integer"}}, "required": ["prompt"]}}]"#,
+    );
+    write(
+        "harnesses/tiny.yaml",
+        "# kept\nthresholds: {pass: 0.99, min_gap: 0.3}\nscenarios:\n  - id: cat\n    turns:\n      - prompt: paint a cat\n        workflow:\n          - tool: paint\n            arguments: {prompt: a cat, size: 512}\n",
+    );
+    write(
+        "transcripts/tiny/bigger.yaml",
+        "scenario: cat\ncalls:\n  - {tool: paint, arguments: {prompt: a cat, size: 1024}}\n",
+    );
+    let root_str = root.to_str().unwrap();
+    let plain = cargo(
+        &["test", "--test", "agents"],
+        &[("AGENT_SEER_ROOT", root_str)],
+    );
+    assert!(!plain.status.success(), "the trial fails before blessing");
+    let blessed = cargo(
+        &["test", "--test", "agents"],
+        &[("AGENT_SEER_ROOT", root_str), ("AGENT_SEER_BLESS", "1")],
+    );
+    let out = text(&blessed);
+    assert!(blessed.status.success(), "{out}");
+    assert!(
+        out.contains("blessed tiny::bigger: oracle of scenario `cat`"),
+        "{out}"
+    );
+    assert!(out.contains("+              size: 1024"), "{out}");
+    let harness = std::fs::read_to_string(root.join("harnesses/tiny.yaml")).unwrap();
+    assert!(harness.starts_with("# kept\n"), "{harness}");
+    let after = cargo(
+        &["test", "--test", "agents"],
+        &[("AGENT_SEER_ROOT", root_str)],
+    );
+    assert!(after.status.success(), "{}", text(&after));
+}

@@ -5,6 +5,7 @@
 //! writers it is given, so tests can capture it. Exit codes: 0 clean, 1 findings or failed
 //! trials, 2 usage or input error (clap's own usage errors exit 2 as well).
 
+mod bless;
 mod check;
 mod generate;
 mod inspect;
@@ -55,6 +56,10 @@ enum Command {
     /// Drive a live agent (`--agent provider:model`) through a harness's scenarios over a chat
     /// API with tools, answering with mock outputs; write and grade its transcripts.
     Run(run::Args),
+    /// Make failing transcript trials pass by accepting the agent's current calls as the
+    /// scenario's oracle (or, for a broken transcript, the current findings as its faults),
+    /// showing each diff first; `AGENT_SEER_BLESS=1 cargo test --test agents` does the same.
+    Bless(bless::Args),
     /// Assemble a run's trial records (`target/agent-seer/<run-id>/`, written by every
     /// harness trial under cargo test or nextest, and by `check`) into one report: terminal,
     /// JSON, JUnit, Markdown or HTML.
@@ -111,6 +116,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Lint(args) => lint::run(args, out),
         Command::Check(args) => check::run(args, out),
         Command::Report(args) => report::run(args, out),
+        Command::Bless(args) => bless::run(args, out),
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),

@@ -19,7 +19,11 @@ impl Suite {
     /// file point at the reference in the harness (a missing file) or into the file itself (a
     /// malformed one).
     pub fn load(path: &Path) -> Result<Self, SourceError> {
-        let harness = Harness::load(path)?;
+        Self::from_harness(Harness::load(path)?)
+    }
+
+    /// A suite from an already parsed harness (its references resolved against its path).
+    pub fn from_harness(harness: Harness) -> Result<Self, SourceError> {
         let mut tools = ToolSet::default();
         for p in &harness.tools {
             let set = ToolSet::load(p).map_err(|e| reference(&harness, p, e))?;

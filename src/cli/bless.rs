@@ -1,0 +1,92 @@
+//! `agent-seer bless [PATHS…]`: make failing transcript trials pass by accepting what the
+//! agent does now (the oracle) or what the engines find now (a broken transcript's faults),
+//! showing each diff first.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use agent_seer::bless::{Blessing, bless};
+use agent_seer::report::TrialKind;
+use agent_seer::runner::{Status, layout_at, run_checks};
+
+use super::Outcome;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Transcript files or directories, or harness files. Default: every suite.
+    paths: Vec<PathBuf>,
+    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Show the diffs without writing anything.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let layout = layout_at(&super::project_root(args.root.clone()))?;
+    for p in &args.paths {
+        if !p.exists() {
+            anyhow::bail!("{}: no such file or directory", p.display());
+        }
+    }
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let wanted: Vec<PathBuf> = args.paths.iter().map(|p| canon(p)).collect();
+    let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| canon(p).starts_with(w));
+    let records = run_checks(&layout, &keep, &mut |_| {})?;
+    let failing: Vec<_> = records
+        .iter()
+        .filter(|r| r.kind == TrialKind::Transcript && r.status == Status::Failed)
+        .collect();
+    let (mut blessed, mut refused) = (0, 0);
+    for r in &failing {
+        let (Some(tr), Some(harness)) = (&r.transcript, layout.harness_file(&r.suite)) else {
+            writeln!(
+                out,
+                "{}: not blessed: {}",
+                r.name,
+                r.message
+                    .as_deref()
+                    .unwrap_or("it cannot be loaded")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )?;
+            refused += 1;
+            continue;
+        };
+        match bless(&harness, Path::new(&tr.path))? {
+            Blessing::Edit(edit) => {
+                writeln!(out, "{}: {}", r.name, edit.what)?;
+                out.write_all(edit.diff().as_bytes())?;
+                if !args.dry_run {
+                    edit.apply()?;
+                }
+                blessed += 1;
+            }
+            Blessing::Unchanged => {}
+            Blessing::Refused(why) => {
+                writeln!(out, "{}: not blessed: {why}", r.name)?;
+                refused += 1;
+            }
+        }
+    }
+    writeln!(
+        out,
+        "{} {blessed} trial(s); {refused} not blessed; {} already passing",
+        if args.dry_run {
+            "would bless"
+        } else {
+            "blessed"
+        },
+        records
+            .iter()
+            .filter(|r| r.kind == TrialKind::Transcript && r.status != Status::Failed)
+            .count()
+    )?;
+    Ok(if refused == 0 {
+        Outcome::Clean
+    } else {
+        Outcome::Findings
+    })
+}
