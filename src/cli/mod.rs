@@ -7,6 +7,7 @@
 
 mod bless;
 mod check;
+mod diff_spec;
 mod generate;
 mod inspect;
 mod judge;
@@ -60,6 +61,9 @@ enum Command {
     /// scenario's oracle (or, for a broken transcript, the current findings as its faults),
     /// showing each diff first; `AGENT_SEER_BLESS=1 cargo test --test agents` does the same.
     Bless(bless::Args),
+    /// List tools and parameters added, removed or changed between two tools/list captures,
+    /// and the harness scenarios each change touches (stale oracles). Exit 1 when they differ.
+    DiffSpec(diff_spec::Args),
     /// Assemble a run's trial records (`target/agent-seer/<run-id>/`, written by every
     /// harness trial under cargo test or nextest, and by `check`) into one report: terminal,
     /// JSON, JUnit, Markdown or HTML.
@@ -117,6 +121,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Check(args) => check::run(args, out),
         Command::Report(args) => report::run(args, out),
         Command::Bless(args) => bless::run(args, out),
+        Command::DiffSpec(args) => diff_spec::run(args, out),
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),

@@ -7,6 +7,7 @@
 //! [`ToolSet::load`] or [`ToolSet::from_json`]; [`Profile`] is the paper's complexity profile.
 
 pub mod capability;
+pub mod diff;
 mod profile;
 
 use std::collections::HashMap;

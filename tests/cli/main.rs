@@ -5,6 +5,7 @@
 mod bless;
 mod check;
 mod chromium;
+mod diff_spec;
 mod inspect_spec;
 mod judge;
 mod lint;
