@@ -173,3 +173,39 @@ fn missing_step_points_into_the_harness() {
     assert_eq!(o.status.code(), Some(1));
     insta::assert_snapshot!("check_missing_step", stdout(&o));
 }
+
+#[test]
+fn colors_only_when_asked_and_never_with_no_color() {
+    let colored = |envs: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+        cmd.args(["check", "--no-save", "transcripts/lyria"])
+            .current_dir(repo())
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .envs(envs.iter().copied());
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(0));
+        String::from_utf8_lossy(&o.stdout).contains('\u{1b}')
+    };
+    assert!(!colored(&[]), "a pipe gets no color");
+    assert!(
+        colored(&[("CLICOLOR_FORCE", "1")]),
+        "forced color is honoured"
+    );
+    assert!(
+        !colored(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+        "NO_COLOR wins"
+    );
+}
+
+#[test]
+fn quiet_prints_only_failures_and_totals() {
+    let o = run(
+        &["check", "--no-save", "--quiet", "transcripts/lyria"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(out.starts_with("suite "), "{out}");
+    assert!(!out.contains("PASS"), "{out}");
+}

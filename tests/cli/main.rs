@@ -12,6 +12,7 @@ mod lint;
 mod readme;
 mod report;
 mod schema;
+mod skill;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

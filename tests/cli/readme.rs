@@ -6,9 +6,10 @@ use super::*;
 /// A README command: its environment assignments and its arguments.
 type Command = (Vec<(String, String)>, Vec<String>);
 
-/// Every `$ [VAR=value …] agent-seer …` line in a console block.
-fn commands() -> Vec<Command> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+/// Every `$ [VAR=value …] agent-seer …` line in a console block of `doc` (relative to the
+/// repository root).
+pub fn commands_in(doc: &str) -> Vec<Command> {
+    let readme = std::fs::read_to_string(repo().join(doc)).unwrap();
     let mut out = Vec::new();
     let mut in_console = false;
     for line in readme.lines() {
@@ -41,8 +42,14 @@ fn commands() -> Vec<Command> {
 
 #[test]
 fn readme_commands_work() {
-    let cmds = commands();
+    let cmds = commands_in("README.md");
     assert!(cmds.len() >= 6, "found {cmds:?}");
+    run_documented(cmds);
+}
+
+/// Runs documented commands from the repository root: none may be a usage or input error
+/// (exit 2), and each must print something.
+pub fn run_documented(cmds: Vec<Command>) {
     for (env, args) in cmds {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
