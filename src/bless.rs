@@ -375,8 +375,22 @@ fn policy_value(p: &MatchPolicy) -> Value {
         MatchPolicy::FromOutput => "from_output".into(),
         MatchPolicy::Semantic => "semantic".into(),
         MatchPolicy::Regex(r) => serde_json::json!({ "regex": r.as_str() }),
-        MatchPolicy::AnyOf(v) => serde_json::json!({ "any_of": v }),
+        MatchPolicy::AnyOf(a) => {
+            let mut m = Map::new();
+            m.insert("any_of".into(), Value::Array(a.options.clone()));
+            if a.optional {
+                m.insert("optional".into(), true.into());
+            }
+            if a.normalize {
+                m.insert("normalize".into(), "bfcl".into());
+            }
+            if a.strict_integer {
+                m.insert("strict_integer".into(), true.into());
+            }
+            Value::Object(m)
+        }
         MatchPolicy::Tolerance(t) => serde_json::json!({ "tolerance": t }),
+        MatchPolicy::Absent => "absent".into(),
     }
 }
 

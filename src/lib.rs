@@ -13,6 +13,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+pub mod bfcl;
 pub mod bless;
 pub mod finding;
 pub mod flow;

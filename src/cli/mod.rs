@@ -9,6 +9,7 @@ mod bless;
 mod check;
 mod diff_spec;
 mod generate;
+mod import;
 mod inspect;
 mod judge;
 mod lint;
@@ -64,6 +65,9 @@ enum Command {
     /// List tools and parameters added, removed or changed between two tools/list captures,
     /// and the harness scenarios each change touches (stale oracles). Exit 1 when they differ.
     DiffSpec(diff_spec::Args),
+    /// Import another benchmark's data as suites: `import bfcl <data-dir> -o <dir>`.
+    #[command(subcommand)]
+    Import(import::Source),
     /// Assemble a run's trial records (`target/agent-seer/<run-id>/`, written by every
     /// harness trial under cargo test or nextest, and by `check`) into one report: terminal,
     /// JSON, JUnit, Markdown or HTML.
@@ -122,6 +126,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Report(args) => report::run(args, out),
         Command::Bless(args) => bless::run(args, out),
         Command::DiffSpec(args) => diff_spec::run(args, out),
+        Command::Import(source) => import::run(source, out),
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),

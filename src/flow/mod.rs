@@ -117,6 +117,23 @@ pub fn analyze(
     let mut seen_text: Vec<(Origin, String)> = Vec::new();
     let mut prompt_done: HashSet<usize> = HashSet::new();
     let mut seen_calls: HashMap<String, usize> = HashMap::new();
+    // Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work, not
+    // waste: how many times each identical call appears there.
+    let mut asked: HashMap<String, usize> = HashMap::new();
+    for o in scenario
+        .iter()
+        .flat_map(|s| &s.turns)
+        .flat_map(|t| &t.workflow)
+    {
+        *asked
+            .entry(format!(
+                "{}\u{0}{}",
+                o.call.tool,
+                canonical(&o.call.arguments)
+            ))
+            .or_default() += 1;
+    }
+    let mut repeats: HashMap<String, usize> = HashMap::new();
     for (i, (turn, call)) in calls.iter().enumerate() {
         if prompt_done.insert(*turn)
             && let Some(p) = prompt_of(t, scenario, *turn)
@@ -211,7 +228,10 @@ pub fn analyze(
         }
         // An identical call to an earlier successful one does the same work twice.
         let key = format!("{}\u{0}{}", call.tool, canonical(&call.arguments));
-        if let Some(&prev) = seen_calls.get(&key) {
+        let made = repeats.entry(key.clone()).or_default();
+        *made += 1;
+        let within_asked = *made <= asked.get(&key).copied().unwrap_or(0);
+        if let Some(&prev) = seen_calls.get(&key).filter(|_| !within_asked) {
             let mut f = Finding::new(
                 Code::RedundantCall,
                 "",

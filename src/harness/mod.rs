@@ -24,6 +24,6 @@ mod raw;
 pub use crate::runner::main;
 pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
 pub use model::{
-    Call, Expect, Grounding, Harness, Label, MatchPolicy, OracleCall, Order, Scenario, Thresholds,
-    Tier, Transcript, TranscriptTurn, Turn,
+    AnyOf, Call, Expect, Grounding, Harness, Label, MatchPolicy, OracleCall, Order, Scenario,
+    Thresholds, Tier, Transcript, TranscriptTurn, Turn,
 };

@@ -59,9 +59,72 @@ pub enum MatchPolicy {
     /// Left to the judge; deterministic scoring treats it as present-and-typed.
     Semantic,
     Regex(Regex),
-    AnyOf(Vec<Value>),
+    AnyOf(AnyOf),
     /// Numeric, within ± tolerance.
     Tolerance(f64),
+    /// The agent must not pass the parameter.
+    Absent,
+}
+
+/// The `any_of` policy: one of `options`, compared as configured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AnyOf {
+    pub options: Vec<Value>,
+    /// Leaving the parameter out is also correct (BFCL's `""` option).
+    pub optional: bool,
+    /// Compare as BFCL does: strings standardised, numbers by value, recursively.
+    pub normalize: bool,
+    /// An integer option is not matched by a float (`3.0`), as BFCL's type check has it.
+    pub strict_integer: bool,
+}
+
+impl AnyOf {
+    /// Whether `got` is one of the options. `same` is the plain comparison (numbers by value,
+    /// model aliases, …).
+    pub fn accepts(&self, got: &Value, same: &dyn Fn(&Value, &Value) -> bool) -> bool {
+        self.options.iter().any(|o| {
+            if self.strict_integer && is_integer_literal(o) && !is_integer_literal(got) {
+                return false;
+            }
+            if self.normalize {
+                bfcl_equal(o, got)
+            } else {
+                same(o, got)
+            }
+        })
+    }
+}
+
+/// A JSON number written without a fraction (`3`, not `3.0`).
+fn is_integer_literal(v: &Value) -> bool {
+    v.as_i64().is_some() || v.as_u64().is_some()
+}
+
+/// BFCL's string standardisation: drop spaces and `,./-_*^`, lowercase, `'` as `"`.
+pub fn bfcl_standardize(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
+        .flat_map(char::to_lowercase)
+        .map(|c| if c == '\'' { '"' } else { c })
+        .collect()
+}
+
+/// Equality as BFCL's checker sees it: standardised strings, numbers by value, arrays
+/// element-wise, objects key-wise.
+pub fn bfcl_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => bfcl_standardize(x) == bfcl_standardize(y),
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| bfcl_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| bfcl_equal(v, w)))
+        }
+        _ => a == b,
+    }
 }
 
 /// One tool call, normalised from any accepted shape.
@@ -593,12 +656,13 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 "ignore" => MatchPolicy::Ignore,
                 "from_output" => MatchPolicy::FromOutput,
                 "semantic" => MatchPolicy::Semantic,
+                "absent" => MatchPolicy::Absent,
                 other => {
                     return Err(at(
                         file,
                         p,
                         format!(
-                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
+                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
                         ),
                     ));
                 }
@@ -607,7 +671,24 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 Regex::new(regex)
                     .map_err(|e| at(file, p, format!("invalid regex in match policy: {e}")))?,
             ),
-            RawPolicy::AnyOf { any_of } => MatchPolicy::AnyOf(any_of.clone()),
+            RawPolicy::AnyOf(a) => MatchPolicy::AnyOf(AnyOf {
+                options: a.any_of.clone(),
+                optional: a.optional,
+                normalize: match a.normalize.as_deref() {
+                    None => false,
+                    Some("bfcl") => true,
+                    Some(other) => {
+                        return Err(at(
+                            file,
+                            p,
+                            format!(
+                                "unknown `normalize: {other}` (the one normalisation is `bfcl`)"
+                            ),
+                        ));
+                    }
+                },
+                strict_integer: a.strict_integer,
+            }),
             RawPolicy::Tolerance { tolerance } => MatchPolicy::Tolerance(*tolerance),
         };
         match_policies.insert(param.clone(), policy);

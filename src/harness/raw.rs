@@ -118,8 +118,20 @@ pub(super) struct RawOpenAiFunction {
 pub(super) enum RawPolicy {
     Named(String),
     Regex { regex: String },
-    AnyOf { any_of: Vec<Value> },
+    AnyOf(RawAnyOf),
     Tolerance { tolerance: f64 },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAnyOf {
+    pub any_of: Vec<Value>,
+    #[serde(default)]
+    pub optional: bool,
+    #[serde(default)]
+    pub normalize: Option<String>,
+    #[serde(default)]
+    pub strict_integer: bool,
 }
 
 #[derive(Deserialize)]

@@ -477,6 +477,8 @@ impl Turn<'_> {
         };
         match (policy.unwrap_or(&MatchPolicy::Exact), got) {
             (MatchPolicy::Ignore, _) => true,
+            (MatchPolicy::Absent, g) => g.is_none(),
+            (MatchPolicy::AnyOf(a), None) => a.optional,
             (_, None) => false,
             (MatchPolicy::Exact, Some(g)) => want.is_some_and(|w| same(w, g)),
             (MatchPolicy::Semantic, Some(g)) => {
@@ -484,7 +486,7 @@ impl Turn<'_> {
             }
             (MatchPolicy::Regex(re), Some(Value::String(s))) => re.is_match(s),
             (MatchPolicy::Regex(_), Some(_)) => false,
-            (MatchPolicy::AnyOf(options), Some(g)) => options.iter().any(|o| same(o, g)),
+            (MatchPolicy::AnyOf(a), Some(g)) => a.accepts(g, &same),
             (MatchPolicy::Tolerance(tol), Some(g)) => {
                 match (want.and_then(Value::as_f64), g.as_f64()) {
                     (Some(w), Some(v)) => (w - v).abs() <= *tol,
@@ -565,11 +567,14 @@ impl Turn<'_> {
                     .iter()
                     .any(|f| f.pointer.split('/').nth(1) == Some(p.as_str()));
                 if !ok && !flagged {
-                    let want = o
-                        .call
-                        .args()
-                        .get(p)
-                        .map_or("(any)".to_owned(), |v| v.to_string());
+                    let want = match o.match_policies.get(p) {
+                        Some(MatchPolicy::Absent) => "no value".to_owned(),
+                        _ => o
+                            .call
+                            .args()
+                            .get(p)
+                            .map_or("(any)".to_owned(), |v| v.to_string()),
+                    };
                     let got = args.get(p).map_or("nothing".to_owned(), |v| v.to_string());
                     let mut f = Finding::new(
                         Code::ValueMismatch,

@@ -1,0 +1,492 @@
+//! BFCL import: the Berkeley Function Calling Leaderboard's single-turn AST categories (function
+//! docs plus possible answers, as the `bfcl-eval` package ships them) as agent-seer suites.
+//!
+//! Each category becomes a suite (split in two or more when entries declare one function name
+//! with different schemas): the union of the entries' function docs as its spec, one scenario
+//! per entry whose workflow is the ground truth — the first allowed value of each parameter as
+//! the oracle's argument, every allowed value as an `any_of` policy, `""` (BFCL's "may be left
+//! out") as `optional`, parameters the answer does not name as `absent` — and a pass threshold
+//! of 1.0, because BFCL's verdict is all or nothing. Parallel categories are unordered (the
+//! default `dataflow` order). With `answers`, the first possible answer of each entry is also
+//! written as a correct transcript.
+//!
+//! Deliberate differences from BFCL's `ast_checker`, each a switch ([`Options`]):
+//! - BFCL ignores `enum`; we check it (`enums: Ignore` strips enums from the spec);
+//! - BFCL compares standardised strings (no spaces or `,./-_*^`, lowercase); we compare exactly
+//!   (`strings: Normalized` compares as BFCL does);
+//! - BFCL rejects `3.0` for an integer; JSON Schema accepts it (`integers: Strict` rejects it).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::source::{SourceError, SourceFile};
+
+/// The categories imported.
+pub const CATEGORIES: [&str; 4] = ["simple", "multiple", "parallel", "parallel_multiple"];
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EnumMode {
+    /// JSON Schema `enum` is enforced (ours).
+    #[default]
+    Check,
+    /// Enums are removed from the imported spec (BFCL's).
+    Ignore,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StringMode {
+    /// Strings must equal an allowed value (ours).
+    #[default]
+    Exact,
+    /// BFCL's standardised comparison.
+    Normalized,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IntegerMode {
+    /// `3.0` is an integer, as JSON Schema says (ours).
+    #[default]
+    JsonSchema,
+    /// `3.0` is not an integer (BFCL's Python type check).
+    Strict,
+}
+
+/// How to import.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub enums: EnumMode,
+    pub strings: StringMode,
+    pub integers: IntegerMode,
+    /// Also write each entry's first possible answer as a correct transcript.
+    pub answers: bool,
+}
+
+impl Options {
+    /// Every switch set to BFCL's behaviour.
+    pub fn bfcl_compatible() -> Self {
+        Self {
+            enums: EnumMode::Ignore,
+            strings: StringMode::Normalized,
+            integers: IntegerMode::Strict,
+            answers: false,
+        }
+    }
+}
+
+/// One BFCL entry: its question, function docs and ground truth.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub id: String,
+    pub category: String,
+    /// The user's words (all user messages of the first turn, joined).
+    pub prompt: String,
+    pub functions: Vec<Value>,
+    /// `[{function: {param: [allowed values]}}]`.
+    pub ground_truth: Vec<GroundTruthCall>,
+}
+
+/// One ground-truth call: the function and, per parameter, its allowed values.
+pub type GroundTruthCall = (String, Map<String, Value>);
+
+/// What an import wrote and left out.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    /// Suite name → scenarios written.
+    pub suites: BTreeMap<String, usize>,
+    /// Entries left out, with why.
+    pub skipped: Vec<String>,
+    pub files: Vec<PathBuf>,
+}
+
+/// The question and possible-answer files of a category under `data_dir` (`BFCL_v4_…` or
+/// `BFCL_v3_…`; `simple` is `simple_python` in v4).
+pub fn files(data_dir: &Path, category: &str) -> Option<(PathBuf, PathBuf)> {
+    let mut names = vec![
+        format!("BFCL_v4_{category}.json"),
+        format!("BFCL_v3_{category}.json"),
+    ];
+    if category == "simple" {
+        names.insert(0, "BFCL_v4_simple_python.json".into());
+    }
+    names.into_iter().find_map(|n| {
+        let q = data_dir.join(&n);
+        let a = data_dir.join("possible_answer").join(&n);
+        (q.is_file() && a.is_file()).then_some((q, a))
+    })
+}
+
+/// Reads a category's entries, answers joined by id. Every malformed line is an error naming
+/// its file and line.
+pub fn read(data_dir: &Path, category: &str) -> Result<Vec<Entry>, SourceError> {
+    let (q, a) = files(data_dir, category).ok_or_else(|| {
+        SourceError::io(
+            &data_dir.join(format!("BFCL_v4_{category}.json")),
+            &std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no question file with its possible_answer/ twin for this category",
+            ),
+        )
+    })?;
+    let answers: BTreeMap<String, Vec<GroundTruthCall>> = lines(&a)?
+        .into_iter()
+        .map(|(file, line, v)| {
+            let id = str_field(&file, line, &v, "id")?;
+            let truth = v
+                .get("ground_truth")
+                .and_then(Value::as_array)
+                .ok_or_else(|| file.error_at(line, 1, "no `ground_truth` array"))?
+                .iter()
+                .map(|call| {
+                    let obj = call.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
+                        file.error_at(
+                            line,
+                            1,
+                            "a ground-truth call must be `{function: {param: [values]}}`",
+                        )
+                    })?;
+                    let (name, params) = obj.iter().next().expect("one key");
+                    let params = params.as_object().cloned().ok_or_else(|| {
+                        file.error_at(line, 1, format!("`{name}`: parameters must be an object"))
+                    })?;
+                    Ok((name.clone(), params))
+                })
+                .collect::<Result<Vec<_>, SourceError>>()?;
+            Ok((id, truth))
+        })
+        .collect::<Result<_, SourceError>>()?;
+    let mut out = Vec::new();
+    for (file, line, v) in lines(&q)? {
+        let id = str_field(&file, line, &v, "id")?;
+        let Some(ground_truth) = answers.get(&id).cloned() else {
+            return Err(file.error_at(
+                line,
+                1,
+                format!("entry `{id}` has no possible answer in {}", a.display()),
+            ));
+        };
+        let prompt = v
+            .get("question")
+            .and_then(|q| q.get(0))
+            .and_then(Value::as_array)
+            .map(|msgs| {
+                msgs.iter()
+                    .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                    .filter_map(|m| m.get("content").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| file.error_at(line, 1, format!("entry `{id}` has no user message")))?;
+        let functions = v
+            .get("function")
+            .and_then(Value::as_array)
+            .cloned()
+            .ok_or_else(|| {
+                file.error_at(line, 1, format!("entry `{id}` has no `function` array"))
+            })?;
+        out.push(Entry {
+            id,
+            category: category.to_owned(),
+            prompt,
+            functions,
+            ground_truth,
+        });
+    }
+    Ok(out)
+}
+
+fn lines(path: &Path) -> Result<Vec<(SourceFile, u32, Value)>, SourceError> {
+    let file = SourceFile::read(path)?;
+    let mut out = Vec::new();
+    for (i, l) in file.text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let line = i as u32 + 1;
+        let v: Value = serde_json::from_str(l)
+            .map_err(|e| file.error_at(line, e.column() as u32, format!("invalid JSON: {e}")))?;
+        out.push((file.clone(), line, v));
+    }
+    Ok(out)
+}
+
+fn str_field(file: &SourceFile, line: u32, v: &Value, key: &str) -> Result<String, SourceError> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| file.error_at(line, 1, format!("no string `{key}`")))
+}
+
+/// Splits entries into groups in which no function name has two different schemas.
+fn groups(entries: Vec<Entry>) -> Vec<Vec<Entry>> {
+    let mut groups: Vec<(BTreeMap<String, Value>, Vec<Entry>)> = Vec::new();
+    for e in entries {
+        let fits = |docs: &BTreeMap<String, Value>| {
+            e.functions.iter().all(|f| {
+                let name = f.get("name").and_then(Value::as_str).unwrap_or("");
+                docs.get(name).is_none_or(|d| d == f)
+            })
+        };
+        let at = match groups.iter().position(|(docs, _)| fits(docs)) {
+            Some(i) => i,
+            None => {
+                groups.push((BTreeMap::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        for f in &e.functions {
+            let name = f
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            groups[at].0.insert(name, f.clone());
+        }
+        groups[at].1.push(e);
+    }
+    groups.into_iter().map(|(_, e)| e).collect()
+}
+
+/// Removes every `enum` from a BFCL function doc.
+fn strip_enums(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.remove("enum");
+            m.values_mut().for_each(strip_enums);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_enums),
+        _ => {}
+    }
+}
+
+/// The JSON Schema of one parameter of a function doc, converted.
+fn param_schema(doc: &Value, param: &str) -> Option<Value> {
+    let p = doc.get("parameters")?.get("properties")?.get(param)?;
+    Some(crate::spec::bfcl_to_json_schema(p))
+}
+
+/// BFCL's nested form: an object (or list of objects) whose values are lists of allowed values.
+fn nested_answer(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => !m.is_empty() && m.values().all(Value::is_array),
+        Value::Array(items) => items.iter().any(|i| i.is_object() && nested_answer(i)),
+        _ => false,
+    }
+}
+
+/// Builds one scenario, or says why the entry cannot be one.
+fn scenario(e: &Entry, docs: &BTreeMap<String, Value>, opts: Options) -> Result<Value, String> {
+    let mut workflow = Vec::new();
+    for (name, params) in &e.ground_truth {
+        let doc = docs.get(name).ok_or_else(|| {
+            format!("the answer calls `{name}`, which the entry does not declare")
+        })?;
+        let declared: Vec<String> = doc
+            .get("parameters")
+            .and_then(|p| p.get("properties"))
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        if let Some(p) = params.keys().find(|p| !declared.contains(p)) {
+            return Err(format!(
+                "the answer passes `{p}`, which `{name}` does not declare (BFCL's own checker rejects this answer)"
+            ));
+        }
+        let mut args = Map::new();
+        let mut policies = Map::new();
+        for (param, allowed) in params {
+            let allowed = allowed
+                .as_array()
+                .ok_or_else(|| format!("`{name}.{param}`: allowed values must be a list"))?;
+            let optional = allowed.iter().any(|v| v == "");
+            let values: Vec<Value> = allowed.iter().filter(|v| *v != "").cloned().collect();
+            if values.is_empty() {
+                policies.insert(param.clone(), "absent".into());
+                continue;
+            }
+            if values.iter().any(nested_answer) {
+                return Err(format!(
+                    "`{name}.{param}` has nested possible answers (an object of allowed values), which are not imported"
+                ));
+            }
+            // The oracle's own argument must pass the schema: the first allowed value that does.
+            let schema = param_schema(doc, param);
+            let validator = schema
+                .as_ref()
+                .and_then(|s| jsonschema::validator_for(s).ok());
+            let pick = match &validator {
+                None => values.first(),
+                Some(val) => values.iter().find(|v| val.is_valid(v)),
+            };
+            let Some(pick) = pick else {
+                let why = validator
+                    .and_then(|val| val.iter_errors(&values[0]).next().map(|e| e.to_string()))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "no allowed value of `{name}.{param}` passes its schema (BFCL checks types only): {why}"
+                ));
+            };
+            args.insert(param.clone(), pick.clone());
+            let integer = schema
+                .as_ref()
+                .and_then(|s| s.get("type"))
+                .is_some_and(|t| t == "integer");
+            let mut p = Map::new();
+            p.insert("any_of".into(), Value::Array(values));
+            if optional {
+                p.insert("optional".into(), true.into());
+            }
+            if opts.strings == StringMode::Normalized {
+                p.insert("normalize".into(), "bfcl".into());
+            }
+            if opts.integers == IntegerMode::Strict && integer {
+                p.insert("strict_integer".into(), true.into());
+            }
+            policies.insert(param.clone(), Value::Object(p));
+        }
+        for d in declared {
+            if !params.contains_key(&d) {
+                policies.insert(d, "absent".into());
+            }
+        }
+        workflow.push(json!({"tool": name, "arguments": args, "match": policies}));
+    }
+    Ok(json!({
+        "id": e.id,
+        "category": format!("BFCL {}", e.category),
+        "turns": [{"prompt": e.prompt, "workflow": workflow}],
+    }))
+}
+
+/// Imports `categories` from `data_dir` into `out` (`harnesses/` and, with answers,
+/// `transcripts/`).
+pub fn import(
+    data_dir: &Path,
+    out: &Path,
+    categories: &[&str],
+    opts: Options,
+) -> Result<Report, SourceError> {
+    let mut report = Report::default();
+    let harness_dir = out.join("harnesses");
+    std::fs::create_dir_all(&harness_dir).map_err(|e| SourceError::io(&harness_dir, &e))?;
+    for category in categories {
+        let entries = read(data_dir, category)?;
+        for (i, group) in groups(entries).into_iter().enumerate() {
+            let suite = if i == 0 {
+                format!("bfcl_{category}")
+            } else {
+                format!("bfcl_{category}_{}", i + 1)
+            };
+            let mut docs: BTreeMap<String, Value> = BTreeMap::new();
+            for e in &group {
+                for f in &e.functions {
+                    let mut f = f.clone();
+                    if opts.enums == EnumMode::Ignore {
+                        strip_enums(&mut f);
+                    }
+                    let name = f
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
+                    docs.insert(name, f);
+                }
+            }
+            let mut scenarios = Vec::new();
+            let mut kept = Vec::new();
+            for e in &group {
+                match scenario(e, &docs, opts) {
+                    Ok(s) => {
+                        scenarios.push(s);
+                        kept.push(e);
+                    }
+                    Err(why) => report.skipped.push(format!("{}: {why}", e.id)),
+                }
+            }
+            if scenarios.is_empty() {
+                continue;
+            }
+            let tools_name = format!("{suite}.tools.json");
+            let tools: Vec<&Value> = docs.values().collect();
+            let tools_path = harness_dir.join(&tools_name);
+            write(
+                &tools_path,
+                &serde_json::to_string_pretty(&tools).unwrap_or_default(),
+            )?;
+            let doc = json!({
+                "suite": suite,
+                "description": format!(
+                    "BFCL `{category}` imported by agent-seer: {} entries; enums {}, strings {}, integers {}.",
+                    scenarios.len(),
+                    if opts.enums == EnumMode::Check { "checked" } else { "ignored (as BFCL)" },
+                    if opts.strings == StringMode::Exact { "exact" } else { "standardised (as BFCL)" },
+                    if opts.integers == IntegerMode::JsonSchema { "as JSON Schema (3.0 is an integer)" } else { "strict (as BFCL)" },
+                ),
+                "tools": [tools_name],
+                "thresholds": {"pass": 1.0, "min_gap": 0.0},
+                "scenarios": scenarios,
+            });
+            let text = serde_saphyr::to_string(&doc).map_err(|e| {
+                SourceError::io(&harness_dir, &std::io::Error::other(e.to_string()))
+            })?;
+            let harness_path = harness_dir.join(format!("{suite}.yaml"));
+            write(
+                &harness_path,
+                &format!(
+                    "# yaml-language-server: $schema=https://agent-seer.dev/schemas/harness.schema.json\n# Generated by `agent-seer import bfcl`.\n{text}"
+                ),
+            )?;
+            report.files.push(tools_path);
+            report.files.push(harness_path);
+            if opts.answers {
+                let dir = out.join("transcripts").join(&suite);
+                for e in kept {
+                    let calls: Vec<Value> = e
+                        .ground_truth
+                        .iter()
+                        .map(|(name, params)| {
+                            let args: Map<String, Value> = params
+                                .iter()
+                                .filter_map(|(p, allowed)| {
+                                    let v = allowed.as_array()?.iter().find(|v| *v != "")?;
+                                    Some((p.clone(), v.clone()))
+                                })
+                                .collect();
+                            json!({"tool": name, "arguments": args})
+                        })
+                        .collect();
+                    let t = json!({"scenario": e.id, "expect": "pass", "calls": calls});
+                    let text = serde_saphyr::to_string(&t).unwrap_or_default();
+                    let path = dir.join(format!("{}.yaml", e.id));
+                    write(&path, &text)?;
+                    report.files.push(path);
+                }
+            }
+            report.suites.insert(suite, scenarios_len(&doc));
+        }
+    }
+    Ok(report)
+}
+
+fn scenarios_len(doc: &Value) -> usize {
+    doc.get("scenarios")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), SourceError> {
+    crate::report::atomic_write(path, text.as_bytes())
+        .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))
+}
+
+/// The names of the functions a category's entries declare (for reports).
+pub fn function_names(entries: &[Entry]) -> BTreeSet<String> {
+    entries
+        .iter()
+        .flat_map(|e| &e.functions)
+        .filter_map(|f| f.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect()
+}

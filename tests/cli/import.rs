@@ -1,0 +1,183 @@
+//! `agent-seer import bfcl`: a sample in BFCL's format (tests/data/bfcl, ours) imports into
+//! suites whose correct answers pass, and our verdicts on 35 model outputs agree with those
+//! BFCL's own `ast_checker` gave (recorded in outputs.jsonl; `.ci/bfcl.sh` re-runs the real
+//! checker to keep the record true) except where a documented difference says otherwise —
+//! and each difference's switch removes exactly its own disagreements.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use agent_seer::harness::{Harness, Transcript};
+use agent_seer::runner::{Suite, Verdict, evaluate};
+
+use super::*;
+
+struct Output {
+    id: String,
+    entry: String,
+    output: serde_json::Value,
+    differs: Option<String>,
+    bfcl_valid: bool,
+}
+
+fn outputs() -> Vec<Output> {
+    std::fs::read_to_string(repo().join("tests/data/bfcl/outputs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            Output {
+                id: v["id"].as_str().unwrap().to_owned(),
+                entry: v["entry"].as_str().unwrap().to_owned(),
+                output: v["output"].clone(),
+                differs: v["differs"].as_str().map(str::to_owned),
+                bfcl_valid: v["bfcl_valid"].as_bool().unwrap(),
+            }
+        })
+        .collect()
+}
+
+fn import(flags: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = repo().join("tests/data/bfcl");
+    let mut args = vec![
+        "import",
+        "bfcl",
+        data.to_str().unwrap(),
+        "-o",
+        dir.path().to_str().unwrap(),
+        "--answers",
+    ];
+    args.extend_from_slice(flags);
+    let o = run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    dir
+}
+
+/// Our verdict on every output, by id.
+fn our_verdicts(dir: &Path) -> BTreeMap<String, bool> {
+    let mut suite_of: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for e in std::fs::read_dir(dir.join("harnesses")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "yaml") {
+            for sc in Harness::load(&p).unwrap().scenarios {
+                suite_of.insert(sc.id, p.clone());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for o in outputs() {
+        let harness = &suite_of[&o.entry];
+        let suite = Suite::load(harness).unwrap();
+        let calls: Vec<serde_json::Value> = o
+            .output
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let (name, args) = c.as_object().unwrap().iter().next().unwrap();
+                serde_json::json!({"tool": name, "arguments": args})
+            })
+            .collect();
+        let path = dir.join("outputs").join(format!("{}.yaml", o.id));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let text = serde_json::json!({"scenario": o.entry, "calls": calls}).to_string();
+        std::fs::write(&path, text).unwrap();
+        let t = Transcript::load(&path).unwrap();
+        let ev = evaluate(&suite, &t).unwrap();
+        out.insert(o.id, ev.verdict == Verdict::Pass);
+    }
+    out
+}
+
+/// The outputs on which our verdict and BFCL's differ.
+fn disagreements(flags: &[&str]) -> Vec<(String, Option<String>)> {
+    let dir = import(flags);
+    let ours = our_verdicts(dir.path());
+    outputs()
+        .into_iter()
+        .filter(|o| ours[&o.id] != o.bfcl_valid)
+        .map(|o| (o.id, o.differs))
+        .collect()
+}
+
+#[test]
+fn verdicts_agree_with_bfcl_outside_the_documented_differences() {
+    let all = outputs();
+    assert_eq!(all.len(), 35);
+    let documented: Vec<(String, Option<String>)> = all
+        .iter()
+        .filter(|o| o.differs.is_some())
+        .map(|o| (o.id.clone(), o.differs.clone()))
+        .collect();
+    // By default every documented difference shows, and nothing else differs.
+    assert_eq!(disagreements(&[]), documented);
+    // With BFCL's behaviour switched on, nothing differs.
+    assert_eq!(disagreements(&["--bfcl-compatible"]), vec![]);
+    // Each switch removes its own differences only.
+    for (flags, kind) in [
+        (["--enum", "ignore"], "enum"),
+        (["--strings", "normalized"], "strings"),
+        (["--integers", "strict"], "integers"),
+    ] {
+        let left: Vec<_> = documented
+            .iter()
+            .filter(|(_, d)| d.as_deref() != Some(kind))
+            .cloned()
+            .collect();
+        assert_eq!(disagreements(&flags), left, "{flags:?}");
+    }
+}
+
+#[test]
+fn imported_answers_pass_and_the_import_says_what_it_wrote() {
+    let dir = import(&[]);
+    let o = run_in(dir.path(), &["check", "--quiet", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("result: ok. "), "{}", stdout(&o));
+    let again = run(
+        &[
+            "import",
+            "bfcl",
+            repo().join("tests/data/bfcl").to_str().unwrap(),
+            "-o",
+            dir.path().join("again").to_str().unwrap(),
+        ],
+        None,
+    );
+    insta::assert_snapshot!(
+        "import_bfcl",
+        stdout(&again).replace(dir.path().to_str().unwrap(), "[out]")
+    );
+}
+
+#[test]
+fn a_malformed_data_line_names_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    std::fs::create_dir_all(data.join("possible_answer")).unwrap();
+    std::fs::write(data.join("BFCL_v4_multiple.json"), "{\"id\": \"multiple_0\", \"question\": [[{\"role\": \"user\", \"content\": \"hi\"}]], \"function\": []}\n{not json\n").unwrap();
+    std::fs::write(
+        data.join("possible_answer/BFCL_v4_multiple.json"),
+        "{\"id\": \"multiple_0\", \"ground_truth\": []}\n",
+    )
+    .unwrap();
+    let o = run(
+        &[
+            "import",
+            "bfcl",
+            data.to_str().unwrap(),
+            "-o",
+            data.join("out").to_str().unwrap(),
+            "--category",
+            "multiple",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("BFCL_v4_multiple.json:2:2"),
+        "{}",
+        stderr(&o)
+    );
+}
