@@ -6,6 +6,8 @@
 //! rule sees (V4: 6.9 is truncated to 6, *then* checked against the duration list); a `reject`
 //! or `ignore` ends it.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::did_you_mean;
@@ -16,9 +18,81 @@ use crate::spec::capability::{
     Capabilities, Constraint, CrossKind, Model, Outcome, ToolCaps, UnknownModel,
 };
 
+/// A tool's rule chains laid out once per resolved model: the parameters with rules, sorted
+/// and limited to those the tool declares (a server-wide rule applies only where the tool has
+/// the parameter), each with its whole chain (server and tool rules, then the model's) and the
+/// handler's default. Looking these up per call was most of a valid call's cost.
+pub(super) struct Plan {
+    without_model: Vec<Step>,
+    per_model: Vec<Vec<Step>>,
+}
+
+struct Step {
+    param: String,
+    /// `true` for a rule of the model, `false` for the server's or the tool's.
+    rules: Vec<(bool, Constraint)>,
+    default: Option<Value>,
+}
+
+impl Plan {
+    pub(super) fn new(matrix: &Capabilities, tool: &ToolCaps, spec: &ToolSpec) -> Self {
+        let steps = |model: Option<&Model>| -> Vec<Step> {
+            let mut params: Vec<&String> = tool.parameters.keys().collect();
+            if let Some(m) = model {
+                params.extend(
+                    m.parameters
+                        .keys()
+                        .filter(|p| !tool.parameters.contains_key(*p)),
+                );
+            }
+            params.sort_unstable();
+            params
+                .into_iter()
+                .filter(|p| spec.has_param(p))
+                .map(|p| Step {
+                    param: p.clone(),
+                    rules: tool
+                        .parameters
+                        .get(p)
+                        .into_iter()
+                        .flatten()
+                        .map(|c| (false, c.clone()))
+                        .chain(
+                            model
+                                .and_then(|m| m.parameters.get(p))
+                                .into_iter()
+                                .flatten()
+                                .map(|c| (true, c.clone())),
+                        )
+                        .collect(),
+                    default: model
+                        .and_then(|m| m.defaults.get(p))
+                        .or_else(|| tool.defaults.get(p))
+                        .cloned(),
+                })
+                .collect()
+        };
+        let per_model = tool
+            .family
+            .map(|f| {
+                matrix.families[f]
+                    .models
+                    .iter()
+                    .map(|m| steps(Some(m)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            without_model: steps(None),
+            per_model,
+        }
+    }
+}
+
 pub(super) fn check(
     matrix: &Capabilities,
     tool: &ToolCaps,
+    plan: &Plan,
     spec: &ToolSpec,
     args: &Map<String, Value>,
     out: &mut Vec<Finding>,
@@ -66,43 +140,23 @@ pub(super) fn check(
     }
 
     // Parameters with rules, server/tool first then model, in a stable order.
-    let mut params: Vec<&str> = tool.parameters.keys().map(String::as_str).collect();
-    if let Some(m) = model {
-        params.extend(
-            m.parameters
-                .keys()
-                .map(String::as_str)
-                .filter(|p| !tool.parameters.contains_key(*p)),
-        );
-    }
-    params.sort_unstable();
-    for param in params {
-        // A server-wide rule applies only where the tool declares the parameter.
-        if !spec.has_param(param) {
-            continue;
-        }
-        let chain = tool
-            .parameters
-            .get(param)
-            .into_iter()
-            .flatten()
-            .map(|c| (None, c))
-            .chain(
-                model
-                    .and_then(|m| m.parameters.get(param))
-                    .into_iter()
-                    .flatten()
-                    .map(|c| (model, c)),
-            );
-        let (value, defaulted) = match args.get(param) {
-            Some(v) => (v.clone(), false),
-            None => match model
-                .and_then(|m| m.defaults.get(param))
-                .or_else(|| tool.defaults.get(param))
-            {
-                Some(d) => (d.clone(), true),
-                None => continue,
-            },
+    let steps = match (model, tool.family) {
+        (Some(m), Some(f)) => matrix.families[f]
+            .index_of(m)
+            .and_then(|i| plan.per_model.get(i))
+            .unwrap_or(&plan.without_model),
+        _ => &plan.without_model,
+    };
+    for step in steps {
+        let param = step.param.as_str();
+        let chain = step
+            .rules
+            .iter()
+            .map(|(from_model, c)| (if *from_model { model } else { None }, c));
+        let (value, defaulted) = match (args.get(param), &step.default) {
+            (Some(v), _) => (Cow::Borrowed(v), false),
+            (None, Some(d)) => (Cow::Borrowed(d), true),
+            (None, None) => continue,
         };
         run_chain(param, value, defaulted, chain, args, out);
     }
@@ -179,7 +233,7 @@ fn resolve_model<'m>(
 
 fn run_chain<'a>(
     param: &str,
-    mut value: Value,
+    mut value: Cow<'a, Value>,
     defaulted: bool,
     chain: impl Iterator<Item = (Option<&'a Model>, &'a Constraint)>,
     args: &Map<String, Value>,
@@ -264,7 +318,7 @@ fn run_chain<'a>(
                         "{what}: {who} silently replaces it with {shown} ({}){note}",
                         v.why
                     ),
-                    Some(to.unwrap_or_else(|| value.clone())),
+                    Some(to.unwrap_or_else(|| value.clone().into_owned())),
                 )
             }
             Outcome::Ignore => (
@@ -275,7 +329,7 @@ fn run_chain<'a>(
         };
         out.push(Finding::new(code, at, message).with_rule(c.rule.as_deref()));
         match next {
-            Some(n) => value = n,
+            Some(n) => value = Cow::Owned(n),
             None => return,
         }
     }

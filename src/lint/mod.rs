@@ -45,6 +45,9 @@ pub struct Linter {
     caps: Vec<Capabilities>,
     // tool index -> matrix index
     caps_of: Vec<Option<usize>>,
+    // tool index -> the parameters with rules, per resolved model (computed once: sorting and
+    // filtering them per call was most of a valid call's cost)
+    plans: Vec<Option<caps::Plan>>,
 }
 
 impl Linter {
@@ -78,7 +81,15 @@ impl Linter {
                 }
             }
         }
+        let plans = (0..tools.len())
+            .map(|ti| {
+                let matrix = &caps[caps_of[ti]?];
+                let spec = &tools.tools()[ti];
+                Some(caps::Plan::new(matrix, matrix.tool(&spec.name)?, spec))
+            })
+            .collect();
         Ok(Self {
+            plans,
             tools: compiled,
             by_name,
             caps,
@@ -168,10 +179,10 @@ impl Linter {
         };
         let compiled = &self.tools[ti];
         compiled.check(args, arguments, &mut out);
-        if let Some(mi) = self.caps_of[ti] {
+        if let (Some(mi), Some(plan)) = (self.caps_of[ti], &self.plans[ti]) {
             let matrix = &self.caps[mi];
             if let Some(tool_caps) = matrix.tool(tool) {
-                caps::check(matrix, tool_caps, &compiled.spec, args, &mut out);
+                caps::check(matrix, tool_caps, plan, &compiled.spec, args, &mut out);
             }
         }
         out

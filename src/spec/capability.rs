@@ -168,12 +168,21 @@ pub struct Family {
 impl Family {
     /// Resolves a model name or alias to the model, as the server does (X1).
     pub fn resolve(&self, name: &str) -> Option<&Model> {
+        // The common case, an exact id, without allocating.
+        if let Some(&i) = self.lookup.get(name) {
+            return Some(&self.models[i]);
+        }
         let key = if self.case_insensitive {
             name.trim().to_lowercase()
         } else {
             name.trim().to_owned()
         };
         self.lookup.get(&key).map(|&i| &self.models[i])
+    }
+
+    /// The index of one of this family's models.
+    pub fn index_of(&self, model: &Model) -> Option<usize> {
+        self.models.iter().position(|m| std::ptr::eq(m, model))
     }
 
     /// The known names (ids and aliases), for "did you mean".
