@@ -16,6 +16,17 @@ fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Output {
     cmd.output().expect("cargo runs")
 }
 
+/// `agent-seer report --format json` on a run directory.
+fn recorded(dir: &std::path::Path) -> serde_json::Value {
+    let report = Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args(["report", "--format", "json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+    serde_json::from_slice(&report.stdout).unwrap()
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -79,17 +90,15 @@ fn cargo_test_runs_and_filters() {
         "{out}"
     );
     // The filtered trials, and only they, left records.
-    let mut names: Vec<String> = std::fs::read_dir(run_dir.path())
+    let names: Vec<String> = recorded(run_dir.path())["trials"]
+        .as_array()
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    names.sort();
     assert_eq!(names.len(), 13, "{names:?}");
-    assert!(
-        names.iter().all(|n| n.starts_with("veo%3A%3A")),
-        "{names:?}"
-    );
-    assert!(names.contains(&"veo%3A%3Aa1-wrong-model-audio.json".to_owned()));
+    assert!(names.iter().all(|n| n.starts_with("veo::")), "{names:?}");
+    assert!(names.contains(&"veo::a1-wrong-model-audio".to_owned()));
 }
 
 /// A throwaway project run through the real `agents` binary (`AGENT_SEER_ROOT`): an xfail
@@ -178,15 +187,9 @@ fn nextest_runs_every_trial_through_the_exact_fast_path() {
         "{out}"
     );
     // Every trial process wrote its record; `agent-seer report` assembles the run.
-    let records = std::fs::read_dir(run_dir.path()).unwrap().count();
-    assert_eq!(records, n, "one record per trial");
-    let report = Command::new(env!("CARGO_BIN_EXE_agent-seer"))
-        .args(["report", "--format", "json"])
-        .arg(run_dir.path())
-        .output()
-        .unwrap();
-    assert!(report.status.success(), "{}", text(&report));
-    let v: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let files = std::fs::read_dir(run_dir.path()).unwrap().count();
+    assert_eq!(files, n, "one record file per trial process");
+    let v = recorded(run_dir.path());
     assert_eq!(v["totals"]["trials"], n);
     assert_eq!(v["totals"]["passed"], n);
     assert_eq!(v["suites"]["veo"]["broken_caught"], 9);

@@ -1,15 +1,19 @@
-//! The run directory: every trial writes its [`TrialRecord`] as one JSON file under
-//! `target/agent-seer/<run-id>/`, so a run split over processes (nextest runs one per trial)
-//! or machines (`--partition`) can be assembled afterwards by `agent-seer report`.
+//! The run directory: every trial writes its [`TrialRecord`] as one JSON line under
+//! `target/agent-seer/<run-id>/` (one `records-<pid>.jsonl` per process), so a run split over
+//! processes (nextest runs one per trial) or machines (`--partition`) can be assembled
+//! afterwards by `agent-seer report`.
 //!
 //! The run id is `NEXTEST_RUN_ID` when nextest sets it (shared by all its processes), else one
 //! per process (`20261129T153000Z-4242`). `AGENT_SEER_REPORT_DIR` names the run directory
-//! outright; `AGENT_SEER_REPORT=off` writes nothing. Writes are atomic (temp file, rename): a
-//! reader never sees half a record.
+//! outright; `AGENT_SEER_REPORT=off` writes nothing. Each record is one
+//! `write` of a whole line in append mode; a reader drops a last line a killed process left
+//! unfinished. (One file per trial, written by rename, cost 4× the whole evaluation at 10,000
+//! trials.)
 
-use std::io;
+use std::collections::HashMap;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use super::record::TrialRecord;
 
@@ -94,22 +98,41 @@ impl RunDir {
             .unwrap_or_else(|| root.join("target"))
     }
 
-    /// Writes one trial's record, atomically, and points `latest` at this run.
+    /// Appends one trial's record to this process's record file (`records-<pid>.jsonl`, one
+    /// line per trial, each written with a single `write`), and points `latest` at this run
+    /// the first time. Returns the record file.
     pub fn write(&self, record: &TrialRecord) -> Result<PathBuf, RunDirError> {
-        std::fs::create_dir_all(&self.path).map_err(io_err(&self.path))?;
-        let file = self.path.join(format!("{}.json", file_stem(&record.name)));
-        let text = serde_json::to_string_pretty(record).map_err(|e| RunDirError::Io {
-            path: file.clone(),
+        static FILES: Mutex<Option<HashMap<PathBuf, (PathBuf, std::fs::File)>>> = Mutex::new(None);
+        let mut line = serde_json::to_string(record).map_err(|e| RunDirError::Io {
+            path: self.path.clone(),
             source: io::Error::other(e),
         })?;
-        atomic_write(&file, text.as_bytes())?;
-        if let Some(parent) = self.path.parent() {
-            atomic_write(&parent.join("latest"), self.id.as_bytes())?;
+        line.push('\n');
+        let mut files = FILES.lock().unwrap_or_else(|p| p.into_inner());
+        let files = files.get_or_insert_with(HashMap::new);
+        if !files.contains_key(&self.path) {
+            std::fs::create_dir_all(&self.path).map_err(io_err(&self.path))?;
+            let file = self
+                .path
+                .join(format!("records-{}.jsonl", std::process::id()));
+            let handle = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&file)
+                .map_err(io_err(&file))?;
+            if let Some(parent) = self.path.parent() {
+                atomic_write(&parent.join("latest"), self.id.as_bytes())?;
+            }
+            files.insert(self.path.clone(), (file, handle));
         }
-        Ok(file)
+        let (file, handle) = files.get_mut(&self.path).expect("inserted above");
+        handle.write_all(line.as_bytes()).map_err(io_err(file))?;
+        Ok(file.clone())
     }
 
-    /// Reads every record of a run directory, sorted by trial name.
+    /// Reads every record of a run directory (`*.jsonl` record files, and `*.json` single
+    /// records), sorted by trial name. A last line without its newline is a write a killed
+    /// process never finished, and is left out; any other bad line is an error naming it.
     pub fn read(dir: &Path) -> Result<Vec<TrialRecord>, RunDirError> {
         if !dir.exists() {
             return Err(RunDirError::NoRun(dir.to_path_buf()));
@@ -119,22 +142,32 @@ impl RunDir {
             .map(|e| e.map(|e| e.path()))
             .collect::<Result<_, _>>()
             .map_err(io_err(dir))?;
-        paths.retain(|p| p.extension().is_some_and(|e| e == "json") && p.is_file());
+        paths.retain(|p| p.extension().is_some_and(|e| e == "json" || e == "jsonl") && p.is_file());
         paths.sort();
-        if paths.is_empty() {
-            return Err(RunDirError::Empty(dir.to_path_buf()));
-        }
-        let mut out = Vec::with_capacity(paths.len());
+        let mut out = Vec::new();
         for p in paths {
             let text = std::fs::read_to_string(&p).map_err(io_err(&p))?;
-            let record: TrialRecord =
-                serde_json::from_str(&text).map_err(|e| RunDirError::Parse {
+            let parse = |text: &str, first_line: usize| {
+                serde_json::from_str::<TrialRecord>(text).map_err(|e| RunDirError::Parse {
                     path: p.clone(),
-                    line: e.line(),
+                    line: first_line + e.line() - 1,
                     column: e.column(),
                     message: e.to_string(),
-                })?;
-            out.push(record);
+                })
+            };
+            if p.extension().is_some_and(|e| e == "json") {
+                out.push(parse(&text, 1)?);
+                continue;
+            }
+            let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+            for (i, line) in complete.lines().enumerate() {
+                if !line.trim().is_empty() {
+                    out.push(parse(line, i + 1)?);
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(RunDirError::Empty(dir.to_path_buf()));
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
@@ -268,6 +301,17 @@ mod tests {
         run.write(&rec).unwrap();
         assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec]);
         assert_eq!(RunDir::latest(dir.path()).unwrap(), run.path);
+        // A line a killed process never finished is left out; a bad complete line is not.
+        let file = std::fs::read_dir(&run.path)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str("{\"name\": \"half");
+        std::fs::write(&file, &text).unwrap();
+        assert_eq!(RunDir::read(&run.path).unwrap().len(), 1);
         std::fs::write(run.path.join("broken.json"), "{\n  \"name\": 3\n}").unwrap();
         let err = RunDir::read(&run.path).unwrap_err().to_string();
         assert!(err.contains("broken.json:2:"), "{err}");

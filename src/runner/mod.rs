@@ -127,13 +127,17 @@ pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
 }
 
 type SuiteCell = Arc<OnceLock<Result<Arc<Suite>, SourceError>>>;
+type CheckCache = Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<CheckResult>>>>;
 
-/// A suite loaded at most once per process, shared by its trials.
+/// A suite loaded at most once per process, shared by its trials, with the results of its
+/// transcripts: a transcript's trial and the suite's gate evaluate each transcript once
+/// between them, whichever runs first.
 #[derive(Clone)]
 pub(crate) struct LazySuite {
     pub(crate) name: String,
     harness: Option<PathBuf>,
     cell: SuiteCell,
+    checks: CheckCache,
 }
 
 impl LazySuite {
@@ -142,7 +146,31 @@ impl LazySuite {
             name: name.to_owned(),
             harness,
             cell: Arc::default(),
+            checks: Arc::default(),
         }
+    }
+
+    /// One transcript's result, computed once per process.
+    pub(crate) fn check(
+        &self,
+        suite: &Suite,
+        path: &Path,
+    ) -> Result<Arc<CheckResult>, SourceError> {
+        let cached = self
+            .checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(path)
+            .cloned();
+        if let Some(r) = cached {
+            return Ok(r);
+        }
+        let r = Arc::new(check_loaded(suite, path)?);
+        self.checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.to_path_buf(), r.clone());
+        Ok(r)
     }
 
     pub(crate) fn get(&self, layout_dir: &Path) -> Result<Arc<Suite>, SourceError> {
@@ -237,7 +265,7 @@ fn discrimination_trial(
     Trial::ignorable_test(name.clone(), move || {
         let record = match lazy.get(&dir) {
             Err(e) => TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(e.render())),
-            Ok(suite) => gate_record(&name, discriminate(&suite, &transcripts)),
+            Ok(suite) => gate_record(&name, discriminate(&lazy, &suite, &transcripts)),
         };
         finish(&root, record)
     })
@@ -275,16 +303,20 @@ pub(crate) fn finish(root: &Path, record: TrialRecord) -> Result<Completion, Fai
     }
 }
 
-/// Evaluates a suite's transcripts and builds its gate.
-fn discriminate(suite: &Suite, transcripts: &[(String, PathBuf)]) -> Discrimination {
+/// Evaluates a suite's transcripts (or takes their trials' results) and builds its gate.
+fn discriminate(
+    lazy: &LazySuite,
+    suite: &Suite,
+    transcripts: &[(String, PathBuf)],
+) -> Discrimination {
     let mut evals = Vec::new();
     let mut errors = Vec::new();
     for (id, path) in transcripts
         .iter()
         .filter(|(id, _)| !RESERVED.contains(&id.as_str()))
     {
-        match check_loaded(suite, path) {
-            Ok(r) => evals.push((r.evaluation, r.xfail.is_some())),
+        match lazy.check(suite, path) {
+            Ok(r) => evals.push((r.evaluation.clone(), r.xfail.is_some())),
             Err(e) => errors.push(format!("{id}: {e}")),
         }
     }
@@ -409,7 +441,7 @@ fn transcript_trial(lazy: &LazySuite, layout: &Layout, id: &str, path: PathBuf) 
     let root = layout.root.clone();
     let name = format!("{}::{id}", lazy.name);
     Trial::ignorable_test(name.clone(), move || {
-        let mut record = match lazy.get(&dir).and_then(|suite| check_loaded(&suite, &path)) {
+        let mut record = match lazy.get(&dir).and_then(|suite| lazy.check(&suite, &path)) {
             Ok(result) => result.record(name.clone()),
             Err(e) => TrialRecord::bare(&name, &lazy.name, Status::Failed, Some(e.render())),
         };
@@ -468,6 +500,7 @@ pub fn status(agrees: Result<(), String>, xfail: Option<&str>) -> (Status, Optio
 }
 
 /// A transcript's trial result, as the harness and `check` both see it.
+#[derive(Clone)]
 pub struct CheckResult {
     pub evaluation: Evaluation,
     /// `Ok` when the evaluation agrees with the label; `Err` holds the full explanation.
