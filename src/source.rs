@@ -136,6 +136,7 @@ impl SourceError {
         let message = match err.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_owned(),
             std::io::ErrorKind::IsADirectory => "is a directory, expected a file".to_owned(),
+            std::io::ErrorKind::Other => err.to_string(),
             _ if path.is_dir() => "is a directory, expected a file".to_owned(),
             _ => format!("cannot read: {err}"),
         };
@@ -178,17 +179,55 @@ pub fn snippet(text: &str, line: u32, column: u32) -> Option<String> {
     let src = text.lines().nth(line.checked_sub(1)? as usize)?;
     let width = line.to_string().len();
     let pad = " ".repeat(width);
-    let caret_pad: String = src
-        .chars()
-        .take(column.saturating_sub(1) as usize)
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
+    // A long line (a minified JSON, a 10,000-deep nesting) is shown as a window around the
+    // column, marked with ellipses.
+    const WINDOW: usize = 100;
+    let chars: Vec<char> = src.chars().collect();
+    let col = (column.saturating_sub(1) as usize).min(chars.len());
+    let (start, end) = if chars.len() <= WINDOW {
+        (0, chars.len())
+    } else {
+        let start = col.saturating_sub(WINDOW / 2).min(chars.len() - WINDOW);
+        (start, start + WINDOW)
+    };
+    let shown: String = chars[start..end].iter().collect();
+    let lead = if start > 0 { "…" } else { "" };
+    let tail = if end < chars.len() { "…" } else { "" };
+    let caret_pad: String = std::iter::repeat_n(' ', lead.chars().count())
+        .chain(
+            chars[start..col.max(start)]
+                .iter()
+                .map(|&c| if c == '\t' { '\t' } else { ' ' }),
+        )
         .collect();
-    Some(format!("{pad} |\n{line} | {src}\n{pad} | {caret_pad}^"))
+    Some(format!(
+        "{pad} |\n{line} | {lead}{shown}{tail}\n{pad} | {caret_pad}^"
+    ))
 }
 
 // serde-saphyr puts "line X column Y: " (or "error: line ...") in front of its messages; the
 // location is ours to print, once.
 fn clean_yaml_message(msg: &str) -> String {
+    if msg.contains("budget breached") {
+        let what = msg
+            .split("budget breached: ")
+            .nth(1)
+            .and_then(|r| r.split(" at line").next())
+            .unwrap_or("a limit")
+            .trim();
+        let what = match what.strip_prefix("Nodes { nodes: ") {
+            Some(n) => format!("{} nodes", n.trim_end_matches(" }")),
+            None => what.to_owned(),
+        };
+        return format!(
+            "the YAML is too large to load safely ({what}): the loader's limits stop alias bombs and runaway files"
+        );
+    }
+    if msg.contains("recursion limit exceeded") {
+        return "nested too deeply (recursion limit exceeded)".to_owned();
+    }
+    let msg = msg.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
+    let msg = msg.as_str();
     let first = msg.lines().next().unwrap_or(msg).trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
     let msg = regex_lite_strip(first);

@@ -132,7 +132,19 @@ fn walk(
             continue;
         }
         if path.is_dir() {
-            // Symlink loops end here: a directory is entered at most 32 levels deep.
+            // A symlink back to a directory being walked is a loop.
+            if let (Ok(real), Ok(here)) = (std::fs::canonicalize(&path), std::fs::canonicalize(dir))
+                && here.starts_with(&real)
+            {
+                return Err(SourceError::io(
+                    &path,
+                    &std::io::Error::other(format!(
+                        "a symlink loop: it leads back to {}",
+                        real.display()
+                    )),
+                ));
+            }
+            // Any other runaway nesting ends here: a directory is entered at most 32 deep.
             if prefix.len() >= 32 {
                 return Err(SourceError::io(
                     &path,

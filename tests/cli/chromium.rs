@@ -27,6 +27,7 @@ fn headless(browser: &Path, profile: &Path, page: &Path, extra: &[String]) -> st
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
+        "--disable-quic",
         "--disable-dev-shm-usage",
         "--disable-background-networking",
         "--disable-component-update",

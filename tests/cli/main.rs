@@ -6,6 +6,7 @@ mod bless;
 mod check;
 mod chromium;
 mod diff_spec;
+mod faults;
 mod import;
 mod inspect_spec;
 mod judge;
