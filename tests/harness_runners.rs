@@ -101,6 +101,17 @@ fn cargo_test_runs_and_filters() {
     assert!(names.contains(&"veo::a1-wrong-model-audio".to_owned()));
 }
 
+/// A throwaway project: `files` (relative path, contents) written into a temp dir.
+fn throwaway(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (p, text) in files {
+        let p = dir.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
 /// A throwaway project run through the real `agents` binary (`AGENT_SEER_ROOT`): an xfail
 /// that still fails is reported as ignored with its reason; one that passes fails the run.
 #[test]
@@ -303,25 +314,21 @@ fn judge_trials_are_ignored_without_a_judge() {
 /// the oracle and passes; the next plain run passes too.
 #[test]
 fn bless_round_trips_under_cargo_test() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = throwaway(&[
+        (
+            "harnesses/tiny.tools.json",
+            r#"[{"name": "paint", "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}, "size": {"type": "integer"}}, "required": ["prompt"]}}]"#,
+        ),
+        (
+            "harnesses/tiny.yaml",
+            "# kept\nthresholds: {pass: 0.99, min_gap: 0.3}\nscenarios:\n  - id: cat\n    turns:\n      - prompt: paint a cat\n        workflow:\n          - tool: paint\n            arguments: {prompt: a cat, size: 512}\n",
+        ),
+        (
+            "transcripts/tiny/bigger.yaml",
+            "scenario: cat\ncalls:\n  - {tool: paint, arguments: {prompt: a cat, size: 1024}}\n",
+        ),
+    ]);
     let root = dir.path();
-    let write = |p: &str, text: &str| {
-        let p = root.join(p);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    write(
-        "harnesses/tiny.tools.json",
-        r#"[{"name": "paint", "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}, "size": {"type": "integer"}}, "required": ["prompt"]}}]"#,
-    );
-    write(
-        "harnesses/tiny.yaml",
-        "# kept\nthresholds: {pass: 0.99, min_gap: 0.3}\nscenarios:\n  - id: cat\n    turns:\n      - prompt: paint a cat\n        workflow:\n          - tool: paint\n            arguments: {prompt: a cat, size: 512}\n",
-    );
-    write(
-        "transcripts/tiny/bigger.yaml",
-        "scenario: cat\ncalls:\n  - {tool: paint, arguments: {prompt: a cat, size: 1024}}\n",
-    );
     let root_str = root.to_str().unwrap();
     let plain = cargo(
         &["test", "--test", "agents"],

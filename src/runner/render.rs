@@ -50,13 +50,7 @@ pub fn failure(
 
 /// `TC 0.667 (usage 1.000, selection 0.667, ordering n/a, arguments 0.333)`.
 pub fn dimensions(score: &Score) -> String {
-    let ordering = score
-        .ordering
-        .map_or("n/a".to_owned(), |o| format!("{o:.3}"));
-    format!(
-        "TC {:.3} (usage {:.3}, selection {:.3}, ordering {ordering}, arguments {:.3})",
-        score.tc, score.usage, score.selection, score.arguments
-    )
+    crate::report::dimensions(&crate::report::ScoreRecord::from(score))
 }
 
 /// One finding: the headline, where it is, and the quoted line.

@@ -69,23 +69,8 @@ fn html_report_renders_in_headless_chromium() {
         eprintln!("skipped: no chromium on PATH (CI installs it)");
         return;
     };
-    let dir = project(&[
-        ("harnesses/tiny.tools.json", TINY_TOOLS),
-        ("capabilities/tiny.yaml", TINY_CAPS),
-        ("harnesses/tiny.yaml", TINY_HARNESS),
-        (
-            "transcripts/tiny/t0-correct.yaml",
-            "scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n",
-        ),
-        (
-            "transcripts/tiny/t1-wide.yaml",
-            "scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"16:9\"}\n",
-        ),
-        (
-            "transcripts/tiny/t2-broken.yaml",
-            "scenario: square\nexpect: fail\nfaults: [cap.unsupported_value]\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"4:3\"}\n",
-        ),
-    ]);
+    // A correct transcript, a caught broken one, and one failing its label.
+    let dir = super::report::mixed();
     let o = run_in(
         dir.path(),
         &["check", "--quiet", "--html", "report.html"],

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::*;
 
 /// A project with a correct transcript, a caught broken one, and one that fails its label.
-fn mixed() -> tempfile::TempDir {
+pub fn mixed() -> tempfile::TempDir {
     project(&[
         ("harnesses/tiny.tools.json", TINY_TOOLS),
         ("capabilities/tiny.yaml", TINY_CAPS),
