@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use super::record::TrialRecord;
+use crate::runner::Status;
 
 /// Where a run's records go.
 #[derive(Clone, Debug)]
@@ -169,7 +170,14 @@ impl RunDir {
         if out.is_empty() {
             return Err(RunDirError::Empty(dir.to_path_buf()));
         }
-        out.sort_by(|a, b| a.name.cmp(&b.name));
+        // A trial recorded twice (a nextest retry) counts once: passed if any attempt passed,
+        // as nextest counts a flaky test.
+        out.sort_by(|a, b| {
+            a.name
+                .cmp(&b.name)
+                .then_with(|| (a.status != Status::Passed).cmp(&(b.status != Status::Passed)))
+        });
+        out.dedup_by(|later, first| later.name == first.name);
         Ok(out)
     }
 
@@ -294,12 +302,20 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_bad_ones_name_their_file() {
-        use crate::runner::Status;
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::new(dir.path(), "r1".into());
         let rec = TrialRecord::bare("veo::harness", "veo", Status::Passed, None);
         run.write(&rec).unwrap();
-        assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec]);
+        assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec.clone()]);
+        // A retry's second record of the same trial counts once, passed if any attempt was.
+        let failed = TrialRecord::bare("veo::harness", "veo", Status::Failed, Some("x".into()));
+        std::fs::write(
+            run.path.join("retry.jsonl"),
+            serde_json::to_string(&failed).unwrap() + "\n",
+        )
+        .unwrap();
+        assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec.clone()]);
+        std::fs::remove_file(run.path.join("retry.jsonl")).unwrap();
         assert_eq!(RunDir::latest(dir.path()).unwrap(), run.path);
         // A line a killed process never finished is left out; a bad complete line is not.
         let file = std::fs::read_dir(&run.path)
