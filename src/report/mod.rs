@@ -171,15 +171,10 @@ impl Report {
             "suite"
         );
         let mut row = |name: &str, c: &SuiteCounts| {
+            let [trials, passed, failed, xfailed, correct, broken] = c.cells();
             let _ = writeln!(
                 s,
-                "{name:w$}  {:>6}  {:>6}  {:>6}  {:>7}  {:>14}  {:>13}",
-                c.trials,
-                c.passed,
-                c.failed,
-                c.xfailed,
-                format!("{}/{}", c.correct_passed, c.correct),
-                format!("{}/{}", c.broken_caught, c.broken),
+                "{name:w$}  {trials:>6}  {passed:>6}  {failed:>6}  {xfailed:>7}  {correct:>14}  {broken:>13}"
             );
         };
         for (name, c) in &self.suites {

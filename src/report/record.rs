@@ -292,6 +292,19 @@ pub struct SuiteCounts {
 }
 
 impl SuiteCounts {
+    /// The row every view shows: trials, passed, failed, xfailed, `correct passed` and
+    /// `broken caught` (as `n/of`).
+    pub fn cells(&self) -> [String; 6] {
+        [
+            self.trials.to_string(),
+            self.passed.to_string(),
+            self.failed.to_string(),
+            self.xfailed.to_string(),
+            format!("{}/{}", self.correct_passed, self.correct),
+            format!("{}/{}", self.broken_caught, self.broken),
+        ]
+    }
+
     fn add(&mut self, t: &TrialRecord) {
         self.trials += 1;
         match t.status {
