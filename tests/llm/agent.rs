@@ -78,24 +78,35 @@ async fn run(
         .respond_with(script)
         .mount(&server)
         .await;
+    let (results, dir) = run_lyria(openai(&server), "openai:scripted", steps, 2).await;
+    (results, dir, server)
+}
+
+/// Runs the Lyria suite with the agent behind `provider`; transcripts go to a temp dir.
+async fn run_lyria(
+    provider: Provider,
+    agent: &str,
+    steps: usize,
+    repeat: usize,
+) -> (Vec<agent_seer::agent::ScenarioRuns>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let suite =
         Suite::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml")).unwrap();
     let c = client(
-        openai(&server),
+        provider,
         dir.path(),
         CacheMode::Live,
         Duration::from_secs(5),
     );
     let opts = Options {
         step_budget: steps,
-        repeat: 2,
+        repeat,
         out_dir: dir.path().join("out"),
-        agent: "openai:scripted".into(),
+        agent: agent.into(),
         progress: None,
     };
     let results = run_suite(&c, &suite, &opts).await.unwrap();
-    (results, dir, server)
+    (results, dir)
 }
 
 #[tokio::test]
@@ -233,26 +244,11 @@ async fn a_gemini_agent() {
         .respond_with(Gemini)
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let suite =
-        Suite::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml")).unwrap();
-    let c = client(
-        Provider::Gemini {
-            base_url: server.uri(),
-            key: Some(KEY.into()),
-        },
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
-    let opts = Options {
-        step_budget: 4,
-        repeat: 1,
-        out_dir: dir.path().join("out"),
-        agent: "gemini:scripted".into(),
-        progress: None,
+    let gemini = Provider::Gemini {
+        base_url: server.uri(),
+        key: Some(KEY.into()),
     };
-    let results = run_suite(&c, &suite, &opts).await.unwrap();
+    let (results, _dir) = run_lyria(gemini, "gemini:scripted", 4, 1).await;
     assert!(
         results.iter().all(|r| r.pass_all()),
         "{:#?}",

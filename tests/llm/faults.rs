@@ -20,13 +20,7 @@ async fn rate_limit_honours_retry_after() {
         .expect(1)
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_dir, c) = live_openai(&server);
     let start = std::time::Instant::now();
     let g: Grade = c.structured(&request(), check).await.unwrap();
     assert_eq!(g.score, 1);

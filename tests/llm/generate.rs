@@ -44,13 +44,7 @@ async fn interpret_validates_retries_and_drops() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let spec = ToolSet::load(&root.join("harnesses/veo.tools.json")).unwrap();
     let caps = vec![Capabilities::load(&root.join("capabilities/mcp-veo-go.yaml")).unwrap()];
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_dir, c) = live_openai(&server);
     let mut g = Generator::new(&c, &spec, &caps);
     let records = g.interpret().await.unwrap();
     let names: Vec<&str> = records.iter().map(|r| r.tool_name.as_str()).collect();
@@ -156,13 +150,7 @@ async fn coverage_loop_reaches_every_tool_of_a_64_tool_spec() {
     let spec = ToolSet::from_json(&Value::Array(tools)).unwrap();
     let linter = agent_seer::lint::Linter::new(&spec, vec![]).unwrap();
     let records: Vec<_> = spec.tools().iter().map(|t| explanation(&t.name)).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_dir, c) = live_openai(&server);
     let mut g = Generator::new(&c, &spec, &[]);
     let plan = agent_seer::generate::scenarios::Plan {
         simple: 3,
@@ -190,13 +178,7 @@ async fn veo_scenarios_drop_what_the_linter_rejects() {
     let caps = vec![Capabilities::load(&root.join("capabilities/mcp-veo-go.yaml")).unwrap()];
     let linter = agent_seer::lint::Linter::new(&spec, caps.clone()).unwrap();
     let records: Vec<_> = spec.tools().iter().map(|t| explanation(&t.name)).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_dir, c) = live_openai(&server);
     let mut g = Generator::new(&c, &spec, &caps);
     let plan = agent_seer::generate::scenarios::Plan {
         simple: 6,
@@ -534,13 +516,7 @@ async fn malformed_stage_answers_are_dropped_and_counted() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let spec = ToolSet::load(&root.join("harnesses/lyria.tools.json")).unwrap();
     let linter = agent_seer::lint::Linter::new(&spec, vec![]).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_dir, c) = live_openai(&server);
     let mut g = Generator::new(&c, &spec, &[]);
     let plan = agent_seer::generate::scenarios::Plan {
         simple: 1,

@@ -54,6 +54,19 @@ fn client(provider: Provider, cache: &Path, mode: CacheMode, timeout: Duration) 
     .unwrap()
 }
 
+/// A live client for an OpenAI-compatible mock, with an empty cache that lives as long as the
+/// returned directory.
+fn live_openai(server: &MockServer) -> (tempfile::TempDir, Client) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        openai(server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    (dir, c)
+}
+
 /// One structured call through a fresh client and an empty cache.
 async fn grade(provider: Provider, timeout: Duration) -> Result<Grade, LlmError> {
     let dir = tempfile::tempdir().unwrap();

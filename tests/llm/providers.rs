@@ -15,13 +15,7 @@ async fn openai_compatible_request_and_answer() {
         .expect(1)
         .mount(&server)
         .await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_dir, c) = live_openai(&server);
     let g: Grade = c.structured(&request(), check).await.unwrap();
     assert_eq!(
         g,
