@@ -16,7 +16,7 @@
 //!   (`strings: Normalized` compares as BFCL does);
 //! - BFCL rejects `3.0` for an integer; JSON Schema accepts it (`integers: Strict` rejects it).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -480,13 +480,4 @@ fn scenarios_len(doc: &Value) -> usize {
 fn write(path: &Path, text: &str) -> Result<(), SourceError> {
     crate::report::atomic_write(path, text.as_bytes())
         .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))
-}
-
-/// The names of the functions a category's entries declare (for reports).
-pub fn function_names(entries: &[Entry]) -> BTreeSet<String> {
-    entries
-        .iter()
-        .flat_map(|e| &e.functions)
-        .filter_map(|f| f.get("name").and_then(Value::as_str).map(str::to_owned))
-        .collect()
 }

@@ -268,8 +268,8 @@ impl TrialRecord {
         }
     }
 
-    /// The score this trial contributes to its suite's charts: the judge's combined TC for
-    /// judge trials, the oracle's for the rest.
+    /// The oracle's TC of the trial's transcript, when it has one (a judge trial's own TC is
+    /// in [`TrialRecord::judge`]).
     pub fn tc(&self) -> Option<f64> {
         self.transcript.as_ref().and_then(TranscriptRecord::tc)
     }

@@ -196,20 +196,6 @@ impl RunDir {
     }
 }
 
-/// A trial name as a file name: `veo::a0-correct` → `veo%3A%3Aa0-correct`. Reversible and
-/// collision-free (only `[A-Za-z0-9._-]` pass through).
-pub fn file_stem(name: &str) -> String {
-    let mut s = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
-            s.push(b as char);
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s
-}
-
 /// Writes through a temp file in the same directory, then renames.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -291,13 +277,6 @@ mod tests {
         assert_eq!(utc_stamp(1_795_966_735), "20261129T153855Z");
         // A leap day.
         assert_eq!(utc_stamp(951_782_400), "20000229T000000Z");
-    }
-
-    #[test]
-    fn file_stems_are_reversible_and_distinct() {
-        assert_eq!(file_stem("veo::a0-correct"), "veo%3A%3Aa0-correct");
-        assert_ne!(file_stem("a::b"), file_stem("a__b"));
-        assert_eq!(file_stem("run::lyria::x#2"), "run%3A%3Alyria%3A%3Ax%232");
     }
 
     #[test]

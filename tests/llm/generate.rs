@@ -452,13 +452,7 @@ async fn the_whole_pipeline_on_a_64_tool_spec_and_the_harness_runs_under_cargo_t
     })
     .await
     .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = json_stdout(&o);
     assert_eq!(
         (
             report["coverage"]["covered"].as_u64(),

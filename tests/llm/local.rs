@@ -209,14 +209,7 @@ fn local_generation_pipeline_validates_and_reports() {
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = json_stdout(&o);
     let interpret = &report["stages"]["interpret"];
     assert_eq!(
         interpret["produced"].as_u64().unwrap()

@@ -54,6 +54,18 @@ fn client(provider: Provider, cache: &Path, mode: CacheMode, timeout: Duration) 
     .unwrap()
 }
 
+/// A finished `agent-seer` run that must have succeeded: its stdout as JSON.
+fn json_stdout(o: &std::process::Output) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// A live client for an OpenAI-compatible mock, with an empty cache that lives as long as the
 /// returned directory.
 fn live_openai(server: &MockServer) -> (tempfile::TempDir, Client) {
