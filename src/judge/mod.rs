@@ -418,16 +418,15 @@ mod tests {
         (suite, t, ev)
     }
 
+    /// The judge's prompts for seed 001's A1 (veo-2.0 with audio) in `mode`.
+    fn veo_a1_prompts(mode: Mode) -> (String, String) {
+        let (suite, t, ev) = veo_a1();
+        render(&suite, &t, suite.harness.scenario("t2v-teaser"), &ev, mode)
+    }
+
     #[test]
     fn enriched_prompt() {
-        let (suite, t, ev) = veo_a1();
-        let (system, user) = render(
-            &suite,
-            &t,
-            suite.harness.scenario("t2v-teaser"),
-            &ev,
-            Mode::Enriched,
-        );
+        let (system, user) = veo_a1_prompts(Mode::Enriched);
         insta::assert_snapshot!("judge_system_enriched", system);
         // Paths differ by machine only in the findings' locations, which the prompt omits.
         insta::assert_snapshot!("judge_user_enriched_veo_a1", user);
@@ -441,14 +440,7 @@ mod tests {
 
     #[test]
     fn raw_spec_prompt_is_schema_only() {
-        let (suite, t, ev) = veo_a1();
-        let (system, user) = render(
-            &suite,
-            &t,
-            suite.harness.scenario("t2v-teaser"),
-            &ev,
-            Mode::RawSpec,
-        );
+        let (system, user) = veo_a1_prompts(Mode::RawSpec);
         insta::assert_snapshot!("judge_user_raw_spec_veo_a1", user);
         assert!(!system.contains("capability matrix"));
         assert!(
