@@ -8,19 +8,15 @@ use agent_seer::harness::Grounding;
 use agent_seer::lint::Linter;
 use agent_seer::llm::{Client, LlmConfig};
 use agent_seer::runner::{Suite, layout_at};
-use agent_seer::spec::{Capabilities, ToolSet};
 use serde_json::{Value, json};
 
 use super::Outcome;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The tool spec (tools/list, OpenAI tools or BFCL docs).
-    #[arg(long)]
-    spec: PathBuf,
-    /// Capability matrices (their facts go into the prompts and the checks).
-    #[arg(long = "caps")]
-    caps: Vec<PathBuf>,
+    /// The tool spec and capability matrices (their facts go into the prompts and the checks).
+    #[command(flatten)]
+    spec: super::SpecArgs,
     /// Seed outputs (`{"samples": [{"tool", "result"}]}`) to ground the mock outputs.
     #[arg(long)]
     seed_outputs: Option<PathBuf>,
@@ -47,18 +43,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let spec = ToolSet::load(&args.spec)?;
-    let mut caps = Vec::new();
-    for p in &args.caps {
-        let m = Capabilities::load(p)?;
-        m.check_against(&spec)?;
-        caps.push(m);
-    }
+    let (spec, caps) = args.spec.load()?;
     let linter = Linter::new(&spec, caps.clone())?;
     let seeds = match &args.seed_outputs {
-        Some(p) => mocks::load_seeds(&serde_json::from_str(
-            &std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?,
-        )?),
+        Some(p) => {
+            let file = agent_seer::source::SourceFile::read(p)?;
+            mocks::load_seeds(&serde_json::from_str(&file.text).map_err(|e| file.json_error(&e))?)
+        }
         None => mocks::Seeds::new(),
     };
     let layout = layout_at(&super::project_root(None))?;
@@ -87,7 +78,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     // The harness references its own copies of the tools and matrices.
     std::fs::create_dir_all(&args.output)?;
     let mut cap_names = Vec::new();
-    for p in &args.caps {
+    for p in args.spec.caps_paths() {
         let name = p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -95,7 +86,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         std::fs::copy(p, args.output.join(&name))?;
         cap_names.push(name);
     }
-    let tools_json: Value = serde_json::from_str(&std::fs::read_to_string(&args.spec)?)?;
+    // The server's own JSON goes beside the harness, as captured (ToolSet normalises it).
+    let raw = agent_seer::source::SourceFile::read(args.spec.spec_path())?;
+    let tools_json: Value = serde_json::from_str(&raw.text).map_err(|e| raw.json_error(&e))?;
     let tools_file = format!("{}.tools.json", args.suite);
     let doc = write::harness(&args.suite, &tools_file, &cap_names, &mocked, &expansions);
     let path = write::write(&args.output, &args.suite, &tools_json, &doc)?;

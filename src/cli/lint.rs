@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use agent_seer::finding::{Finding, Severity};
 use agent_seer::lint::Linter;
 use agent_seer::source::{SourceError, SourceFile};
-use agent_seer::spec::{Capabilities, ToolSet};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -14,12 +13,8 @@ use super::{Format, Outcome};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The tool spec: a tools/list result, an OpenAI tools array, or BFCL function docs.
-    #[arg(long)]
-    spec: PathBuf,
-    /// A capability matrix (repeat for several servers).
-    #[arg(long = "caps")]
-    caps: Vec<PathBuf>,
+    #[command(flatten)]
+    spec: super::SpecArgs,
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// JSON Lines of calls, `-` for standard input. Each line:
@@ -41,13 +36,7 @@ struct LineResult<'a> {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let spec = ToolSet::load(&args.spec)?;
-    let mut caps = Vec::new();
-    for p in &args.caps {
-        let m = Capabilities::load(p)?;
-        m.check_against(&spec)?;
-        caps.push(m);
-    }
+    let (spec, caps) = args.spec.load()?;
     let linter = Linter::new(&spec, caps)?;
     let (name, reader): (String, Box<dyn BufRead>) = if args.calls.as_os_str() == "-" {
         ("<stdin>".into(), Box::new(std::io::stdin().lock()))

@@ -147,6 +147,45 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
 }
 
+/// A tool spec and the capability matrices that go with it, as `lint` and `generate` take them.
+#[derive(clap::Args, Debug)]
+pub struct SpecArgs {
+    /// The tool spec: a tools/list result, an OpenAI tools array, or BFCL function docs.
+    #[arg(long)]
+    spec: std::path::PathBuf,
+    /// A capability matrix (repeat for several servers).
+    #[arg(long = "caps")]
+    caps: Vec<std::path::PathBuf>,
+}
+
+impl SpecArgs {
+    /// Loads the spec and the matrices, each matrix checked against the spec (a typo in a tool,
+    /// parameter or model name is an error naming its line).
+    pub fn load(
+        &self,
+    ) -> anyhow::Result<(
+        agent_seer::spec::ToolSet,
+        Vec<agent_seer::spec::Capabilities>,
+    )> {
+        let spec = agent_seer::spec::ToolSet::load(&self.spec)?;
+        let mut caps = Vec::new();
+        for p in &self.caps {
+            let m = agent_seer::spec::Capabilities::load(p)?;
+            m.check_against(&spec)?;
+            caps.push(m);
+        }
+        Ok((spec, caps))
+    }
+
+    pub fn spec_path(&self) -> &std::path::Path {
+        &self.spec
+    }
+
+    pub fn caps_paths(&self) -> &[std::path::PathBuf] {
+        &self.caps
+    }
+}
+
 /// The project root: `--root`, else `AGENT_SEER_ROOT`, else the working directory. (Not
 /// `CARGO_MANIFEST_DIR`: under `cargo run` that names agent-seer's own manifest.)
 pub fn project_root(flag: Option<std::path::PathBuf>) -> std::path::PathBuf {
