@@ -478,6 +478,5 @@ fn scenarios_len(doc: &Value) -> usize {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SourceError> {
-    crate::report::atomic_write(path, text.as_bytes())
-        .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))
+    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| SourceError::io(path, &e))
 }

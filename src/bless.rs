@@ -49,8 +49,8 @@ impl Edit {
 
     /// Writes the edit (temp file and rename).
     pub fn apply(&self) -> Result<(), SourceError> {
-        crate::report::atomic_write(&self.file, self.after.as_bytes())
-            .map_err(|e| SourceError::io(&self.file, &std::io::Error::other(e.to_string())))
+        crate::source::write_atomically(&self.file, self.after.as_bytes())
+            .map_err(|e| SourceError::io(&self.file, &e))
     }
 }
 

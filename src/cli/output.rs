@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_seer::report::{Report, RunDir, Verbosity, atomic_write, html, junit, markdown};
+use agent_seer::report::{Report, RunDir, Verbosity, html, junit, markdown};
 use clap::ValueEnum;
 
 use super::Outcome;
@@ -57,7 +57,8 @@ impl ReportFiles {
                 if !text.ends_with('\n') {
                     text.push('\n');
                 }
-                atomic_write(p, text.as_bytes())?;
+                agent_seer::source::write_atomically(p, text.as_bytes())
+                    .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
             }
         }
         Ok(())

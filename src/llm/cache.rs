@@ -6,7 +6,6 @@
 //! Modes: `live` answers from the cache and calls on a miss, `record` always calls and
 //! overwrites, `replay` answers only from the cache and fails on a miss, naming the key.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -141,30 +140,10 @@ impl Cache {
     }
 }
 
-/// Writes via a unique temporary file in the same directory, then renames over the target.
+/// [`crate::source::write_atomically`], its error as a cache error.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), LlmError> {
-    let err = |m: String| LlmError::Cache {
+    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| LlmError::Cache {
         path: path.to_path_buf(),
-        message: m,
-    };
-    let dir = path
-        .parent()
-        .ok_or_else(|| err("no parent directory".into()))?;
-    std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err(e.to_string()));
-    }
-    Ok(())
+        message: e.to_string(),
+    })
 }

@@ -22,7 +22,7 @@ pub use record::{
     AgreementRecord, FORMAT, FindingRecord, HarnessRecord, JudgeRecord, LiveRecord, Report,
     ScoreRecord, SuiteCounts, TranscriptRecord, TrialKind, TrialRecord,
 };
-pub use rundir::{RunDir, RunDirError, atomic_write, process_run_id, utc_stamp};
+pub use rundir::{RunDir, RunDirError, process_run_id, utc_stamp};
 
 use crate::runner::Status;
 

@@ -122,7 +122,9 @@ impl RunDir {
                 .open(&file)
                 .map_err(io_err(&file))?;
             if let Some(parent) = self.path.parent() {
-                atomic_write(&parent.join("latest"), self.id.as_bytes())?;
+                let latest = parent.join("latest");
+                crate::source::write_atomically(&latest, self.id.as_bytes())
+                    .map_err(io_err(&latest))?;
             }
             files.insert(self.path.clone(), (file, handle));
         }
@@ -194,30 +196,6 @@ impl RunDir {
             }),
         }
     }
-}
-
-/// Writes through a temp file in the same directory, then renames.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), RunDirError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    // Unique per process and call: trials write from many threads at once.
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let tmp = dir.join(format!(
-        ".{}.{}.{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("record"),
-        std::process::id(),
-        SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, bytes).map_err(io_err(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        RunDirError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        }
-    })
 }
 
 /// The cargo target directory a test binary runs from: `CARGO_TARGET_DIR`, else the
