@@ -3,9 +3,18 @@
 //!
 //! `AGENT_SEER_BFCL_DATA` (default: the sample in tests/data/bfcl) is imported with the
 //! default switches; `AGENT_SEER_BFCL_OUTPUTS` (default: the sample's outputs.jsonl) are turned
-//! into transcripts, parsed up front (as BFCL's checker gets parsed JSON), then evaluated —
-//! lint, flow and the oracle score — `AGENT_SEER_BFCL_REPS` times (default 20) on one thread.
-//! Prints one JSON line.
+//! into transcripts, parsed up front (as BFCL's checker gets parsed JSON), then checked
+//! `AGENT_SEER_BFCL_REPS` times (default 20) on one thread, three ways:
+//!
+//! - `verdict`: [`verdict`], the verdict alone (the fast path, the engines where it cannot
+//!   decide) — the like of BFCL's checker, which answers valid or not;
+//! - `evaluate`: [`evaluate`], the full evaluation (score, worded findings) with the fast path
+//!   for perfect transcripts;
+//! - `engines`: [`evaluate_with_engines`], every engine on every transcript.
+//!
+//! Every output's three verdicts must agree (the bench panics otherwise). Prints one JSON line.
+//! `AGENT_SEER_BFCL_ONLY=verdict` times the verdict alone and prints its checks per second
+//! (for a profiler).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,8 +22,7 @@ use std::time::Instant;
 
 use agent_seer::bfcl::{self, Options};
 use agent_seer::harness::{Harness, Transcript};
-use agent_seer::runner::{Suite, Verdict, evaluate};
-use agent_seer::source::SourceFile;
+use agent_seer::runner::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -59,31 +67,45 @@ fn main() {
             skipped += 1;
             continue;
         };
-        let calls: Vec<serde_json::Value> = o["output"]
-            .as_array()
-            .expect("output")
-            .iter()
-            .map(|c| {
-                let (name, args) = c.as_object().expect("call").iter().next().expect("one");
-                serde_json::json!({"tool": name, "arguments": args})
-            })
-            .collect();
-        let text = serde_json::json!({"scenario": entry, "calls": calls}).to_string();
-        let file = SourceFile::from_text(dir.path().join(format!("o{i}.yaml")), text);
-        work.push((
-            s,
-            Transcript::from_source(file, format!("o{i}")).expect("transcript"),
-        ));
+        let path = dir.path().join(format!("o{i}.yaml"));
+        let t = bfcl::output_transcript(entry, &o["output"], &format!("o{i}"), &path);
+        work.push((s, t.expect("transcript")));
     }
-    let start = Instant::now();
     let mut passed = 0usize;
-    for _ in 0..reps {
-        for (s, t) in &work {
-            let ev = evaluate(&suites[*s], t).expect("evaluate");
-            passed += usize::from(ev.verdict == Verdict::Pass);
-        }
+    let mut quick = 0usize;
+    for (s, t) in &work {
+        let full = evaluate_with_engines(&suites[*s], t)
+            .expect("evaluate")
+            .verdict;
+        assert_eq!(verdict(&suites[*s], t).expect("verdict"), full, "{}", t.id);
+        assert_eq!(
+            evaluate(&suites[*s], t).expect("evaluate").verdict,
+            full,
+            "{}",
+            t.id
+        );
+        passed += usize::from(full == Verdict::Pass);
+        quick += usize::from(quick_verdict(&suites[*s], t).expect("quick").is_some());
     }
-    let secs = start.elapsed().as_secs_f64();
+    let time = |f: &dyn Fn(&Suite, &Transcript) -> bool| {
+        let start = Instant::now();
+        let mut n = 0usize;
+        for _ in 0..reps {
+            for (s, t) in &work {
+                n += usize::from(f(&suites[*s], t));
+            }
+        }
+        std::hint::black_box(n);
+        start.elapsed().as_secs_f64()
+    };
+    let secs = time(&|s, t| verdict(s, t).expect("verdict") == Verdict::Pass);
+    if std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "verdict") {
+        println!("{}", (reps * work.len()) as f64 / secs);
+        return;
+    }
+    let evaluate_secs = time(&|s, t| evaluate(s, t).expect("evaluate").verdict == Verdict::Pass);
+    let engines_secs =
+        time(&|s, t| evaluate_with_engines(s, t).expect("evaluate").verdict == Verdict::Pass);
     let checks = reps * work.len();
     // Lint alone, on the same calls.
     let start = Instant::now();
@@ -104,7 +126,10 @@ fn main() {
             "checks": checks,
             "seconds": secs,
             "per_second": checks as f64 / secs,
-            "passed": passed / reps.max(1),
+            "evaluate_per_second": checks as f64 / evaluate_secs,
+            "engines_per_second": checks as f64 / engines_secs,
+            "passed": passed,
+            "decided_by_calls_alone": quick,
             "outputs": work.len(),
             "outputs_of_skipped_entries": skipped,
             "lint_calls_per_second": calls as f64 / lint_secs,

@@ -101,6 +101,40 @@ pub struct Report {
     pub files: Vec<PathBuf>,
 }
 
+/// A model's output in BFCL's format — `[{"function": {"param": value}}]`, as BFCL's checker
+/// takes it — as a transcript answering scenario `entry` of an imported suite. `path` names it
+/// in errors; the output is kept as its text.
+pub fn output_transcript(
+    entry: &str,
+    output: &Value,
+    id: &str,
+    path: &Path,
+) -> Result<crate::harness::Transcript, SourceError> {
+    let shape = |what: &str| {
+        SourceFile::from_text(path, String::new()).error(format!(
+            "BFCL output `{id}`: {what}; expected [{{\"function\": {{\"param\": value}}}}]"
+        ))
+    };
+    let calls = output
+        .as_array()
+        .ok_or_else(|| shape("not a list of calls"))?
+        .iter()
+        .map(|c| {
+            match c
+                .as_object()
+                .map(|m| m.iter().collect::<Vec<_>>())
+                .as_deref()
+            {
+                Some([(name, args)]) => Ok(json!({"tool": name, "arguments": args})),
+                _ => Err(shape("a call is not an object with one function name")),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let text = serde_json::to_string_pretty(&json!({"scenario": entry, "calls": calls}))
+        .map_err(|e| shape(&e.to_string()))?;
+    crate::harness::Transcript::from_source(SourceFile::from_text(path, text), id.to_owned())
+}
+
 /// The question and possible-answer files of a category under `data_dir` (`BFCL_v4_…` or
 /// `BFCL_v3_…`; `simple` is `simple_python` in v4).
 pub fn files(data_dir: &Path, category: &str) -> Option<(PathBuf, PathBuf)> {

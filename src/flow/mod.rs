@@ -403,7 +403,7 @@ fn prompt_of<'a>(
         .or_else(|| (turn == 0).then_some(t.prompt.as_deref()).flatten())
 }
 
-fn is_error_output(v: &Value) -> bool {
+pub(crate) fn is_error_output(v: &Value) -> bool {
     v.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
@@ -437,7 +437,7 @@ fn references(linter: &Linter, call: &Call) -> Vec<(String, String)> {
 
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are
 // inputs; `gcs_bucket_uri`, `output_*`, `*_dir*` are destinations.
-fn looks_like_input(name: &str) -> bool {
+pub(crate) fn looks_like_input(name: &str) -> bool {
     let n = name.to_lowercase();
     let destination = ["output", "bucket", "dir", "destination", "dest"]
         .iter()

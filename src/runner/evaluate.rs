@@ -1,8 +1,11 @@
 //! Evaluating one transcript: the engines in order (lint today; flow, oracle and judge plug in
 //! here), then the verdict and what the transcript's label expected of it.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
+use super::fast::Outcome;
 use super::suite::Suite;
 use crate::finding::{Finding, Severity};
 use crate::flow;
@@ -106,11 +109,12 @@ impl Evaluation {
     }
 }
 
-/// The scenario a transcript answers, checked against the harness.
+/// The scenario a transcript answers (with its index in the harness), checked against the
+/// harness.
 pub fn scenario_of<'s>(
     suite: &'s Suite,
     t: &Transcript,
-) -> Result<Option<&'s Scenario>, SourceError> {
+) -> Result<Option<(usize, &'s Scenario)>, SourceError> {
     let Some(id) = &t.scenario else {
         return Ok(None);
     };
@@ -118,7 +122,7 @@ pub fn scenario_of<'s>(
         .scenario_location
         .as_ref()
         .map_or((1, 1), |l| (l.line, l.column));
-    let Some(sc) = suite.harness.scenario(id) else {
+    let Some((index, sc)) = suite.scenario(id) else {
         let hint = did_you_mean(id, suite.harness.scenarios.iter().map(|s| s.id.as_str()));
         return Err(t.source.error_at(
             at.0,
@@ -140,14 +144,104 @@ pub fn scenario_of<'s>(
             ),
         ));
     }
-    Ok(Some(sc))
+    Ok(Some((index, sc)))
+}
+
+/// The verdict alone, without the findings and score that explain it: what a merge gate or an
+/// agent loop's guard needs. Equal to `evaluate(suite, t)?.verdict`; [`quick_verdict`] decides
+/// most transcripts, the engines the rest.
+pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
+    match quick_verdict(suite, t)? {
+        Some(v) => Ok(v),
+        None => Ok(evaluate_with_engines(suite, t)?.verdict),
+    }
+}
+
+/// The verdict when the calls alone decide it, without the engines: a transcript whose calls
+/// are exactly an accepted form of its workflow passes; under a pass threshold of 1 (BFCL's
+/// exact match), one whose calls cannot pair with the workflow's steps fails. `None` when only
+/// the engines can tell. Microseconds less than [`evaluate`]: matchers compiled per suite, no
+/// finding worded.
+pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
+    let Some((index, _)) = scenario_of(suite, t)? else {
+        return Ok(None);
+    };
+    Ok(match suite.fast.outcome(&suite.linter, index, t) {
+        Outcome::Perfect => Some(verdict_for(suite, 1.0, false)),
+        // TC is then below 1 by at least 1 / (24 × arguments × turns), far more than the
+        // 1e-9 margin, so below a threshold of 1.
+        Outcome::Imperfect if suite.harness.thresholds.pass >= 1.0 => Some(Verdict::Fail),
+        _ => None,
+    })
+}
+
+/// Fail on an error finding or a TC below the suite's pass threshold.
+fn verdict_for(suite: &Suite, tc: f64, errors: bool) -> Verdict {
+    if errors || tc + 1e-9 < suite.harness.thresholds.pass {
+        Verdict::Fail
+    } else {
+        Verdict::Pass
+    }
 }
 
 /// Runs the engines over a transcript: lint each call, then flow across the calls, then the
 /// oracle against the scenario's workflow. The verdict is Fail on any error finding, or when
 /// the oracle's TC is below the suite's pass threshold.
+///
+/// A transcript whose calls are exactly an accepted form of its workflow (every engine would
+/// find nothing, every sub-dimension 1) gets that evaluation without running the engines.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    let scenario = scenario_of(suite, t)?;
+    if let Some((index, sc)) = scenario_of(suite, t)?
+        && suite.fast.outcome(&suite.linter, index, t) == Outcome::Perfect
+    {
+        return Ok(perfect(suite, t, sc));
+    }
+    evaluate_with_engines(suite, t)
+}
+
+/// The evaluation of a perfect transcript, as the engines would give it: no finding, and per
+/// turn every sub-dimension 1 (ordering's where the turn has two calls or more).
+fn perfect(suite: &Suite, t: &Transcript, sc: &Scenario) -> Evaluation {
+    use crate::finding::SubDimension::*;
+    let turn_scores: Vec<Score> = (0..sc.turns.len())
+        .map(|ti| {
+            let calls = t.turns.get(ti).map_or(0, |tt| tt.calls.len());
+            let mut sub = BTreeMap::new();
+            let mut dims = vec![
+                UsageNecessity,
+                UsageOveruse,
+                SelectionCorrectness,
+                SelectionSpecificity,
+                SelectionCompleteness,
+            ];
+            if calls >= 2 {
+                dims.extend([OrderingSequence, OrderingDependency, OrderingEfficiency]);
+            }
+            dims.extend(crate::finding::SubDimension::ARGUMENTS);
+            for d in dims {
+                sub.insert(d, 1.0);
+            }
+            Score::from_sub(sub)
+        })
+        .collect();
+    let score = Score::mean(&turn_scores).unwrap_or_else(|| Score::from_sub(BTreeMap::new()));
+    Evaluation {
+        suite: suite.harness.suite.clone(),
+        transcript: t.id.clone(),
+        scenario: Some(sc.id.clone()),
+        verdict: verdict_for(suite, score.tc, false),
+        score: Some(score),
+        turn_scores,
+        pass_threshold: suite.harness.thresholds.pass,
+        findings: Vec::new(),
+        label: t.label.clone(),
+    }
+}
+
+/// [`evaluate`] without the fast path: every engine runs. The reference the fast path is
+/// tested against.
+pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
+    let scenario = scenario_of(suite, t)?.map(|(_, sc)| sc);
     let calls: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
     let mut findings = Vec::new();
     let mut lint_failed = Vec::with_capacity(calls.len());
@@ -177,11 +271,11 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     }
     findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
     let pass = suite.harness.thresholds.pass;
-    let below = score.as_ref().is_some_and(|s| s.tc + 1e-9 < pass);
-    let verdict = if below || findings.iter().any(|f| f.severity == Severity::Error) {
-        Verdict::Fail
-    } else {
-        Verdict::Pass
+    let errors = findings.iter().any(|f| f.severity == Severity::Error);
+    let verdict = match &score {
+        Some(s) => verdict_for(suite, s.tc, errors),
+        None if errors => Verdict::Fail,
+        None => Verdict::Pass,
     };
     Ok(Evaluation {
         suite: suite.harness.suite.clone(),

@@ -19,6 +19,7 @@
 
 mod discrimination;
 mod evaluate;
+mod fast;
 mod judge;
 mod render;
 mod suite;
@@ -30,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 pub use discrimination::{Discrimination, Row};
-pub use evaluate::{Evaluation, Verdict, evaluate};
+pub use evaluate::{Evaluation, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
 pub use render::{call_diff, dimensions, render_call};
 pub use suite::Suite;
 

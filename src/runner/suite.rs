@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-use crate::harness::Harness;
+use rustc_hash::FxHashMap;
+
+use super::fast::FastPath;
+use crate::harness::{Harness, Scenario};
 use crate::lint::Linter;
 use crate::source::SourceError;
 use crate::spec::{Capabilities, ToolSet};
@@ -12,6 +15,9 @@ pub struct Suite {
     pub harness: Harness,
     pub tools: ToolSet,
     pub linter: Linter,
+    /// Scenario id → its index in the harness.
+    index: FxHashMap<String, usize>,
+    pub(crate) fast: FastPath,
 }
 
 impl Suite {
@@ -38,11 +44,26 @@ impl Suite {
             caps.push(matrix);
         }
         let linter = Linter::new(&tools, caps).map_err(|e| harness.source.error(e.to_string()))?;
+        let index = harness
+            .scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect();
+        let fast = FastPath::new(&harness, &linter);
         Ok(Self {
             harness,
             tools,
             linter,
+            index,
+            fast,
         })
+    }
+
+    /// The scenario with this id, and its index in the harness.
+    pub fn scenario(&self, id: &str) -> Option<(usize, &Scenario)> {
+        let &i = self.index.get(id)?;
+        Some((i, &self.harness.scenarios[i]))
     }
 }
 

@@ -428,80 +428,21 @@ impl Turn<'_> {
 
     /// Each compared parameter and whether the call's value matches the step's.
     fn compare(&self, o: &OracleCall, a: &Call, index: usize) -> Vec<(String, bool)> {
-        let mut params: Vec<&String> = o.call.args().keys().collect();
-        params.extend(
-            o.match_policies
-                .keys()
-                .filter(|k| !o.call.args().contains_key(*k)),
-        );
-        params.sort();
-        params.dedup();
-        params
+        compared_params(o)
             .into_iter()
-            .filter(|p| !matches!(o.match_policies.get(*p), Some(MatchPolicy::Ignore)))
             .map(|p| {
-                let ok = self.matches(o.match_policies.get(p), p, o.call.args().get(p), a, index);
+                let ok = value_matches(
+                    Some(self.linter).filter(|l| l.is_selector(&a.tool, p)),
+                    a,
+                    p,
+                    a.args().get(p.as_str()),
+                    o.match_policies.get(p),
+                    o.call.args().get(p),
+                    &|g| from_output(g, |v| self.flow.produced_before(v, index)),
+                );
                 (p.clone(), ok)
             })
             .collect()
-    }
-
-    fn matches(
-        &self,
-        policy: Option<&MatchPolicy>,
-        param: &str,
-        want: Option<&Value>,
-        a: &Call,
-        index: usize,
-    ) -> bool {
-        let got = a.args().get(param);
-        let same = |x: &Value, y: &Value| -> bool {
-            if self.linter.is_selector(&a.tool, param)
-                && let (Some(xs), Some(ys)) = (x.as_str(), y.as_str())
-            {
-                let mut ax = a.args().clone();
-                ax.insert(param.to_owned(), Value::from(xs));
-                let mut ay = a.args().clone();
-                ay.insert(param.to_owned(), Value::from(ys));
-                if let (Some(mx), Some(my)) = (
-                    self.linter.model_of(&a.tool, &ax),
-                    self.linter.model_of(&a.tool, &ay),
-                ) {
-                    return mx.id == my.id;
-                }
-            }
-            match (x.as_f64(), y.as_f64()) {
-                (Some(p), Some(q)) => p == q,
-                _ => x == y,
-            }
-        };
-        match (policy.unwrap_or(&MatchPolicy::Exact), got) {
-            (MatchPolicy::Ignore, _) => true,
-            (MatchPolicy::Absent, g) => g.is_none(),
-            (MatchPolicy::AnyOf(a), None) => a.optional,
-            (_, None) => false,
-            (MatchPolicy::Exact, Some(g)) => want.is_some_and(|w| same(w, g)),
-            (MatchPolicy::Semantic, Some(g)) => {
-                want.is_none_or(|w| std::mem::discriminant(w) == std::mem::discriminant(g))
-            }
-            (MatchPolicy::Regex(re), Some(Value::String(s))) => re.is_match(s),
-            (MatchPolicy::Regex(_), Some(_)) => false,
-            (MatchPolicy::AnyOf(a), Some(g)) => a.accepts(g, &same),
-            (MatchPolicy::Tolerance(tol), Some(g)) => {
-                match (want.and_then(Value::as_f64), g.as_f64()) {
-                    (Some(w), Some(v)) => (w - v).abs() <= *tol,
-                    _ => false,
-                }
-            }
-            (MatchPolicy::FromOutput, Some(g)) => {
-                let values: Vec<&str> = match g {
-                    Value::String(s) => vec![s.as_str()],
-                    Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-                    _ => Vec::new(),
-                };
-                !values.is_empty() && values.iter().all(|v| self.flow.produced_before(v, index))
-            }
-        }
     }
 
     /// The six argument sub-dimensions of one pair, with the cascades applied.
@@ -621,6 +562,92 @@ impl Turn<'_> {
             (ArgumentRelevancy, relevancy),
         ])
     }
+}
+
+/// The parameters a step compares, sorted: its arguments and the parameters it has a match
+/// policy for, except those it ignores.
+pub(crate) fn compared_params(o: &OracleCall) -> Vec<&String> {
+    let mut params: Vec<&String> = o.call.args().keys().collect();
+    params.extend(
+        o.match_policies
+            .keys()
+            .filter(|k| !o.call.args().contains_key(*k)),
+    );
+    params.sort();
+    params.dedup();
+    params.retain(|p| !matches!(o.match_policies.get(*p), Some(MatchPolicy::Ignore)));
+    params
+}
+
+/// Whether `got`, call `a`'s value of `param` (or one put in its place), matches a workflow
+/// step's `want` under `policy` (absent: exact). Equal numbers match whatever their spelling,
+/// and two names of one model match when `param` selects the model (`selector`: the linter,
+/// when [`Linter::is_selector`] says so). `from_output` decides
+/// the `from_output` policy for a present value. Shared by the scorer and the runner's fast
+/// path, so both compare alike.
+pub(crate) fn value_matches(
+    selector: Option<&Linter>,
+    a: &Call,
+    param: &str,
+    got: Option<&Value>,
+    policy: Option<&MatchPolicy>,
+    want: Option<&Value>,
+    from_output: &dyn Fn(&Value) -> bool,
+) -> bool {
+    let same = |x: &Value, y: &Value| -> bool {
+        if let (Some(linter), Some(xs), Some(ys)) = (selector, x.as_str(), y.as_str()) {
+            let mut ax = a.args().clone();
+            ax.insert(param.to_owned(), Value::from(xs));
+            let mut ay = a.args().clone();
+            ay.insert(param.to_owned(), Value::from(ys));
+            if let (Some(mx), Some(my)) =
+                (linter.model_of(&a.tool, &ax), linter.model_of(&a.tool, &ay))
+            {
+                return mx.id == my.id;
+            }
+        }
+        match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => x == y,
+        }
+    };
+    match (policy.unwrap_or(&MatchPolicy::Exact), got) {
+        (MatchPolicy::Ignore, _) => true,
+        (MatchPolicy::Absent, g) => g.is_none(),
+        (MatchPolicy::AnyOf(a), None) => a.optional,
+        (_, None) => false,
+        (MatchPolicy::Exact, Some(g)) => want.is_some_and(|w| same(w, g)),
+        (MatchPolicy::Semantic, Some(g)) => {
+            want.is_none_or(|w| std::mem::discriminant(w) == std::mem::discriminant(g))
+        }
+        (MatchPolicy::Regex(re), Some(Value::String(s))) => re.is_match(s),
+        (MatchPolicy::Regex(_), Some(_)) => false,
+        (MatchPolicy::AnyOf(a), Some(g)) => a.accepts(g, &same),
+        (MatchPolicy::Tolerance(tol), Some(g)) => {
+            match (want.and_then(Value::as_f64), g.as_f64()) {
+                (Some(w), Some(v)) => (w - v).abs() <= *tol,
+                _ => false,
+            }
+        }
+        (MatchPolicy::FromOutput, Some(g)) => from_output(g),
+    }
+}
+
+/// `from_output`: the value (a string, or an array of strings) was produced by an earlier call.
+fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
+    let values: Vec<&str> = match g {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    !values.is_empty() && values.iter().all(|v| produced_before(v))
+}
+
+/// Whether a turn's steps must run in an order: `order: strict`, or a step consuming another's
+/// mock output.
+pub(crate) fn has_ordered_steps(steps: &[OracleCall], strict: bool) -> bool {
+    steps.len() >= 2
+        && (strict || (1..steps.len()).any(|b| (0..b).any(|a| consumes(&steps[b], &steps[a]))))
 }
 
 /// Whether step `b` takes one of step `a`'s mock-output artifacts as an argument.

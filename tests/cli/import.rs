@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use agent_seer::harness::{Harness, Transcript};
+use agent_seer::harness::Harness;
 use agent_seer::runner::{Suite, Verdict, evaluate};
 
 use super::*;
@@ -69,21 +69,8 @@ fn our_verdicts(dir: &Path) -> BTreeMap<String, bool> {
     for o in outputs() {
         let harness = &suite_of[&o.entry];
         let suite = Suite::load(harness).unwrap();
-        let calls: Vec<serde_json::Value> = o
-            .output
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| {
-                let (name, args) = c.as_object().unwrap().iter().next().unwrap();
-                serde_json::json!({"tool": name, "arguments": args})
-            })
-            .collect();
         let path = dir.join("outputs").join(format!("{}.yaml", o.id));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let text = serde_json::json!({"scenario": o.entry, "calls": calls}).to_string();
-        std::fs::write(&path, text).unwrap();
-        let t = Transcript::load(&path).unwrap();
+        let t = agent_seer::bfcl::output_transcript(&o.entry, &o.output, &o.id, &path).unwrap();
         let ev = evaluate(&suite, &t).unwrap();
         out.insert(o.id, ev.verdict == Verdict::Pass);
     }

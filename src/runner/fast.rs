@@ -1,0 +1,427 @@
+//! The fast path: deciding a transcript without running the engines, when that is exact.
+//!
+//! Most transcripts a gate sees are either right — every call one of its workflow step's
+//! accepted forms — or wrong in a value the oracle compares. Both can be told from the calls
+//! alone, against matchers compiled once per suite:
+//!
+//! - **perfect**: each turn's calls pair one-to-one with its steps (same tool, every compared
+//!   value accepted), and every argument is a value known to lint clean in that place. Then
+//!   the linter, the flow engine and the oracle find nothing and every sub-dimension is 1, so
+//!   [`super::evaluate`] builds that evaluation directly;
+//! - **imperfect**: no such pairing exists even ignoring lint, so whichever pairing the oracle
+//!   picks leaves a step undone, an extra call, another tool or a value it does not accept:
+//!   TC is below 1, and under a pass threshold of 1 (BFCL's exact match) the verdict is Fail
+//!   ([`super::verdict`]);
+//! - anything else — a value not known to lint clean, a rule that needs the flow engine, a
+//!   strictly ordered turn, a repeated call — goes to the engines.
+//!
+//! "Known to lint clean" is established at compile time by linting the step's own call with
+//! each accepted value in place, and holds for every combination only where the linter checks
+//! parameters independently: a tool no capability matrix describes, whose schema's top level
+//! is `properties`/`required`/`additionalProperties`, and none of whose parameters reference
+//! artifacts (the flow engine's inputs). Other tools' steps can still be found imperfect.
+//! Comparison goes through the oracle's own [`oracle::value_matches`], so both paths agree on
+//! what matches; `tests/fast_path.rs` checks the two paths agree on every shipped transcript
+//! and on thousands of mutated ones.
+
+use serde_json::Value;
+
+use crate::flow;
+use crate::harness::{Call, Harness, MatchPolicy, OracleCall, Transcript};
+use crate::lint::Linter;
+use crate::score::oracle;
+
+/// What the calls alone say about a transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// The engines would find nothing and score every sub-dimension 1.
+    Perfect,
+    /// TC is below 1, whatever else the engines find.
+    Imperfect,
+    /// Only the engines can tell.
+    Unknown,
+}
+
+/// A suite's workflows compiled for the fast path.
+pub(crate) struct FastPath {
+    /// Per scenario, in harness order.
+    scenarios: Vec<Vec<TurnPlan>>,
+}
+
+struct TurnPlan {
+    steps: Vec<Step>,
+    /// The steps must run in an order (the fast path then leaves a perfect turn to the oracle).
+    ordered: bool,
+}
+
+struct Step {
+    tool: String,
+    /// A call whose every argument is a clean value below lints clean and has no flow.
+    verifiable: bool,
+    /// The parameters the step compares or the tool requires, sorted by name (as the call's
+    /// arguments are).
+    params: Vec<Param>,
+}
+
+struct Param {
+    name: String,
+    /// Compared by the oracle (not `ignore`, and in the step's arguments or match policies).
+    compared: bool,
+    required: bool,
+    /// The parameter selects the tool's model (two names of one model match).
+    selector: bool,
+    policy: Option<MatchPolicy>,
+    want: Option<Value>,
+    /// Values the oracle accepts here that lint clean in the step's call (empty unless the step
+    /// is verifiable).
+    clean: Vec<Value>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    /// Different tool, or a compared value the oracle does not accept.
+    Mismatch,
+    /// Accepted, but not every value is known to lint clean.
+    Unverified,
+    Perfect,
+}
+
+impl FastPath {
+    pub fn new(harness: &Harness, linter: &Linter) -> Self {
+        let scenarios = harness
+            .scenarios
+            .iter()
+            .map(|sc| {
+                sc.turns
+                    .iter()
+                    .map(|turn| {
+                        // A failed mock output fails whichever call it answers.
+                        let failing_mock = turn
+                            .workflow
+                            .iter()
+                            .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
+                        TurnPlan {
+                            steps: turn
+                                .workflow
+                                .iter()
+                                .map(|o| Step::new(o, linter, !failing_mock))
+                                .collect(),
+                            ordered: oracle::has_ordered_steps(&turn.workflow, turn.order_strict),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        Self { scenarios }
+    }
+
+    /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
+    pub fn outcome(&self, linter: &Linter, sc: usize, t: &Transcript) -> Outcome {
+        let Some(turns) = self.scenarios.get(sc) else {
+            return Outcome::Unknown;
+        };
+        let mut unknown = false;
+        for (ti, turn) in turns.iter().enumerate() {
+            let calls: &[Call] = t.turns.get(ti).map_or(&[], |tt| &tt.calls);
+            match turn.outcome(linter, calls) {
+                Outcome::Imperfect => return Outcome::Imperfect,
+                Outcome::Unknown => unknown = true,
+                Outcome::Perfect => unknown |= turn.ordered,
+            }
+        }
+        if unknown || !no_failed_output_or_repeat(t) {
+            return Outcome::Unknown;
+        }
+        Outcome::Perfect
+    }
+}
+
+// A recorded error output fails its call; an identical repeat may be a redundant call. Both
+// are the flow engine's to judge.
+fn no_failed_output_or_repeat(t: &Transcript) -> bool {
+    for (i, (_, call)) in t.calls().enumerate() {
+        if call.output.as_ref().is_some_and(flow::is_error_output)
+            || t.calls()
+                .take(i)
+                .any(|(_, c)| c.tool == call.tool && c.arguments == call.arguments)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+impl TurnPlan {
+    fn outcome(&self, linter: &Linter, calls: &[Call]) -> Outcome {
+        let n = self.steps.len();
+        // A step left undone, an extra call or calls where none were asked for: TC < 1.
+        if calls.len() != n {
+            return Outcome::Imperfect;
+        }
+        match n {
+            0 => Outcome::Perfect,
+            1 => match self.steps[0].edge(linter, &calls[0]) {
+                Edge::Perfect => Outcome::Perfect,
+                Edge::Unverified => Outcome::Unknown,
+                Edge::Mismatch => Outcome::Imperfect,
+            },
+            // Bitsets below; a turn this long is left to the engines.
+            65.. => Outcome::Unknown,
+            _ => {
+                // Calls in the workflow's order, the common case, need n edges.
+                if (0..n).all(|i| self.steps[i].edge(linter, &calls[i]) == Edge::Perfect) {
+                    return Outcome::Perfect;
+                }
+                let mut perfect = [0u64; 64];
+                let mut accepted = [0u64; 64];
+                for (j, call) in calls.iter().enumerate() {
+                    let mut any = false;
+                    for (i, step) in self.steps.iter().enumerate() {
+                        match step.edge(linter, call) {
+                            Edge::Perfect => {
+                                perfect[i] |= 1 << j;
+                                accepted[i] |= 1 << j;
+                                any = true;
+                            }
+                            Edge::Unverified => {
+                                accepted[i] |= 1 << j;
+                                any = true;
+                            }
+                            Edge::Mismatch => {}
+                        }
+                    }
+                    // A call no step accepts: no pairing can take it.
+                    if !any {
+                        return Outcome::Imperfect;
+                    }
+                }
+                if pairs_all(&perfect[..n]) {
+                    Outcome::Perfect
+                } else if pairs_all(&accepted[..n]) {
+                    Outcome::Unknown
+                } else {
+                    Outcome::Imperfect
+                }
+            }
+        }
+    }
+}
+
+/// Whether every step (row) can be paired with its own call (bit) along the given edges:
+/// augmenting paths (Kuhn), n ≤ 64.
+fn pairs_all(edges: &[u64]) -> bool {
+    fn augment(i: usize, edges: &[u64], seen: &mut u64, call_step: &mut [u8; 64]) -> bool {
+        let mut free = edges[i] & !*seen;
+        while free != 0 {
+            let j = free.trailing_zeros() as usize;
+            free &= free - 1;
+            *seen |= 1 << j;
+            if call_step[j] == u8::MAX || augment(usize::from(call_step[j]), edges, seen, call_step)
+            {
+                call_step[j] = i as u8;
+                return true;
+            }
+        }
+        false
+    }
+    let mut call_step = [u8::MAX; 64];
+    (0..edges.len()).all(|i| augment(i, edges, &mut 0, &mut call_step))
+}
+
+impl Step {
+    fn new(o: &OracleCall, linter: &Linter, mock_ok: bool) -> Self {
+        let spec = linter.tool(&o.call.tool);
+        let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
+        let compared = oracle::compared_params(o);
+        let mut names: Vec<&str> = compared.iter().map(|s| s.as_str()).collect();
+        names.extend(o.match_policies.keys().map(String::as_str));
+        names.extend(required.iter().copied());
+        names.sort_unstable();
+        names.dedup();
+        let verifiable = mock_ok
+            && spec.is_some_and(|s| independent_params(&s.input_schema))
+            && linter.facts(&o.call.tool).is_none()
+            && !names.iter().any(|p| flow::looks_like_input(p))
+            && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
+        let params = names
+            .into_iter()
+            .map(|name| {
+                let policy = o.match_policies.get(name).cloned();
+                let want = o.call.args().get(name).cloned();
+                let is_compared = compared.iter().any(|c| c.as_str() == name);
+                let mut p = Param {
+                    name: name.to_owned(),
+                    compared: is_compared,
+                    required: required.contains(&name),
+                    selector: linter.is_selector(&o.call.tool, name),
+                    policy,
+                    want,
+                    clean: Vec::new(),
+                };
+                if verifiable {
+                    p.clean = p.clean_values(o, linter);
+                }
+                p
+            })
+            .collect();
+        Self {
+            tool: o.call.tool.clone(),
+            verifiable,
+            params,
+        }
+    }
+
+    /// How call `a` stands against this step. Arguments and parameters are both sorted by
+    /// name, so one merge walks them.
+    fn edge(&self, linter: &Linter, a: &Call) -> Edge {
+        if !same_str(&self.tool, &a.tool) {
+            return Edge::Mismatch;
+        }
+        let mut edge = if self.verifiable {
+            Edge::Perfect
+        } else {
+            Edge::Unverified
+        };
+        let mut args = a.args().iter().peekable();
+        for p in &self.params {
+            let mut got = args.next_if(|(k, _)| same_str(k, &p.name)).map(|(_, v)| v);
+            if got.is_none() {
+                // An argument the step neither compares nor requires: unknown to the fast path.
+                while args
+                    .next_if(|(k, _)| k.as_str() < p.name.as_str())
+                    .is_some()
+                {
+                    edge = Edge::Unverified;
+                }
+                got = args.next_if(|(k, _)| **k == p.name).map(|(_, v)| v);
+            }
+            if let Some(v) = got
+                && p.clean.iter().any(|c| same_value(c, v))
+            {
+                // A clean value is one the oracle accepts here.
+                continue;
+            }
+            if p.compared {
+                if matches!(p.policy, Some(MatchPolicy::FromOutput)) && got.is_some() {
+                    // Grounded or not: the flow engine's to say.
+                    edge = Edge::Unverified;
+                } else if !p.matches(linter, a, got) {
+                    return Edge::Mismatch;
+                }
+            }
+            if got.is_some() || p.required {
+                edge = Edge::Unverified;
+            }
+        }
+        if args.next().is_some() {
+            edge = Edge::Unverified;
+        }
+        edge
+    }
+}
+
+impl Param {
+    fn matches(&self, linter: &Linter, a: &Call, got: Option<&Value>) -> bool {
+        oracle::value_matches(
+            Some(linter).filter(|_| self.selector),
+            a,
+            &self.name,
+            got,
+            self.policy.as_ref(),
+            self.want.as_ref(),
+            // Not reached: a present `from_output` value is decided by the caller.
+            &|_| false,
+        )
+    }
+
+    /// The values the oracle accepts for this parameter that lint clean with the rest of the
+    /// step's call: the step's own value and `any_of`'s options.
+    fn clean_values(&self, o: &OracleCall, linter: &Linter) -> Vec<Value> {
+        let mut candidates: Vec<&Value> = self.want.iter().collect();
+        if let Some(MatchPolicy::AnyOf(any)) = &self.policy {
+            candidates.extend(&any.options);
+        }
+        let mut out: Vec<Value> = Vec::new();
+        for c in candidates {
+            if out.contains(c)
+                || matches!(
+                    self.policy,
+                    Some(MatchPolicy::FromOutput | MatchPolicy::Absent)
+                )
+                || (self.compared && !self.matches(linter, &o.call, Some(c)))
+            {
+                continue;
+            }
+            let mut args = o.call.args().clone();
+            args.insert(self.name.clone(), c.clone());
+            if linter.lint(&o.call.tool, &Value::Object(args)).is_empty() {
+                out.push(c.clone());
+            }
+        }
+        out
+    }
+}
+
+/// String equality without a call into libc's `memcmp`: argument names and values are short,
+/// and the call costs more than the comparison (this was a third of the fast path's time).
+#[inline]
+fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let u64_at = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    let u32_at = |s: &[u8], i: usize| u32::from_ne_bytes(s[i..i + 4].try_into().expect("4 bytes"));
+    if n >= 8 {
+        // Whole words, then the last word (overlapping the one before).
+        (0..n / 8).all(|w| u64_at(a, w * 8) == u64_at(b, w * 8))
+            && u64_at(a, n - 8) == u64_at(b, n - 8)
+    } else if n >= 4 {
+        u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4)
+    } else {
+        a.iter().zip(b).all(|(p, q)| p == q)
+    }
+}
+
+/// `==` on JSON values, strings through [`same_str`].
+#[inline]
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => same_str(x, y),
+        _ => a == b,
+    }
+}
+
+/// Whether a schema's top level lets the linter check each argument on its own: only
+/// `properties`, `required`, `additionalProperties` (a boolean) and annotations, so a call is
+/// valid exactly when its required parameters are present and each value is valid in place.
+fn independent_params(schema: &Value) -> bool {
+    let Some(top) = schema.as_object() else {
+        return false;
+    };
+    top.iter().all(|(k, v)| match k.as_str() {
+        "type" => v == "object",
+        "properties" => v.is_object(),
+        "required" => v.is_array(),
+        "additionalProperties" => v.is_boolean(),
+        "$schema" | "$id" | "$defs" | "definitions" | "$comment" | "title" | "description"
+        | "examples" | "default" => true,
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pairs_all;
+
+    #[test]
+    fn pairing_needs_augmenting_paths() {
+        // Step 0 takes call 0 or 1, step 1 only call 0: greedy fails, Kuhn re-pairs.
+        assert!(pairs_all(&[0b11, 0b01]));
+        // Two steps that both take only call 0.
+        assert!(!pairs_all(&[0b01, 0b01, 0b110]));
+        assert!(pairs_all(&[]));
+        assert!(!pairs_all(&[0]));
+    }
+}

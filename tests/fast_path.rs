@@ -1,0 +1,374 @@
+//! The fast path against the engines: on every shipped transcript, on the BFCL sample's model
+//! outputs under each import switch, and on thousands of mutations of both, `evaluate` (fast
+//! path for perfect transcripts) gives exactly the evaluation `evaluate_with_engines` gives,
+//! and `verdict` / `quick_verdict` the same verdict — with each suite's own pass threshold and
+//! with a threshold of 1, where imperfect transcripts are failed without the engines.
+//!
+//! `AGENT_SEER_BFCL_DATA` (BFCL's data directory, from bfcl-eval) adds BFCL's real four
+//! categories; `.ci/bfcl.sh` sets it.
+
+use std::path::{Path, PathBuf};
+
+use agent_seer::bfcl::{self, IntegerMode, Options, StringMode};
+use agent_seer::harness::{Harness, Layout, MatchPolicy, Transcript, discover};
+use agent_seer::runner::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
+use serde_json::{Value, json};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What the comparisons saw.
+#[derive(Debug, Default)]
+struct Seen {
+    transcripts: usize,
+    quick_pass: usize,
+    quick_fail: usize,
+}
+
+/// Both paths on one transcript: identical evaluations (or identical errors), identical
+/// verdicts, and a quick verdict only where it is the engines' verdict.
+fn compare(suite: &Suite, t: &Transcript, seen: &mut Seen) {
+    let what = format!("{} / {}", suite.harness.suite, t.id);
+    let engines = evaluate_with_engines(suite, t);
+    let fast = evaluate(suite, t);
+    let engines = match (engines, fast) {
+        (Err(a), Err(b)) => {
+            assert_eq!(a, b, "{what}: different errors");
+            assert_eq!(verdict(suite, t).unwrap_err(), a, "{what}");
+            return;
+        }
+        (Ok(a), Ok(b)) => {
+            assert_eq!(
+                serde_json::to_value(&b).unwrap(),
+                serde_json::to_value(&a).unwrap(),
+                "{what}: the fast path's evaluation differs from the engines'"
+            );
+            a
+        }
+        (a, b) => panic!("{what}: engines {a:?}, fast path {b:?}"),
+    };
+    seen.transcripts += 1;
+    assert_eq!(verdict(suite, t).unwrap(), engines.verdict, "{what}");
+    if let Some(v) = quick_verdict(suite, t).unwrap() {
+        assert_eq!(
+            v, engines.verdict,
+            "{what}: quick verdict {v:?}, engines {:?} (findings {:?}, score {:?})",
+            engines.verdict, engines.findings, engines.score
+        );
+        match v {
+            Verdict::Pass => seen.quick_pass += 1,
+            Verdict::Fail => seen.quick_fail += 1,
+        }
+    }
+}
+
+/// The transcript and its mutations: values changed, respelled, replaced by another value the
+/// workflow accepts, removed and added; tools renamed; calls dropped, repeated, swapped, failed.
+fn variants(suite: &Suite, t: &Transcript) -> Vec<Transcript> {
+    let mut out = vec![t.clone()];
+    let positions: Vec<(usize, usize)> = t
+        .turns
+        .iter()
+        .enumerate()
+        .flat_map(|(ti, turn)| (0..turn.calls.len()).map(move |ci| (ti, ci)))
+        .collect();
+    let tools: Vec<String> = suite.linter.tools().map(|s| s.name.clone()).collect();
+    let scenario = t
+        .scenario
+        .as_deref()
+        .and_then(|id| suite.harness.scenario(id));
+    let mut edit = |label: &str, f: &dyn Fn(&mut Transcript)| {
+        let mut v = t.clone();
+        f(&mut v);
+        v.id = format!("{}~{label}", t.id);
+        out.push(v);
+    };
+    for &(ti, ci) in &positions {
+        let call = &t.turns[ti].calls[ci];
+        let args = call.args().clone();
+        let set = move |v: &mut Transcript, k: &str, val: Option<Value>| {
+            let c = &mut v.turns[ti].calls[ci];
+            let m = c.arguments.as_object_mut().unwrap();
+            match val {
+                Some(x) => m.insert(k.to_owned(), x),
+                None => m.remove(k),
+            };
+        };
+        for (k, val) in &args {
+            let k = k.as_str();
+            for (label, new) in changed(val) {
+                edit(&format!("{ti}.{ci}.{k}.{label}"), &|v| {
+                    set(v, k, Some(new.clone()))
+                });
+            }
+            edit(&format!("{ti}.{ci}.{k}.removed"), &|v| set(v, k, None));
+        }
+        // Every value the workflow accepts for a parameter, in place of the call's.
+        if let Some(sc) = scenario {
+            for step in sc.turns.get(ti).into_iter().flat_map(|st| &st.workflow) {
+                if step.call.tool != call.tool {
+                    continue;
+                }
+                for (k, policy) in &step.match_policies {
+                    if let MatchPolicy::AnyOf(any) = policy {
+                        for (i, o) in any.options.iter().enumerate() {
+                            edit(&format!("{ti}.{ci}.{k}.option{i}"), &|v| {
+                                set(v, k, Some(o.clone()))
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        // A declared parameter the call leaves out, and one nobody declared.
+        if let Some(props) = suite.linter.tool(&call.tool).and_then(|s| s.properties()) {
+            for (k, schema) in props.iter().filter(|(k, _)| !args.contains_key(*k)).take(3) {
+                let val = schema
+                    .get("default")
+                    .cloned()
+                    .or_else(|| schema.get("enum").and_then(|e| e.get(0)).cloned())
+                    .unwrap_or(json!("x"));
+                edit(&format!("{ti}.{ci}.{k}.added"), &|v| {
+                    set(v, k, Some(val.clone()))
+                });
+            }
+        }
+        edit(&format!("{ti}.{ci}.unknown"), &|v| {
+            set(v, "zz_unknown", Some(json!(1)))
+        });
+        for other in tools.iter().filter(|n| **n != call.tool).take(2) {
+            edit(&format!("{ti}.{ci}.tool.{other}"), &|v| {
+                v.turns[ti].calls[ci].tool = other.clone()
+            });
+        }
+        edit(&format!("{ti}.{ci}.dropped"), &|v| {
+            v.turns[ti].calls.remove(ci);
+        });
+        edit(&format!("{ti}.{ci}.repeated"), &|v| {
+            let c = v.turns[ti].calls[ci].clone();
+            v.turns[ti].calls.insert(ci, c);
+        });
+        edit(&format!("{ti}.{ci}.failed"), &|v| {
+            v.turns[ti].calls[ci].output = Some(json!({"isError": true, "content": []}))
+        });
+        if ci > 0 {
+            edit(&format!("{ti}.{ci}.swapped"), &|v| {
+                v.turns[ti].calls.swap(ci - 1, ci)
+            });
+        }
+    }
+    edit("no-calls", &|v| {
+        v.turns.iter_mut().for_each(|tt| tt.calls.clear())
+    });
+    out
+}
+
+/// A value changed, and respelled: a number ±1 and as the other JSON number type, a string
+/// extended, recased and emptied, a boolean flipped, an array grown and emptied, an object
+/// grown, and the wrong type.
+fn changed(v: &Value) -> Vec<(&'static str, Value)> {
+    let mut out = vec![("null", Value::Null)];
+    match v {
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap();
+            out.push(("plus", json!(f + 1.0)));
+            out.push(("minus", json!(f - 1.0)));
+            match n.as_i64() {
+                Some(i) => out.push(("as-float", json!(i as f64))),
+                None if f.fract() == 0.0 && f.abs() < 1e15 => out.push(("as-int", json!(f as i64))),
+                None => {}
+            }
+            out.push(("string", json!(n.to_string())));
+        }
+        Value::String(s) => {
+            out.push(("extended", json!(format!("{s}x"))));
+            out.push(("upper", json!(s.to_uppercase())));
+            out.push(("spaced", json!(format!(" {s} "))));
+            out.push(("empty", json!("")));
+            out.push(("number", json!(7)));
+        }
+        Value::Bool(b) => out.push(("flipped", json!(!b))),
+        Value::Array(items) => {
+            let mut more = items.clone();
+            more.push(items.first().cloned().unwrap_or(json!("x")));
+            out.push(("grown", Value::Array(more)));
+            out.push(("emptied", json!([])));
+        }
+        Value::Object(m) => {
+            let mut more = m.clone();
+            more.insert("zz".into(), json!(1));
+            out.push(("grown", Value::Object(more)));
+        }
+        Value::Null => out.push(("zero", json!(0))),
+    }
+    out
+}
+
+/// The suite as loaded, and again with a pass threshold of 1.
+fn both_thresholds(harness: &Path) -> [Suite; 2] {
+    let h = Harness::load(harness).unwrap();
+    let mut exact = h.clone();
+    exact.thresholds.pass = 1.0;
+    [
+        Suite::from_harness(h).unwrap(),
+        Suite::from_harness(exact).unwrap(),
+    ]
+}
+
+#[test]
+fn shipped_suites_and_their_mutations() {
+    let layout = Layout::under(&repo());
+    let mut seen = Seen::default();
+    for files in discover(&layout).unwrap() {
+        let Some(harness) = &files.harness else {
+            continue;
+        };
+        let transcripts: Vec<Transcript> = files
+            .transcripts
+            .iter()
+            .map(|(_, p)| Transcript::load(p).unwrap())
+            .collect();
+        for suite in both_thresholds(harness) {
+            for t in &transcripts {
+                for v in variants(&suite, t) {
+                    compare(&suite, &v, &mut seen);
+                }
+            }
+        }
+    }
+    eprintln!("{seen:?}");
+    assert!(seen.transcripts > 5_000, "{seen:?}");
+    // The genmedia tools carry capability matrices, so their calls are never "known clean":
+    // no quick pass. Under a threshold of 1, calls that cannot pair with the workflow fail
+    // quickly.
+    assert!(seen.quick_fail > 1_000, "{seen:?}");
+}
+
+/// Imports a BFCL data directory with `options` and pairs each output line with its suite.
+fn bfcl_work(
+    data: &Path,
+    outputs: &Path,
+    options: Options,
+) -> (Vec<Suite>, Vec<(usize, Transcript)>) {
+    let dir = tempfile::tempdir().unwrap();
+    let report = bfcl::import(data, dir.path(), &bfcl::CATEGORIES, options).unwrap();
+    let mut suites = Vec::new();
+    let mut suite_of = std::collections::HashMap::new();
+    for p in report
+        .files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+    {
+        let h = Harness::load(p).unwrap();
+        for sc in &h.scenarios {
+            suite_of.insert(sc.id.clone(), suites.len());
+        }
+        suites.push(Suite::from_harness(h).unwrap());
+    }
+    let mut work = Vec::new();
+    for (i, line) in std::fs::read_to_string(outputs)
+        .unwrap()
+        .lines()
+        .enumerate()
+    {
+        let o: Value = serde_json::from_str(line).unwrap();
+        let entry = o["entry"].as_str().unwrap();
+        let Some(&s) = suite_of.get(entry) else {
+            continue;
+        };
+        let id = o["id"]
+            .as_str()
+            .map_or_else(|| format!("o{i}"), str::to_owned);
+        let path = dir.path().join(format!("{id}.json"));
+        work.push((
+            s,
+            bfcl::output_transcript(entry, &o["output"], &id, &path).unwrap(),
+        ));
+    }
+    (suites, work)
+}
+
+fn bfcl_switches() -> [(&'static str, Options); 4] {
+    [
+        ("default", Options::default()),
+        ("bfcl-compatible", Options::bfcl_compatible()),
+        (
+            "strings normalized",
+            Options {
+                strings: StringMode::Normalized,
+                ..Options::default()
+            },
+        ),
+        (
+            "integers strict",
+            Options {
+                integers: IntegerMode::Strict,
+                ..Options::default()
+            },
+        ),
+    ]
+}
+
+fn bfcl_agrees(data: &Path, outputs: &Path) -> Seen {
+    let mut seen = Seen::default();
+    for (name, options) in bfcl_switches() {
+        let (suites, work) = bfcl_work(data, outputs, options);
+        let before = seen.quick_pass;
+        for (s, t) in &work {
+            for v in variants(&suites[*s], t) {
+                compare(&suites[*s], &v, &mut seen);
+            }
+        }
+        assert!(seen.quick_pass > before, "{name}: no quick pass");
+    }
+    seen
+}
+
+#[test]
+fn bfcl_sample_outputs_and_their_mutations() {
+    let data = repo().join("tests/data/bfcl");
+    let seen = bfcl_agrees(&data, &data.join("outputs.jsonl"));
+    eprintln!("{seen:?}");
+    // The sample's 35 outputs under four switches, each with its mutations.
+    assert!(seen.transcripts > 3_000, "{seen:?}");
+    assert!(seen.quick_pass > 100 && seen.quick_fail > 1_000, "{seen:?}");
+}
+
+/// Every correct answer of the sample passes without the engines, and every output the
+/// engines fail under a threshold of 1 is failed without them — except where a value is
+/// accepted but not known to lint clean (the documented differences' outputs).
+#[test]
+fn bfcl_sample_is_decided_by_calls_alone() {
+    let data = repo().join("tests/data/bfcl");
+    let (suites, work) = bfcl_work(&data, &data.join("outputs.jsonl"), Options::default());
+    let mut undecided = Vec::new();
+    for (s, t) in &work {
+        let quick = quick_verdict(&suites[*s], t).unwrap();
+        let full = evaluate_with_engines(&suites[*s], t).unwrap().verdict;
+        assert!(quick.is_none_or(|q| q == full), "{}", t.id);
+        if quick.is_none() {
+            undecided.push(t.id.clone());
+        }
+    }
+    insta::assert_yaml_snapshot!(undecided);
+}
+
+#[test]
+fn bfcl_real_data_when_given() {
+    let Some(data) = std::env::var_os("AGENT_SEER_BFCL_DATA").map(PathBuf::from) else {
+        eprintln!("AGENT_SEER_BFCL_DATA is not set: BFCL's real categories are not compared");
+        return;
+    };
+    let outputs = tempfile::NamedTempFile::new().unwrap();
+    let o = std::process::Command::new("python3")
+        .arg(repo().join("bench/bfcl/outputs.py"))
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(outputs.path(), &o.stdout).unwrap();
+    let seen = bfcl_agrees(&data, outputs.path());
+    eprintln!("{seen:?}");
+    assert!(seen.transcripts > 50_000, "{seen:?}");
+}
