@@ -163,7 +163,7 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
 /// the engines can tell. Microseconds less than [`evaluate`]: matchers compiled per suite, no
 /// finding worded.
 pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
-    let Some((index, _)) = scenario_of(suite, t)? else {
+    let Some(index) = scenario_index(suite, t)? else {
         return Ok(None);
     };
     Ok(match suite.fast.outcome(&suite.linter, index, t) {
@@ -173,6 +173,18 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
         Outcome::Imperfect if suite.harness.thresholds.pass >= 1.0 => Some(Verdict::Fail),
         _ => None,
     })
+}
+
+/// [`scenario_of`]'s index, through the fast path's compact lookup when it finds the id.
+fn scenario_index(suite: &Suite, t: &Transcript) -> Result<Option<usize>, SourceError> {
+    if let Some(i) = t
+        .scenario
+        .as_deref()
+        .and_then(|id| suite.fast.find(id, t.turns.len()))
+    {
+        return Ok(Some(i));
+    }
+    Ok(scenario_of(suite, t)?.map(|(i, _)| i))
 }
 
 /// Fail on an error finding or a TC below the suite's pass threshold.
@@ -191,10 +203,10 @@ fn verdict_for(suite: &Suite, tc: f64, errors: bool) -> Verdict {
 /// A transcript whose calls are exactly an accepted form of its workflow (every engine would
 /// find nothing, every sub-dimension 1) gets that evaluation without running the engines.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    if let Some((index, sc)) = scenario_of(suite, t)?
+    if let Some(index) = scenario_index(suite, t)?
         && suite.fast.outcome(&suite.linter, index, t) == Outcome::Perfect
     {
-        return Ok(perfect(suite, t, sc));
+        return Ok(perfect(suite, t, &suite.harness.scenarios[index]));
     }
     evaluate_with_engines(suite, t)
 }

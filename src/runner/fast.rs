@@ -23,7 +23,13 @@
 //! Comparison goes through the oracle's own [`oracle::value_matches`], so both paths agree on
 //! what matches; `tests/fast_path.rs` checks the two paths agree on every shipped transcript
 //! and on thousands of mutated ones.
+//!
+//! Layout: a suite's plan is a handful of flat arrays (scenarios, turns, steps, parameters,
+//! clean values) with every id, name and clean string in one byte buffer, found through a hash
+//! of the scenario id; the transcript's own allocations are the rest of a check's memory
+//! traffic.
 
+use rustc_hash::{FxHashMap, FxHasher};
 use serde_json::Value;
 
 use crate::flow;
@@ -44,37 +50,95 @@ pub(crate) enum Outcome {
 
 /// A suite's workflows compiled for the fast path.
 pub(crate) struct FastPath {
+    /// A scenario id's hash → its index (`u32::MAX` when two ids share the hash).
+    index: FxHashMap<u64, u32>,
     /// Per scenario, in harness order.
-    scenarios: Vec<Vec<TurnPlan>>,
+    scenarios: Vec<ScenarioPlan>,
+    turns: Vec<TurnPlan>,
+    steps: Vec<Step>,
+    params: Vec<Param>,
+    clean: Vec<Clean>,
+    /// Every id, name and clean string, back to back.
+    text: Vec<u8>,
+    /// Per parameter, what only a value outside its clean ones needs.
+    rules: Vec<Rule>,
+    /// Clean arrays and objects.
+    values: Vec<Value>,
+}
+
+/// A range of one of the plan's arrays (or of its text).
+#[derive(Clone, Copy, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    /// From `start` to the end of `items`.
+    fn of<T>(items: &[T], start: usize) -> Self {
+        Self {
+            start: start as u32,
+            len: (items.len() - start) as u32,
+        }
+    }
+
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+struct ScenarioPlan {
+    id: Span,
+    /// A range of `turns`.
+    turns: Span,
 }
 
 struct TurnPlan {
-    steps: Vec<Step>,
+    /// A range of `steps`.
+    steps: Span,
     /// The steps must run in an order (the fast path then leaves a perfect turn to the oracle).
     ordered: bool,
 }
 
 struct Step {
-    tool: String,
-    /// A call whose every argument is a clean value below lints clean and has no flow.
+    tool: Span,
+    /// A range of `params`: those the step compares or the tool requires, sorted by name (as
+    /// the call's arguments are).
+    params: Span,
+    /// A call whose every argument is a clean value lints clean and has no flow.
     verifiable: bool,
-    /// The parameters the step compares or the tool requires, sorted by name (as the call's
-    /// arguments are).
-    params: Vec<Param>,
 }
 
 struct Param {
-    name: String,
+    name: Span,
+    /// A range of `clean`: values the oracle accepts here that lint clean in the step's call
+    /// (empty unless the step is verifiable).
+    clean: Span,
     /// Compared by the oracle (not `ignore`, and in the step's arguments or match policies).
     compared: bool,
     required: bool,
+}
+
+/// How the oracle compares one parameter.
+struct Rule {
+    name: String,
     /// The parameter selects the tool's model (two names of one model match).
     selector: bool,
     policy: Option<MatchPolicy>,
     want: Option<Value>,
-    /// Values the oracle accepts here that lint clean in the step's call (empty unless the step
-    /// is verifiable).
-    clean: Vec<Value>,
+}
+
+/// A clean value; [`FastPath::is`] is `==` with a JSON value.
+#[derive(Clone, Copy)]
+enum Clean {
+    Str(Span),
+    PosInt(u64),
+    NegInt(i64),
+    Float(f64),
+    Bool(bool),
+    Null,
+    /// An index into `values`.
+    Other(u32),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -88,42 +152,156 @@ enum Edge {
 
 impl FastPath {
     pub fn new(harness: &Harness, linter: &Linter) -> Self {
-        let scenarios = harness
-            .scenarios
-            .iter()
-            .map(|sc| {
-                sc.turns
+        let mut plan = Self {
+            index: FxHashMap::default(),
+            scenarios: Vec::new(),
+            turns: Vec::new(),
+            steps: Vec::new(),
+            params: Vec::new(),
+            clean: Vec::new(),
+            text: Vec::new(),
+            rules: Vec::new(),
+            values: Vec::new(),
+        };
+        for sc in &harness.scenarios {
+            let first_turn = plan.turns.len();
+            for turn in &sc.turns {
+                // A failed mock output fails whichever call it answers.
+                let failing_mock = turn
+                    .workflow
                     .iter()
-                    .map(|turn| {
-                        // A failed mock output fails whichever call it answers.
-                        let failing_mock = turn
-                            .workflow
-                            .iter()
-                            .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
-                        TurnPlan {
-                            steps: turn
-                                .workflow
-                                .iter()
-                                .map(|o| Step::new(o, linter, !failing_mock))
-                                .collect(),
-                            ordered: oracle::has_ordered_steps(&turn.workflow, turn.order_strict),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        Self { scenarios }
+                    .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
+                let first_step = plan.steps.len();
+                for o in &turn.workflow {
+                    let step = plan.step(o, linter, !failing_mock);
+                    plan.steps.push(step);
+                }
+                plan.turns.push(TurnPlan {
+                    steps: Span::of(&plan.steps, first_step),
+                    ordered: oracle::has_ordered_steps(&turn.workflow, turn.order_strict),
+                });
+            }
+            let id = plan.intern(&sc.id);
+            let index = plan.scenarios.len() as u32;
+            plan.index
+                .entry(id_hash(&sc.id))
+                .and_modify(|i| *i = u32::MAX)
+                .or_insert(index);
+            plan.scenarios.push(ScenarioPlan {
+                id,
+                turns: Span::of(&plan.turns, first_turn),
+            });
+        }
+        plan
+    }
+
+    /// The index of scenario `id`, when a transcript of `turns` turns can answer it (else the
+    /// caller's full lookup says why not).
+    pub fn find(&self, id: &str, turns: usize) -> Option<usize> {
+        let &i = self.index.get(&id_hash(id))?;
+        let sc = self.scenarios.get(i as usize)?;
+        (same_bytes(self.bytes(sc.id), id.as_bytes()) && turns <= sc.turns.len as usize)
+            .then_some(i as usize)
+    }
+
+    fn intern(&mut self, s: &str) -> Span {
+        let start = self.text.len();
+        self.text.extend_from_slice(s.as_bytes());
+        Span::of(&self.text, start)
+    }
+
+    fn bytes(&self, s: Span) -> &[u8] {
+        &self.text[s.range()]
+    }
+
+    fn step(&mut self, o: &OracleCall, linter: &Linter, mock_ok: bool) -> Step {
+        let spec = linter.tool(&o.call.tool);
+        let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
+        let compared = oracle::compared_params(o);
+        let mut names: Vec<&str> = compared.iter().map(|s| s.as_str()).collect();
+        names.extend(o.match_policies.keys().map(String::as_str));
+        names.extend(required.iter().copied());
+        names.sort_unstable();
+        names.dedup();
+        let verifiable = mock_ok
+            && spec.is_some_and(|s| independent_params(&s.input_schema))
+            && linter.facts(&o.call.tool).is_none()
+            && !names.iter().any(|p| flow::looks_like_input(p))
+            && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
+        let tool = self.intern(&o.call.tool);
+        let first_param = self.params.len();
+        for name in names {
+            let rule = Rule {
+                name: name.to_owned(),
+                selector: linter.is_selector(&o.call.tool, name),
+                policy: o.match_policies.get(name).cloned(),
+                want: o.call.args().get(name).cloned(),
+            };
+            let is_compared = compared.iter().any(|c| c.as_str() == name);
+            let first_clean = self.clean.len();
+            if verifiable {
+                for v in rule.clean_values(o, linter, is_compared) {
+                    let c = self.clean_of(&v);
+                    self.clean.push(c);
+                }
+            }
+            let param = Param {
+                name: self.intern(name),
+                clean: Span::of(&self.clean, first_clean),
+                compared: is_compared,
+                required: required.contains(&name),
+            };
+            self.params.push(param);
+            self.rules.push(rule);
+        }
+        Step {
+            tool,
+            params: Span::of(&self.params, first_param),
+            verifiable,
+        }
+    }
+
+    fn clean_of(&mut self, v: &Value) -> Clean {
+        match v {
+            Value::String(s) => Clean::Str(self.intern(s)),
+            Value::Number(n) if n.is_u64() => Clean::PosInt(n.as_u64().unwrap_or_default()),
+            Value::Number(n) if n.is_i64() => Clean::NegInt(n.as_i64().unwrap_or_default()),
+            Value::Number(n) if n.is_f64() => Clean::Float(n.as_f64().unwrap_or_default()),
+            Value::Bool(b) => Clean::Bool(*b),
+            Value::Null => Clean::Null,
+            other => {
+                self.values.push(other.clone());
+                Clean::Other((self.values.len() - 1) as u32)
+            }
+        }
+    }
+
+    /// `c == v`, as serde_json compares JSON values (numbers by kind and value).
+    #[inline]
+    fn is(&self, c: Clean, v: &Value) -> bool {
+        match (c, v) {
+            (Clean::Str(s), Value::String(x)) => same_bytes(self.bytes(s), x.as_bytes()),
+            (Clean::PosInt(n), Value::Number(x)) => x.is_u64() && x.as_u64() == Some(n),
+            (Clean::NegInt(n), Value::Number(x)) => {
+                !x.is_u64() && x.is_i64() && x.as_i64() == Some(n)
+            }
+            (Clean::Float(f), Value::Number(x)) => x.is_f64() && x.as_f64() == Some(f),
+            (Clean::Bool(b), Value::Bool(x)) => b == *x,
+            (Clean::Null, Value::Null) => true,
+            (Clean::Other(i), _) => self.values[i as usize] == *v,
+            _ => false,
+        }
     }
 
     /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
     pub fn outcome(&self, linter: &Linter, sc: usize, t: &Transcript) -> Outcome {
-        let Some(turns) = self.scenarios.get(sc) else {
+        let Some(sc) = self.scenarios.get(sc) else {
             return Outcome::Unknown;
         };
         let mut unknown = false;
-        for (ti, turn) in turns.iter().enumerate() {
+        for (ti, turn) in self.turns[sc.turns.range()].iter().enumerate() {
             let calls: &[Call] = t.turns.get(ti).map_or(&[], |tt| &tt.calls);
-            match turn.outcome(linter, calls) {
+            match self.turn(linter, turn, calls) {
                 Outcome::Imperfect => return Outcome::Imperfect,
                 Outcome::Unknown => unknown = true,
                 Outcome::Perfect => unknown |= turn.ordered,
@@ -134,33 +312,17 @@ impl FastPath {
         }
         Outcome::Perfect
     }
-}
 
-// A recorded error output fails its call; an identical repeat may be a redundant call. Both
-// are the flow engine's to judge.
-fn no_failed_output_or_repeat(t: &Transcript) -> bool {
-    for (i, (_, call)) in t.calls().enumerate() {
-        if call.output.as_ref().is_some_and(flow::is_error_output)
-            || t.calls()
-                .take(i)
-                .any(|(_, c)| c.tool == call.tool && c.arguments == call.arguments)
-        {
-            return false;
-        }
-    }
-    true
-}
-
-impl TurnPlan {
-    fn outcome(&self, linter: &Linter, calls: &[Call]) -> Outcome {
-        let n = self.steps.len();
+    fn turn(&self, linter: &Linter, turn: &TurnPlan, calls: &[Call]) -> Outcome {
+        let steps = &self.steps[turn.steps.range()];
+        let n = steps.len();
         // A step left undone, an extra call or calls where none were asked for: TC < 1.
         if calls.len() != n {
             return Outcome::Imperfect;
         }
         match n {
             0 => Outcome::Perfect,
-            1 => match self.steps[0].edge(linter, &calls[0]) {
+            1 => match self.edge(linter, &steps[0], &calls[0]) {
                 Edge::Perfect => Outcome::Perfect,
                 Edge::Unverified => Outcome::Unknown,
                 Edge::Mismatch => Outcome::Imperfect,
@@ -169,25 +331,25 @@ impl TurnPlan {
             65.. => Outcome::Unknown,
             _ => {
                 // Calls in the workflow's order, the common case, need n edges.
-                if (0..n).all(|i| self.steps[i].edge(linter, &calls[i]) == Edge::Perfect) {
+                if steps
+                    .iter()
+                    .zip(calls)
+                    .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect)
+                {
                     return Outcome::Perfect;
                 }
                 let mut perfect = [0u64; 64];
                 let mut accepted = [0u64; 64];
                 for (j, call) in calls.iter().enumerate() {
                     let mut any = false;
-                    for (i, step) in self.steps.iter().enumerate() {
-                        match step.edge(linter, call) {
-                            Edge::Perfect => {
-                                perfect[i] |= 1 << j;
-                                accepted[i] |= 1 << j;
-                                any = true;
-                            }
-                            Edge::Unverified => {
-                                accepted[i] |= 1 << j;
-                                any = true;
-                            }
-                            Edge::Mismatch => {}
+                    for (i, step) in steps.iter().enumerate() {
+                        let edge = self.edge(linter, step, call);
+                        if edge == Edge::Perfect {
+                            perfect[i] |= 1 << j;
+                        }
+                        if edge != Edge::Mismatch {
+                            accepted[i] |= 1 << j;
+                            any = true;
                         }
                     }
                     // A call no step accepts: no pairing can take it.
@@ -205,6 +367,77 @@ impl TurnPlan {
             }
         }
     }
+
+    /// How call `a` stands against a step. Arguments and parameters are both sorted by name,
+    /// so one merge walks them.
+    fn edge(&self, linter: &Linter, step: &Step, a: &Call) -> Edge {
+        if !same_bytes(self.bytes(step.tool), a.tool.as_bytes()) {
+            return Edge::Mismatch;
+        }
+        let mut edge = if step.verifiable {
+            Edge::Perfect
+        } else {
+            Edge::Unverified
+        };
+        let mut args = a.args().iter().peekable();
+        for (pi, p) in self.params[step.params.range()].iter().enumerate() {
+            let name = self.bytes(p.name);
+            let mut got = args
+                .next_if(|(k, _)| same_bytes(k.as_bytes(), name))
+                .map(|(_, v)| v);
+            if got.is_none() {
+                // An argument the step neither compares nor requires: unknown to the fast path.
+                while args.next_if(|(k, _)| k.as_bytes() < name).is_some() {
+                    edge = Edge::Unverified;
+                }
+                got = args.next_if(|(k, _)| k.as_bytes() == name).map(|(_, v)| v);
+            }
+            if let Some(v) = got
+                && self.clean[p.clean.range()].iter().any(|c| self.is(*c, v))
+            {
+                // A clean value is one the oracle accepts here.
+                continue;
+            }
+            if p.compared {
+                let rule = &self.rules[step.params.start as usize + pi];
+                if matches!(rule.policy, Some(MatchPolicy::FromOutput)) && got.is_some() {
+                    // Grounded or not: the flow engine's to say.
+                    edge = Edge::Unverified;
+                } else if !rule.matches(linter, a, got) {
+                    return Edge::Mismatch;
+                }
+            }
+            if got.is_some() || p.required {
+                edge = Edge::Unverified;
+            }
+        }
+        if args.next().is_some() {
+            edge = Edge::Unverified;
+        }
+        edge
+    }
+}
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = FxHasher::default();
+    h.write(id.as_bytes());
+    h.finish()
+}
+
+// A recorded error output fails its call; an identical repeat may be a redundant call. Both
+// are the flow engine's to judge.
+fn no_failed_output_or_repeat(t: &Transcript) -> bool {
+    for (i, (_, call)) in t.calls().enumerate() {
+        if call.output.as_ref().is_some_and(flow::is_error_output)
+            || t.calls()
+                .take(i)
+                .any(|(_, c)| c.tool == call.tool && c.arguments == call.arguments)
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether every step (row) can be paired with its own call (bit) along the given edges:
@@ -228,99 +461,7 @@ fn pairs_all(edges: &[u64]) -> bool {
     (0..edges.len()).all(|i| augment(i, edges, &mut 0, &mut call_step))
 }
 
-impl Step {
-    fn new(o: &OracleCall, linter: &Linter, mock_ok: bool) -> Self {
-        let spec = linter.tool(&o.call.tool);
-        let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
-        let compared = oracle::compared_params(o);
-        let mut names: Vec<&str> = compared.iter().map(|s| s.as_str()).collect();
-        names.extend(o.match_policies.keys().map(String::as_str));
-        names.extend(required.iter().copied());
-        names.sort_unstable();
-        names.dedup();
-        let verifiable = mock_ok
-            && spec.is_some_and(|s| independent_params(&s.input_schema))
-            && linter.facts(&o.call.tool).is_none()
-            && !names.iter().any(|p| flow::looks_like_input(p))
-            && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
-        let params = names
-            .into_iter()
-            .map(|name| {
-                let policy = o.match_policies.get(name).cloned();
-                let want = o.call.args().get(name).cloned();
-                let is_compared = compared.iter().any(|c| c.as_str() == name);
-                let mut p = Param {
-                    name: name.to_owned(),
-                    compared: is_compared,
-                    required: required.contains(&name),
-                    selector: linter.is_selector(&o.call.tool, name),
-                    policy,
-                    want,
-                    clean: Vec::new(),
-                };
-                if verifiable {
-                    p.clean = p.clean_values(o, linter);
-                }
-                p
-            })
-            .collect();
-        Self {
-            tool: o.call.tool.clone(),
-            verifiable,
-            params,
-        }
-    }
-
-    /// How call `a` stands against this step. Arguments and parameters are both sorted by
-    /// name, so one merge walks them.
-    fn edge(&self, linter: &Linter, a: &Call) -> Edge {
-        if !same_str(&self.tool, &a.tool) {
-            return Edge::Mismatch;
-        }
-        let mut edge = if self.verifiable {
-            Edge::Perfect
-        } else {
-            Edge::Unverified
-        };
-        let mut args = a.args().iter().peekable();
-        for p in &self.params {
-            let mut got = args.next_if(|(k, _)| same_str(k, &p.name)).map(|(_, v)| v);
-            if got.is_none() {
-                // An argument the step neither compares nor requires: unknown to the fast path.
-                while args
-                    .next_if(|(k, _)| k.as_str() < p.name.as_str())
-                    .is_some()
-                {
-                    edge = Edge::Unverified;
-                }
-                got = args.next_if(|(k, _)| **k == p.name).map(|(_, v)| v);
-            }
-            if let Some(v) = got
-                && p.clean.iter().any(|c| same_value(c, v))
-            {
-                // A clean value is one the oracle accepts here.
-                continue;
-            }
-            if p.compared {
-                if matches!(p.policy, Some(MatchPolicy::FromOutput)) && got.is_some() {
-                    // Grounded or not: the flow engine's to say.
-                    edge = Edge::Unverified;
-                } else if !p.matches(linter, a, got) {
-                    return Edge::Mismatch;
-                }
-            }
-            if got.is_some() || p.required {
-                edge = Edge::Unverified;
-            }
-        }
-        if args.next().is_some() {
-            edge = Edge::Unverified;
-        }
-        edge
-    }
-}
-
-impl Param {
+impl Rule {
     fn matches(&self, linter: &Linter, a: &Call, got: Option<&Value>) -> bool {
         oracle::value_matches(
             Some(linter).filter(|_| self.selector),
@@ -336,7 +477,7 @@ impl Param {
 
     /// The values the oracle accepts for this parameter that lint clean with the rest of the
     /// step's call: the step's own value and `any_of`'s options.
-    fn clean_values(&self, o: &OracleCall, linter: &Linter) -> Vec<Value> {
+    fn clean_values(&self, o: &OracleCall, linter: &Linter, compared: bool) -> Vec<Value> {
         let mut candidates: Vec<&Value> = self.want.iter().collect();
         if let Some(MatchPolicy::AnyOf(any)) = &self.policy {
             candidates.extend(&any.options);
@@ -348,7 +489,7 @@ impl Param {
                     self.policy,
                     Some(MatchPolicy::FromOutput | MatchPolicy::Absent)
                 )
-                || (self.compared && !self.matches(linter, &o.call, Some(c)))
+                || (compared && !self.matches(linter, &o.call, Some(c)))
             {
                 continue;
             }
@@ -362,11 +503,10 @@ impl Param {
     }
 }
 
-/// String equality without a call into libc's `memcmp`: argument names and values are short,
+/// Byte-string equality without a call into libc's `memcmp`: argument names and values are short,
 /// and the call costs more than the comparison (this was a third of the fast path's time).
 #[inline]
-fn same_str(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
@@ -381,15 +521,6 @@ fn same_str(a: &str, b: &str) -> bool {
         u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4)
     } else {
         a.iter().zip(b).all(|(p, q)| p == q)
-    }
-}
-
-/// `==` on JSON values, strings through [`same_str`].
-#[inline]
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => same_str(x, y),
-        _ => a == b,
     }
 }
 
