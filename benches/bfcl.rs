@@ -3,8 +3,9 @@
 //!
 //! `AGENT_SEER_BFCL_DATA` (default: the sample in tests/data/bfcl) is imported with the
 //! default switches; `AGENT_SEER_BFCL_OUTPUTS` (default: the sample's outputs.jsonl) are turned
-//! into transcripts, parsed up front (as BFCL's checker gets parsed JSON), then checked
-//! `AGENT_SEER_BFCL_REPS` times (default 20) on one thread, three ways:
+//! into transcripts, parsed up front (as BFCL's checker gets parsed JSON), then checked on one
+//! thread, pass after pass for at least `AGENT_SEER_BFCL_SECONDS` (default 1) after a warm-up
+//! pass, three ways:
 //!
 //! - `verdict`: [`verdict`], the verdict alone (the fast path, the engines where it cannot
 //!   decide) — the like of BFCL's checker, which answers valid or not;
@@ -32,10 +33,10 @@ fn main() {
     let outputs = std::env::var_os("AGENT_SEER_BFCL_OUTPUTS")
         .map(PathBuf::from)
         .unwrap_or_else(|| data.join("outputs.jsonl"));
-    let reps: usize = std::env::var("AGENT_SEER_BFCL_REPS")
+    let least: f64 = std::env::var("AGENT_SEER_BFCL_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(1.0);
     let dir = tempfile::tempdir().expect("temp dir");
     let report =
         bfcl::import(&data, dir.path(), &bfcl::CATEGORIES, Options::default()).expect("import");
@@ -87,53 +88,59 @@ fn main() {
         passed += usize::from(full == Verdict::Pass);
         quick += usize::from(quick_verdict(&suites[*s], t).expect("quick").is_some());
     }
-    let time = |f: &dyn Fn(&Suite, &Transcript) -> bool| {
+    // Checks per second, over passes until `least` seconds have gone by.
+    let rate = |f: &dyn Fn(&Suite, &Transcript) -> bool| {
+        let pass = || {
+            work.iter()
+                .map(|(s, t)| usize::from(f(&suites[*s], t)))
+                .sum::<usize>()
+        };
+        std::hint::black_box(pass());
         let start = Instant::now();
-        let mut n = 0usize;
-        for _ in 0..reps {
-            for (s, t) in &work {
-                n += usize::from(f(&suites[*s], t));
+        let mut checks = 0;
+        loop {
+            std::hint::black_box(pass());
+            checks += work.len();
+            let secs = start.elapsed().as_secs_f64();
+            if secs >= least {
+                return checks as f64 / secs;
             }
         }
-        std::hint::black_box(n);
-        start.elapsed().as_secs_f64()
     };
-    let secs = time(&|s, t| verdict(s, t).expect("verdict") == Verdict::Pass);
+    let verdicts = rate(&|s, t| verdict(s, t).expect("verdict") == Verdict::Pass);
     if std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "verdict") {
-        println!("{}", (reps * work.len()) as f64 / secs);
+        println!("{verdicts}");
         return;
     }
-    let evaluate_secs = time(&|s, t| evaluate(s, t).expect("evaluate").verdict == Verdict::Pass);
-    let engines_secs =
-        time(&|s, t| evaluate_with_engines(s, t).expect("evaluate").verdict == Verdict::Pass);
-    let checks = reps * work.len();
+    let evaluations = rate(&|s, t| evaluate(s, t).expect("evaluate").verdict == Verdict::Pass);
+    let engines =
+        rate(&|s, t| evaluate_with_engines(s, t).expect("evaluate").verdict == Verdict::Pass);
     // Lint alone, on the same calls.
-    let start = Instant::now();
-    let mut findings = 0usize;
-    let mut calls = 0usize;
-    for _ in 0..reps {
-        for (s, t) in &work {
-            for (_, c) in t.calls() {
-                findings += suites[*s].linter.lint(&c.tool, &c.arguments).len();
-                calls += 1;
-            }
-        }
-    }
-    let lint_secs = start.elapsed().as_secs_f64();
+    let calls: usize = work.iter().map(|(_, t)| t.calls().count()).sum();
+    let findings: usize = work
+        .iter()
+        .flat_map(|(s, t)| t.calls().map(move |(_, c)| (s, c)))
+        .map(|(s, c)| suites[*s].linter.lint(&c.tool, &c.arguments).len())
+        .sum();
+    let lint_calls = calls as f64 / work.len() as f64
+        * rate(&|s, t| {
+            t.calls()
+                .map(|(_, c)| s.linter.lint(&c.tool, &c.arguments).len())
+                .sum::<usize>()
+                == 0
+        });
     println!(
         "{}",
         serde_json::json!({
-            "checks": checks,
-            "seconds": secs,
-            "per_second": checks as f64 / secs,
-            "evaluate_per_second": checks as f64 / evaluate_secs,
-            "engines_per_second": checks as f64 / engines_secs,
+            "per_second": verdicts,
+            "evaluate_per_second": evaluations,
+            "engines_per_second": engines,
             "passed": passed,
             "decided_by_calls_alone": quick,
             "outputs": work.len(),
             "outputs_of_skipped_entries": skipped,
-            "lint_calls_per_second": calls as f64 / lint_secs,
-            "lint_findings": findings / reps.max(1),
+            "lint_calls_per_second": lint_calls,
+            "lint_findings": findings,
         })
     );
 }

@@ -8,7 +8,8 @@ SDKs) just to say whether a model's function names turn `.` into `_`; here no mo
 
   bfcl_check.py PKG_ROOT verdicts DATA_DIR OUTPUTS.jsonl   print {"id", "valid", "error_type"} lines
   bfcl_check.py PKG_ROOT verify DATA_DIR OUTPUTS.jsonl     exit 1 unless each line's `bfcl_valid` is the checker's
-  bfcl_check.py PKG_ROOT bench DATA_DIR OUTPUTS.jsonl N    check every output N times; print checks/s
+  bfcl_check.py PKG_ROOT bench DATA_DIR OUTPUTS.jsonl S    check every output, pass after pass, for at
+                                                           least S seconds; print checks/s
 """
 import json
 import sys
@@ -90,14 +91,18 @@ def main():
         print(f"{len(work) - bad}/{len(work)} recorded verdicts match BFCL's checker")
         sys.exit(1 if bad else 0)
     elif mode == "bench":
-        n = int(sys.argv[5])
+        least = float(sys.argv[5])
+        for o, d, a, c in work:  # one pass to warm up
+            run(o, d, a, c)
         start = time.perf_counter()
-        valid = 0
-        for _ in range(n):
+        valid = checks = 0
+        while True:
             for o, d, a, c in work:
                 valid += run(o, d, a, c)["valid"]
-        secs = time.perf_counter() - start
-        checks = n * len(work)
+            checks += len(work)
+            secs = time.perf_counter() - start
+            if secs >= least:
+                break
         print(json.dumps({"checks": checks, "seconds": secs, "per_second": checks / secs, "valid": valid}))
     else:
         raise SystemExit(f"unknown mode {mode}")
