@@ -1,10 +1,11 @@
 //! Any bytes as a transcript of the veo suite: an error naming a place, or a transcript that
-//! the engines evaluate (lint, flow, oracle) without panicking, with scores in [0, 1].
+//! the engines evaluate (lint, flow, oracle) without panicking, with scores in [0, 1], and
+//! whose verdict the fast path gives as the engines do.
 #![no_main]
 use std::sync::OnceLock;
 
 use agent_seer::harness::{Harness, Transcript};
-use agent_seer::runner::{Suite, evaluate};
+use agent_seer::runner::{Suite, evaluate, evaluate_with_engines, verdict};
 use agent_seer::source::SourceFile;
 use agent_seer::spec::{Capabilities, ToolSet};
 use libfuzzer_sys::fuzz_target;
@@ -34,6 +35,11 @@ fuzz_target!(|data: &[u8]| {
                 }
                 let _ = ev.agrees_with_label();
             }
+            assert_eq!(
+                verdict(suite(), &t).ok(),
+                evaluate_with_engines(suite(), &t).ok().map(|e| e.verdict),
+                "the fast path and the engines disagree"
+            );
         }
     }
 });
