@@ -98,6 +98,9 @@ struct TurnPlan {
     steps: Span,
     /// The steps must run in an order (the fast path then leaves a perfect turn to the oracle).
     ordered: bool,
+    /// No call can be perfect for two of the steps, so when the calls pair with the steps in
+    /// order, no two calls are identical (no redundant call to rule out).
+    exclusive: bool,
 }
 
 struct Step {
@@ -117,6 +120,8 @@ struct Param {
     /// Compared by the oracle (not `ignore`, and in the step's arguments or match policies).
     compared: bool,
     required: bool,
+    /// A call without this argument is not perfect for the step.
+    must: bool,
 }
 
 /// How the oracle compares one parameter.
@@ -176,9 +181,11 @@ impl FastPath {
                     let step = plan.step(o, linter, !failing_mock);
                     plan.steps.push(step);
                 }
+                let steps = Span::of(&plan.steps, first_step);
                 plan.turns.push(TurnPlan {
-                    steps: Span::of(&plan.steps, first_step),
+                    steps,
                     ordered: oracle::has_ordered_steps(&turn.workflow, turn.order_strict),
+                    exclusive: plan.exclusive(steps),
                 });
             }
             let id = plan.intern(&sc.id);
@@ -245,11 +252,13 @@ impl FastPath {
                     self.clean.push(c);
                 }
             }
+            let is_required = required.contains(&name);
             let param = Param {
                 name: self.intern(name),
                 clean: Span::of(&self.clean, first_clean),
                 compared: is_compared,
-                required: required.contains(&name),
+                required: is_required,
+                must: is_required || (is_compared && !rule.matches(linter, &o.call, None)),
             };
             self.params.push(param);
             self.rules.push(rule);
@@ -276,6 +285,49 @@ impl FastPath {
         }
     }
 
+    /// Whether no call can be perfect for two of these steps. A perfect call has every
+    /// argument clean for its step and every argument the step must have, so two steps are
+    /// exclusive when one must have an argument the other has no clean value in common for
+    /// (or does not know).
+    fn exclusive(&self, steps: Span) -> bool {
+        let steps = &self.steps[steps.range()];
+        let apart = |s: &Step, t: &Step| {
+            !s.verifiable
+                || !t.verifiable
+                || self.bytes(s.tool) != self.bytes(t.tool)
+                || self.params[s.params.range()].iter().any(|p| {
+                    p.must
+                        && self.params[t.params.range()]
+                            .iter()
+                            .find(|q| self.bytes(q.name) == self.bytes(p.name))
+                            .is_none_or(|q| {
+                                !self.clean[p.clean.range()].iter().any(|a| {
+                                    self.clean[q.clean.range()]
+                                        .iter()
+                                        .any(|b| self.same_clean(*a, *b))
+                                })
+                            })
+                })
+        };
+        (0..steps.len())
+            .all(|i| (0..i).all(|j| apart(&steps[i], &steps[j]) || apart(&steps[j], &steps[i])))
+    }
+
+    fn same_clean(&self, a: Clean, b: Clean) -> bool {
+        match (a, b) {
+            (Clean::Str(x), Clean::Str(y)) => self.bytes(x) == self.bytes(y),
+            (Clean::PosInt(x), Clean::PosInt(y)) => x == y,
+            (Clean::NegInt(x), Clean::NegInt(y)) => x == y,
+            (Clean::Float(x), Clean::Float(y)) => x == y,
+            (Clean::Bool(x), Clean::Bool(y)) => x == y,
+            (Clean::Null, Clean::Null) => true,
+            (Clean::Other(x), Clean::Other(y)) => {
+                self.values[x as usize] == self.values[y as usize]
+            }
+            _ => false,
+        }
+    }
+
     /// `c == v`, as serde_json compares JSON values (numbers by kind and value).
     #[inline]
     fn is(&self, c: Clean, v: &Value) -> bool {
@@ -299,31 +351,44 @@ impl FastPath {
             return Outcome::Unknown;
         };
         let mut unknown = false;
+        // Identical calls in two turns are for the flow engine to judge.
+        let mut repeats = sc.turns.len > 1;
         for (ti, turn) in self.turns[sc.turns.range()].iter().enumerate() {
             let calls: &[Call] = t.turns.get(ti).map_or(&[], |tt| &tt.calls);
             match self.turn(linter, turn, calls) {
-                Outcome::Imperfect => return Outcome::Imperfect,
-                Outcome::Unknown => unknown = true,
-                Outcome::Perfect => unknown |= turn.ordered,
+                (Outcome::Imperfect, _) => return Outcome::Imperfect,
+                (Outcome::Unknown, _) => unknown = true,
+                (Outcome::Perfect, in_order) => {
+                    unknown |= turn.ordered;
+                    repeats |= calls.len() >= 2 && !(turn.exclusive && in_order);
+                }
             }
         }
-        if unknown || !no_failed_output_or_repeat(t) {
+        let ok = if repeats {
+            no_failed_output_or_repeat(t)
+        } else {
+            t.calls()
+                .all(|(_, c)| !c.output.as_ref().is_some_and(flow::is_error_output))
+        };
+        if unknown || !ok {
             return Outcome::Unknown;
         }
         Outcome::Perfect
     }
 
-    fn turn(&self, linter: &Linter, turn: &TurnPlan, calls: &[Call]) -> Outcome {
+    /// The turn's outcome, and whether a perfect one pairs each call with the step at its
+    /// position.
+    fn turn(&self, linter: &Linter, turn: &TurnPlan, calls: &[Call]) -> (Outcome, bool) {
         let steps = &self.steps[turn.steps.range()];
         let n = steps.len();
         // A step left undone, an extra call or calls where none were asked for: TC < 1.
         if calls.len() != n {
-            return Outcome::Imperfect;
+            return (Outcome::Imperfect, false);
         }
-        match n {
-            0 => Outcome::Perfect,
+        let outcome = match n {
+            0 => return (Outcome::Perfect, true),
             1 => match self.edge(linter, &steps[0], &calls[0]) {
-                Edge::Perfect => Outcome::Perfect,
+                Edge::Perfect => return (Outcome::Perfect, true),
                 Edge::Unverified => Outcome::Unknown,
                 Edge::Mismatch => Outcome::Imperfect,
             },
@@ -336,7 +401,7 @@ impl FastPath {
                     .zip(calls)
                     .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect)
                 {
-                    return Outcome::Perfect;
+                    return (Outcome::Perfect, true);
                 }
                 let mut perfect = [0u64; 64];
                 let mut accepted = [0u64; 64];
@@ -354,7 +419,7 @@ impl FastPath {
                     }
                     // A call no step accepts: no pairing can take it.
                     if !any {
-                        return Outcome::Imperfect;
+                        return (Outcome::Imperfect, false);
                     }
                 }
                 if pairs_all(&perfect[..n]) {
@@ -365,7 +430,8 @@ impl FastPath {
                     Outcome::Imperfect
                 }
             }
-        }
+        };
+        (outcome, false)
     }
 
     /// How call `a` stands against a step. Arguments and parameters are both sorted by name,
