@@ -5,7 +5,7 @@
 //! with a threshold of 1, where imperfect transcripts are failed without the engines.
 //!
 //! `AGENT_SEER_BFCL_DATA` (BFCL's data directory, from bfcl-eval) adds BFCL's real four
-//! categories; `.ci/run` sets it (in a release build: ~420,000 transcripts).
+//! categories; `.ci/run` sets it (in a release build: ~840,000 transcripts).
 
 use std::path::{Path, PathBuf};
 
@@ -245,11 +245,13 @@ fn shipped_suites_and_their_mutations() {
     assert!(seen.quick_fail > 1_000, "{seen:?}");
 }
 
-/// Imports a BFCL data directory with `options` and pairs each output line with its suite.
+/// Imports a BFCL data directory with `options` (and a pass threshold other than the import's
+/// 1, when given) and pairs each output line with its suite.
 fn bfcl_work(
     data: &Path,
     outputs: &Path,
     options: Options,
+    pass: Option<f64>,
 ) -> (Vec<Suite>, Vec<(usize, Transcript)>) {
     let dir = tempfile::tempdir().unwrap();
     let report = bfcl::import(data, dir.path(), &bfcl::CATEGORIES, options).unwrap();
@@ -260,7 +262,10 @@ fn bfcl_work(
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
     {
-        let h = Harness::load(p).unwrap();
+        let mut h = Harness::load(p).unwrap();
+        if let Some(pass) = pass {
+            h.thresholds.pass = pass;
+        }
         for sc in &h.scenarios {
             suite_of.insert(sc.id.clone(), suites.len());
         }
@@ -313,7 +318,7 @@ fn bfcl_switches() -> [(&'static str, Options); 4] {
 fn bfcl_agrees(data: &Path, outputs: &Path) -> Seen {
     let mut seen = Seen::default();
     for (name, options) in bfcl_switches() {
-        let (suites, work) = bfcl_work(data, outputs, options);
+        let (suites, work) = bfcl_work(data, outputs, options, None);
         let before = seen.quick_pass;
         for (s, t) in &work {
             for v in variants(&suites[*s], t) {
@@ -321,6 +326,18 @@ fn bfcl_agrees(data: &Path, outputs: &Path) -> Seen {
             }
         }
         assert!(seen.quick_pass > before, "{name}: no quick pass");
+        // Under a threshold below 1 only perfect and rejected calls are decided quickly.
+        let (lenient, work) = bfcl_work(data, outputs, options, Some(0.5));
+        let before = seen.quick_fail;
+        for (s, t) in &work {
+            for v in variants(&lenient[*s], t) {
+                compare(&lenient[*s], &v, &mut seen);
+            }
+        }
+        assert!(
+            seen.quick_fail > before,
+            "{name}: no rejected call at threshold 0.5"
+        );
     }
     seen
 }
@@ -335,15 +352,15 @@ fn bfcl_sample_outputs_and_their_mutations() {
     assert!(seen.quick_pass > 100 && seen.quick_fail > 1_000, "{seen:?}");
 }
 
-/// The sample's outputs the calls alone do not decide (snapshotted): an undeclared argument
-/// (the linter's to reject), values the oracle accepts that are not the known-clean spelling
+/// The sample's outputs the calls alone do not decide (snapshotted): values the oracle accepts
+/// that are not the known-clean spelling
 /// (`4.0` for `4`, `60` for `60.0`, an enum value in another case) and a workflow that asks
 /// for the same call twice (the flow engine's to allow). Every other correct answer passes and
-/// every other wrong one fails without the engines.
+/// every other wrong one fails without the engines — an undeclared argument at any threshold.
 #[test]
 fn bfcl_sample_is_decided_by_calls_alone() {
     let data = repo().join("tests/data/bfcl");
-    let (suites, work) = bfcl_work(&data, &data.join("outputs.jsonl"), Options::default());
+    let (suites, work) = bfcl_work(&data, &data.join("outputs.jsonl"), Options::default(), None);
     let mut undecided = Vec::new();
     for (s, t) in &work {
         let quick = quick_verdict(&suites[*s], t).unwrap();

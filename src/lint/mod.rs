@@ -101,6 +101,12 @@ impl Linter {
         self.by_name.get(name).map(|&i| &self.tools[i].spec)
     }
 
+    /// Whether `tool`'s schema admits no argument it does not declare, so that every
+    /// undeclared argument is a `lint.unknown_param` error.
+    pub(crate) fn rejects_undeclared(&self, tool: &str) -> bool {
+        self.by_name.get(tool).is_some_and(|&i| !self.tools[i].open)
+    }
+
     /// Every tool, in spec order.
     pub fn tools(&self) -> impl Iterator<Item = &ToolSpec> {
         self.tools.iter().map(|t| &t.spec)

@@ -14,7 +14,7 @@ pub(super) struct CompiledTool {
     // Whether arguments outside `properties` are allowed (`additionalProperties` not false and
     // not absent-with-properties: MCP servers drop undeclared arguments silently, so an
     // undeclared argument is a finding unless the schema explicitly allows extras).
-    open: bool,
+    pub open: bool,
 }
 
 impl CompiledTool {

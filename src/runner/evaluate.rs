@@ -158,8 +158,9 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
 }
 
 /// The verdict when the calls alone decide it, without the engines: a transcript whose calls
-/// are exactly an accepted form of its workflow passes; under a pass threshold of 1 (BFCL's
-/// exact match), one whose calls cannot pair with the workflow's steps fails. `None` when only
+/// are exactly an accepted form of its workflow passes; one with an argument its tool does not
+/// declare fails; under a pass threshold of 1 (BFCL's exact match), one whose calls cannot
+/// pair with the workflow's steps fails. `None` when only
 /// the engines can tell. Microseconds less than [`evaluate`]: matchers compiled per suite, no
 /// finding worded.
 pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
@@ -171,6 +172,8 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
         // TC is then below 1 by at least 1 / (24 × arguments × turns), far more than the
         // 1e-9 margin, so below a threshold of 1.
         Outcome::Imperfect if suite.harness.thresholds.pass >= 1.0 => Some(Verdict::Fail),
+        // A call with an argument its tool does not declare: an error finding.
+        Outcome::Rejected => Some(Verdict::Fail),
         _ => None,
     })
 }

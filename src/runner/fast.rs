@@ -12,6 +12,9 @@
 //!   picks leaves a step undone, an extra call, another tool or a value it does not accept:
 //!   TC is below 1, and under a pass threshold of 1 (BFCL's exact match) the verdict is Fail
 //!   ([`super::verdict`]);
+//! - **rejected**: a call has an argument its tool does not declare, where the linter is
+//!   certain to reject it (the step lists every declared parameter, the schema admits no
+//!   others, no capability matrix): an error finding, so Fail at any threshold;
 //! - anything else — a value not known to lint clean, a rule that needs the flow engine, a
 //!   strictly ordered turn, a repeated call — goes to the engines.
 //!
@@ -46,6 +49,9 @@ pub(crate) enum Outcome {
     Imperfect,
     /// Only the engines can tell.
     Unknown,
+    /// A call the linter rejects (an argument its tool does not declare): Fail, whatever the
+    /// threshold.
+    Rejected,
 }
 
 /// A suite's workflows compiled for the fast path.
@@ -110,6 +116,10 @@ struct Step {
     params: Span,
     /// A call whose every argument is a clean value lints clean and has no flow.
     verifiable: bool,
+    /// An argument outside `params` is one the tool does not declare, which the linter
+    /// rejects: `params` holds every declared parameter, the schema admits no others, and no
+    /// capability matrix describes the tool.
+    rejects_unknown: bool,
 }
 
 struct Param {
@@ -148,6 +158,8 @@ enum Clean {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Edge {
+    /// The call has an argument its tool does not declare.
+    Rejected,
     /// Different tool, or a compared value the oracle does not accept.
     Mismatch,
     /// Accepted, but not every value is known to lint clean.
@@ -235,6 +247,11 @@ impl FastPath {
             && linter.facts(&o.call.tool).is_none()
             && !names.iter().any(|p| flow::looks_like_input(p))
             && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
+        let rejects_unknown = linter.rejects_undeclared(&o.call.tool)
+            && linter.facts(&o.call.tool).is_none()
+            && spec
+                .and_then(|s| s.properties())
+                .is_some_and(|props| props.keys().all(|k| names.contains(&k.as_str())));
         let tool = self.intern(&o.call.tool);
         let first_param = self.params.len();
         for name in names {
@@ -267,6 +284,7 @@ impl FastPath {
             tool,
             params: Span::of(&self.params, first_param),
             verifiable,
+            rejects_unknown,
         }
     }
 
@@ -357,6 +375,7 @@ impl FastPath {
             let calls: &[Call] = t.turns.get(ti).map_or(&[], |tt| &tt.calls);
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
+                (Outcome::Rejected, _) => return Outcome::Rejected,
                 (Outcome::Unknown, _) => unknown = true,
                 (Outcome::Perfect, in_order) => {
                     unknown |= turn.ordered;
@@ -391,6 +410,7 @@ impl FastPath {
                 Edge::Perfect => return (Outcome::Perfect, true),
                 Edge::Unverified => Outcome::Unknown,
                 Edge::Mismatch => Outcome::Imperfect,
+                Edge::Rejected => Outcome::Rejected,
             },
             // Bitsets below; a turn this long is left to the engines.
             65.. => Outcome::Unknown,
@@ -409,6 +429,9 @@ impl FastPath {
                     let mut any = false;
                     for (i, step) in steps.iter().enumerate() {
                         let edge = self.edge(linter, step, call);
+                        if edge == Edge::Rejected {
+                            return (Outcome::Rejected, false);
+                        }
                         if edge == Edge::Perfect {
                             perfect[i] |= 1 << j;
                         }
@@ -452,8 +475,11 @@ impl FastPath {
                 .next_if(|(k, _)| same_bytes(k.as_bytes(), name))
                 .map(|(_, v)| v);
             if got.is_none() {
-                // An argument the step neither compares nor requires: unknown to the fast path.
+                // An argument the step neither compares nor requires.
                 while args.next_if(|(k, _)| k.as_bytes() < name).is_some() {
+                    if step.rejects_unknown {
+                        return Edge::Rejected;
+                    }
                     edge = Edge::Unverified;
                 }
                 got = args.next_if(|(k, _)| k.as_bytes() == name).map(|(_, v)| v);
@@ -478,6 +504,9 @@ impl FastPath {
             }
         }
         if args.next().is_some() {
+            if step.rejects_unknown {
+                return Edge::Rejected;
+            }
             edge = Edge::Unverified;
         }
         edge
