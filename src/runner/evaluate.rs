@@ -160,9 +160,8 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
 /// The verdict when the calls alone decide it, without the engines: a transcript whose calls
 /// are exactly an accepted form of its workflow passes; one with an argument its tool does not
 /// declare fails; under a pass threshold of 1 (BFCL's exact match), one whose calls cannot
-/// pair with the workflow's steps fails. `None` when only
-/// the engines can tell. Microseconds less than [`evaluate`]: matchers compiled per suite, no
-/// finding worded.
+/// pair with the workflow's steps fails. `None` when only the engines can tell. A fraction of
+/// [`evaluate`]'s cost: matchers compiled per suite, no finding worded.
 pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
     let Some(index) = scenario_index(suite, t)? else {
         return Ok(None);
