@@ -196,7 +196,7 @@ impl FastPath {
                 let steps = Span::of(&plan.steps, first_step);
                 plan.turns.push(TurnPlan {
                     steps,
-                    ordered: oracle::has_ordered_steps(&turn.workflow, turn.order_strict),
+                    ordered: !oracle::ordered_pairs(&turn.workflow, turn.order_strict).is_empty(),
                     exclusive: plan.exclusive(steps),
                 });
             }
@@ -383,13 +383,7 @@ impl FastPath {
                 }
             }
         }
-        let ok = if repeats {
-            no_failed_output_or_repeat(t)
-        } else {
-            t.calls()
-                .all(|(_, c)| !c.output.as_ref().is_some_and(flow::is_error_output))
-        };
-        if unknown || !ok {
+        if unknown || !no_failed_output_or_repeat(t, repeats) {
             return Outcome::Unknown;
         }
         Outcome::Perfect
@@ -521,13 +515,14 @@ fn id_hash(id: &str) -> u64 {
 }
 
 // A recorded error output fails its call; an identical repeat may be a redundant call. Both
-// are the flow engine's to judge.
-fn no_failed_output_or_repeat(t: &Transcript) -> bool {
+// are the flow engine's to judge. `repeats`: whether identical calls are possible at all.
+fn no_failed_output_or_repeat(t: &Transcript, repeats: bool) -> bool {
     for (i, (_, call)) in t.calls().enumerate() {
         if call.output.as_ref().is_some_and(flow::is_error_output)
-            || t.calls()
-                .take(i)
-                .any(|(_, c)| c.tool == call.tool && c.arguments == call.arguments)
+            || (repeats
+                && t.calls()
+                    .take(i)
+                    .any(|(_, c)| c.tool == call.tool && c.arguments == call.arguments))
         {
             return false;
         }

@@ -181,7 +181,7 @@ impl Turn<'_> {
         sub.insert(SelectionCompleteness, ratio(done, steps.len(), 1.0));
         // ordering
         if calls.len() >= 2 {
-            let ordered = self.ordered_pairs(strict);
+            let ordered = ordered_pairs(self.steps, strict);
             let judged: Vec<(usize, usize)> = ordered
                 .into_iter()
                 .filter(|(a, b)| pairing[*a].is_some() && pairing[*b].is_some())
@@ -375,20 +375,6 @@ impl Turn<'_> {
         self.findings
             .iter()
             .any(|f| f.call == Some(index) && codes.contains(&f.code))
-    }
-
-    /// Step pairs (a, b) where b must follow a: b consumes a's mock output, or every pair under
-    /// `order: strict`.
-    fn ordered_pairs(&self, strict: bool) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        for b in 0..self.steps.len() {
-            for a in 0..b {
-                if strict || consumes(&self.steps[b], &self.steps[a]) {
-                    out.push((a, b));
-                }
-            }
-        }
-        out
     }
 
     /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
@@ -643,11 +629,18 @@ fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
     !values.is_empty() && values.iter().all(|v| produced_before(v))
 }
 
-/// Whether a turn's steps must run in an order: `order: strict`, or a step consuming another's
-/// mock output.
-pub(crate) fn has_ordered_steps(steps: &[OracleCall], strict: bool) -> bool {
-    steps.len() >= 2
-        && (strict || (1..steps.len()).any(|b| (0..b).any(|a| consumes(&steps[b], &steps[a]))))
+/// Step pairs (a, b) where b must follow a: b consumes a's mock output, or every pair under
+/// `order: strict`. The scorer judges these; the fast path leaves a turn with any to it.
+pub(crate) fn ordered_pairs(steps: &[OracleCall], strict: bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for b in 0..steps.len() {
+        for a in 0..b {
+            if strict || consumes(&steps[b], &steps[a]) {
+                out.push((a, b));
+            }
+        }
+    }
+    out
 }
 
 /// Whether step `b` takes one of step `a`'s mock-output artifacts as an argument.
