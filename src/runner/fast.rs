@@ -214,13 +214,19 @@ impl FastPath {
         plan
     }
 
+    /// The index of scenario `id` (`None` also when two ids share its hash: then look it up
+    /// in the harness).
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        let &i = self.index.get(&id_hash(id))?;
+        let sc = self.scenarios.get(i as usize)?;
+        same_bytes(self.bytes(sc.id), id.as_bytes()).then_some(i as usize)
+    }
+
     /// The index of scenario `id`, when a transcript of `turns` turns can answer it (else the
     /// caller's full lookup says why not).
     pub fn find(&self, id: &str, turns: usize) -> Option<usize> {
-        let &i = self.index.get(&id_hash(id))?;
-        let sc = self.scenarios.get(i as usize)?;
-        (same_bytes(self.bytes(sc.id), id.as_bytes()) && turns <= sc.turns.len as usize)
-            .then_some(i as usize)
+        self.index_of(id)
+            .filter(|&i| turns <= self.scenarios[i].turns.len as usize)
     }
 
     fn intern(&mut self, s: &str) -> Span {

@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use rustc_hash::FxHashMap;
-
 use super::fast::FastPath;
 use crate::harness::{Harness, Scenario};
 use crate::lint::Linter;
@@ -15,8 +13,6 @@ pub struct Suite {
     pub harness: Harness,
     pub tools: ToolSet,
     pub linter: Linter,
-    /// Scenario id → its index in the harness.
-    index: FxHashMap<String, usize>,
     pub(crate) fast: FastPath,
 }
 
@@ -44,25 +40,21 @@ impl Suite {
             caps.push(matrix);
         }
         let linter = Linter::new(&tools, caps).map_err(|e| harness.source.error(e.to_string()))?;
-        let index = harness
-            .scenarios
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.id.clone(), i))
-            .collect();
         let fast = FastPath::new(&harness, &linter);
         Ok(Self {
             harness,
             tools,
             linter,
-            index,
             fast,
         })
     }
 
     /// The scenario with this id, and its index in the harness.
     pub fn scenario(&self, id: &str) -> Option<(usize, &Scenario)> {
-        let &i = self.index.get(id)?;
+        let i = self
+            .fast
+            .index_of(id)
+            .or_else(|| self.harness.scenarios.iter().position(|s| s.id == id))?;
         Some((i, &self.harness.scenarios[i]))
     }
 }
