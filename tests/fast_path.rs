@@ -161,6 +161,12 @@ fn variants(suite: &Suite, t: &Transcript) -> Vec<Transcript> {
     edit("no-calls", &|v| {
         v.turns.iter_mut().for_each(|tt| tt.calls.clear())
     });
+    // A prompt of the transcript's own, in place of the scenario's (which grounds references).
+    edit("own-prompt", &|v| {
+        v.turns
+            .iter_mut()
+            .for_each(|tt| tt.prompt = Some("do as you see fit".into()))
+    });
     out
 }
 
@@ -243,6 +249,82 @@ fn shipped_suites_and_their_mutations() {
     // no quick pass. Under a threshold of 1, calls that cannot pair with the workflow fail
     // quickly.
     assert!(seen.quick_fail > 1_000, "{seen:?}");
+}
+
+/// Parameters named like inputs (no capability matrix): the flow engine checks their strings
+/// as references. A value the scenario's prompt or artifacts ground is decided by the calls
+/// alone; an ungrounded one, or a transcript with a prompt of its own, goes to the engines. A
+/// call the workflow asks for twice, made twice, is no redundancy.
+#[test]
+fn references_grounded_by_the_prompt_and_asked_repeats() {
+    const TOOLS: &str = r#"[{"name": "resize", "inputSchema": {"type": "object",
+      "properties": {"image_path": {"type": "string"}, "width": {"type": "integer"},
+        "images": {"type": "array", "items": {"type": "string"}}},
+      "required": ["image_path", "width"], "additionalProperties": false}}]"#;
+    const HARNESS: &str = "tools: [ground.tools.json]\nthresholds: {pass: 1.0, min_gap: 0.3}\nscenarios:\n  - id: named\n    turns:\n      - prompt: Make photos/cat.png 200 pixels wide\n        workflow:\n          - tool: resize\n            arguments: {image_path: photos/cat.png, width: 200}\n  - id: unnamed\n    turns:\n      - prompt: Make my picture 100 pixels wide\n        workflow:\n          - tool: resize\n            arguments: {image_path: photos/dog.png, width: 100}\n  - id: listed\n    artifacts: [gs://bucket/a.png]\n    turns:\n      - prompt: Shrink the stored image and the one at gs://bucket/b.png.\n        workflow:\n          - tool: resize\n            arguments: {image_path: gs://bucket/a.png, width: 10, images: [gs://bucket/b.png, gs://bucket/a.png]}\n  - id: twice\n    turns:\n      - prompt: Two copies of photos/cat.png, 50 wide\n        workflow:\n          - tool: resize\n            arguments: {image_path: photos/cat.png, width: 50}\n          - tool: resize\n            arguments: {image_path: photos/cat.png, width: 50}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ground.tools.json"), TOOLS).unwrap();
+    std::fs::write(dir.path().join("ground.yaml"), HARNESS).unwrap();
+    let transcript = |name: &str, text: &str| {
+        let p = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&p, text).unwrap();
+        Transcript::load(&p).unwrap()
+    };
+    let named = transcript(
+        "named",
+        "scenario: named\ncalls:\n  - tool: resize\n    arguments: {image_path: photos/cat.png, width: 200}\n",
+    );
+    let unnamed = transcript(
+        "unnamed",
+        "scenario: unnamed\ncalls:\n  - tool: resize\n    arguments: {image_path: photos/dog.png, width: 100}\n",
+    );
+    let listed = transcript(
+        "listed",
+        "scenario: listed\ncalls:\n  - tool: resize\n    arguments: {image_path: gs://bucket/a.png, width: 10, images: [gs://bucket/b.png, gs://bucket/a.png]}\n",
+    );
+    let twice = transcript(
+        "twice",
+        "scenario: twice\ncalls:\n  - tool: resize\n    arguments: {image_path: photos/cat.png, width: 50}\n  - tool: resize\n    arguments: {image_path: photos/cat.png, width: 50}\n",
+    );
+    let mut own_prompt = named.clone();
+    own_prompt.turns[0].prompt = Some("Make it 200 pixels wide".into());
+    let [loaded, exact] = both_thresholds(&dir.path().join("ground.yaml"));
+    for (suite, lenient) in [(loaded, false), (exact, false)]
+        .into_iter()
+        .chain(std::iter::once({
+            let mut h = Harness::load(&dir.path().join("ground.yaml")).unwrap();
+            h.thresholds.pass = 0.5;
+            (Suite::from_harness(h).unwrap(), true)
+        }))
+    {
+        let quick = |t: &Transcript| quick_verdict(&suite, t).unwrap();
+        let full = |t: &Transcript| evaluate_with_engines(&suite, t).unwrap().verdict;
+        for t in [&named, &listed, &twice] {
+            assert_eq!(full(t), Verdict::Pass, "{}", t.id);
+            assert_eq!(quick(t), Some(Verdict::Pass), "{}", t.id);
+        }
+        // The prompt names no dog picture: a reference nobody produced.
+        assert_eq!(full(&unnamed), Verdict::Fail);
+        assert_eq!(quick(&unnamed), None);
+        // The transcript's own prompt no longer names the path.
+        assert_eq!(full(&own_prompt), Verdict::Fail);
+        assert_eq!(quick(&own_prompt), None);
+        // A third identical call is more than the workflow asks for.
+        let mut thrice = twice.clone();
+        let again = thrice.turns[0].calls[0].clone();
+        thrice.turns[0].calls.push(again);
+        assert_eq!(full(&thrice), Verdict::Fail);
+        if !lenient {
+            assert_eq!(quick(&thrice), Some(Verdict::Fail));
+        }
+        let mut seen = Seen::default();
+        for t in [&named, &unnamed, &listed, &twice, &own_prompt] {
+            for v in variants(&suite, t) {
+                compare(&suite, &v, &mut seen);
+            }
+        }
+        assert!(seen.transcripts > 100, "{seen:?}");
+    }
 }
 
 /// Imports a BFCL data directory with `options` (and a pass threshold other than the import's
@@ -353,10 +435,10 @@ fn bfcl_sample_outputs_and_their_mutations() {
 }
 
 /// The sample's outputs the calls alone do not decide (snapshotted): values the oracle accepts
-/// that are not the known-clean spelling
-/// (`4.0` for `4`, `60` for `60.0`, an enum value in another case) and a workflow that asks
-/// for the same call twice (the flow engine's to allow). Every other correct answer passes and
-/// every other wrong one fails without the engines — an undeclared argument at any threshold.
+/// that are not the known-clean spelling (`4.0` for `4`, `60` for `60.0`, an enum value in
+/// another case). Every other correct answer passes without the engines (the two identical
+/// calls a workflow asks for among them), and every other wrong one fails without them (an
+/// undeclared argument at any threshold).
 #[test]
 fn bfcl_sample_is_decided_by_calls_alone() {
     let data = repo().join("tests/data/bfcl");

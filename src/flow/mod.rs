@@ -126,11 +126,7 @@ pub fn analyze(
         .flat_map(|t| &t.workflow)
     {
         *asked
-            .entry(format!(
-                "{}\u{0}{}",
-                o.call.tool,
-                canonical(&o.call.arguments)
-            ))
+            .entry(call_key(&o.call.tool, &o.call.arguments))
             .or_default() += 1;
     }
     let mut repeats: HashMap<String, usize> = HashMap::new();
@@ -227,7 +223,7 @@ pub fn analyze(
             });
         }
         // An identical call to an earlier successful one does the same work twice.
-        let key = format!("{}\u{0}{}", call.tool, canonical(&call.arguments));
+        let key = call_key(&call.tool, &call.arguments);
         let made = repeats.entry(key.clone()).or_default();
         *made += 1;
         let within_asked = *made <= asked.get(&key).copied().unwrap_or(0);
@@ -405,6 +401,33 @@ fn prompt_of<'a>(
 
 pub(crate) fn is_error_output(v: &Value) -> bool {
     v.get("isError").and_then(Value::as_bool) == Some(true)
+}
+
+/// What makes two calls identical to the flow engine: the tool and its canonical arguments.
+pub(crate) fn call_key(tool: &str, arguments: &Value) -> String {
+    format!("{tool}\u{0}{}", canonical(arguments))
+}
+
+/// The strings of an argument the engine checks as artifact references (when its parameter
+/// names an input): the value itself, or an array's string items.
+pub(crate) fn reference_strings(v: &Value) -> Vec<&str> {
+    match v {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether the engine grounds a reference to `value` in a call of a turn whose prompt is
+/// `prompt`, whatever the transcript's other calls do: the scenario lists it as an artifact,
+/// the prompt names it as one, or (four characters or more) the prompt holds it verbatim.
+/// The engine's own check in [`analyze`] accepts more (earlier outputs); this is the part
+/// that needs only the scenario.
+pub(crate) fn grounded_by_prompt(value: &str, prompt: &str, scenario_artifacts: &[String]) -> bool {
+    let norm = normalize(value);
+    scenario_artifacts.iter().any(|a| normalize(a) == norm)
+        || artifacts_in_text(prompt).contains(&norm)
+        || (value.len() >= 4 && prompt.contains(value))
 }
 
 /// The arguments of a call that reference artifacts, as (pointer, value).

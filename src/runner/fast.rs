@@ -16,13 +16,17 @@
 //!   certain to reject it (the step lists every declared parameter, the schema admits no
 //!   others, no capability matrix): an error finding, so Fail at any threshold;
 //! - anything else — a value not known to lint clean, a rule that needs the flow engine, a
-//!   strictly ordered turn, a repeated call — goes to the engines.
+//!   strictly ordered turn, a repeated call the workflow does not ask for — goes to the
+//!   engines.
 //!
 //! "Known to lint clean" is established at compile time by linting the step's own call with
 //! each accepted value in place, and holds for every combination only where the linter checks
 //! parameters independently: a tool no capability matrix describes, whose schema's top level
-//! is `properties`/`required`/`additionalProperties`, and none of whose parameters reference
-//! artifacts (the flow engine's inputs). Other tools' steps can still be found imperfect.
+//! is `properties`/`required`/`additionalProperties`. A parameter named like an input (the
+//! flow engine checks its strings as artifact references) keeps only the values the scenario
+//! grounds without any other call — named in the turn's prompt or among the scenario's
+//! artifacts — and a transcript bringing its own prompt for that turn goes to the engines.
+//! Other tools' steps can still be found imperfect.
 //! Comparison goes through the oracle's own [`oracle::value_matches`], so both paths agree on
 //! what matches; `tests/fast_path.rs` checks the two paths agree on every shipped transcript
 //! and on thousands of mutated ones.
@@ -70,6 +74,9 @@ pub(crate) struct FastPath {
     rules: Vec<Rule>,
     /// Clean arrays and objects.
     values: Vec<Value>,
+    /// The flow engine's key of a call a scenario's workflow asks for more than once, and how
+    /// many times: that many identical calls are work, not redundancy.
+    asked: Vec<(String, usize)>,
 }
 
 /// A range of one of the plan's arrays (or of its text).
@@ -97,6 +104,8 @@ struct ScenarioPlan {
     id: Span,
     /// A range of `turns`.
     turns: Span,
+    /// A range of `asked`: the calls its workflow asks for more than once.
+    asked: Span,
 }
 
 struct TurnPlan {
@@ -107,6 +116,9 @@ struct TurnPlan {
     /// No call can be perfect for two of the steps, so when the calls pair with the steps in
     /// order, no two calls are identical (no redundant call to rule out).
     exclusive: bool,
+    /// Some clean value references an artifact the scenario's prompt for this turn grounds: a
+    /// transcript that brings its own prompt for the turn is left to the engines.
+    prompt_grounded: bool,
 }
 
 struct Step {
@@ -114,7 +126,8 @@ struct Step {
     /// A range of `params`: those the step compares or the tool requires, sorted by name (as
     /// the call's arguments are).
     params: Span,
-    /// A call whose every argument is a clean value lints clean and has no flow.
+    /// A call whose every argument is a clean value lints clean and has no flow finding (under
+    /// the scenario's prompt).
     verifiable: bool,
     /// An argument outside `params` is one the tool does not declare, which the linter
     /// rejects: `params` holds every declared parameter, the schema admits no others, and no
@@ -179,6 +192,7 @@ impl FastPath {
             text: Vec::new(),
             rules: Vec::new(),
             values: Vec::new(),
+            asked: Vec::new(),
         };
         for sc in &harness.scenarios {
             let first_turn = plan.turns.len();
@@ -189,8 +203,11 @@ impl FastPath {
                     .iter()
                     .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
                 let first_step = plan.steps.len();
+                let mut prompt_grounded = false;
                 for o in &turn.workflow {
-                    let step = plan.step(o, linter, !failing_mock);
+                    let ground = (turn.prompt.as_str(), sc.artifacts.as_slice());
+                    let (step, grounded) = plan.step(o, linter, !failing_mock, ground);
+                    prompt_grounded |= grounded;
                     plan.steps.push(step);
                 }
                 let steps = Span::of(&plan.steps, first_step);
@@ -198,7 +215,19 @@ impl FastPath {
                     steps,
                     ordered: !oracle::ordered_pairs(&turn.workflow, turn.order_strict).is_empty(),
                     exclusive: plan.exclusive(steps),
+                    prompt_grounded,
                 });
+            }
+            let first_asked = plan.asked.len();
+            let mut keys: Vec<String> = sc
+                .turns
+                .iter()
+                .flat_map(|t| &t.workflow)
+                .map(|o| flow::call_key(&o.call.tool, &o.call.arguments))
+                .collect();
+            keys.sort_unstable();
+            for group in keys.chunk_by(|a, b| a == b).filter(|g| g.len() > 1) {
+                plan.asked.push((group[0].clone(), group.len()));
             }
             let id = plan.intern(&sc.id);
             let index = plan.scenarios.len() as u32;
@@ -209,6 +238,7 @@ impl FastPath {
             plan.scenarios.push(ScenarioPlan {
                 id,
                 turns: Span::of(&plan.turns, first_turn),
+                asked: Span::of(&plan.asked, first_asked),
             });
         }
         plan
@@ -239,7 +269,15 @@ impl FastPath {
         &self.text[s.range()]
     }
 
-    fn step(&mut self, o: &OracleCall, linter: &Linter, mock_ok: bool) -> Step {
+    /// The step's matcher, and whether a clean value relies on `ground` (the turn's prompt and
+    /// the scenario's artifacts) to be a grounded reference.
+    fn step(
+        &mut self,
+        o: &OracleCall,
+        linter: &Linter,
+        mock_ok: bool,
+        ground: (&str, &[String]),
+    ) -> (Step, bool) {
         let spec = linter.tool(&o.call.tool);
         let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
         let compared = oracle::compared_params(o);
@@ -251,8 +289,8 @@ impl FastPath {
         let verifiable = mock_ok
             && spec.is_some_and(|s| independent_params(&s.input_schema))
             && linter.facts(&o.call.tool).is_none()
-            && !names.iter().any(|p| flow::looks_like_input(p))
             && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
+        let mut grounded = false;
         let rejects_unknown = linter.rejects_undeclared(&o.call.tool)
             && linter.facts(&o.call.tool).is_none()
             && spec
@@ -270,7 +308,23 @@ impl FastPath {
             let is_compared = compared.iter().any(|c| c.as_str() == name);
             let first_clean = self.clean.len();
             if verifiable {
+                // Without a capability matrix, the flow engine checks the strings of a
+                // parameter named like an input as references: clean only where the prompt
+                // grounds them.
+                let input = flow::looks_like_input(name);
                 for v in rule.clean_values(o, linter, is_compared) {
+                    let refs = if input {
+                        flow::reference_strings(&v)
+                    } else {
+                        Vec::new()
+                    };
+                    if !refs
+                        .iter()
+                        .all(|r| flow::grounded_by_prompt(r, ground.0, ground.1))
+                    {
+                        continue;
+                    }
+                    grounded |= !refs.is_empty();
                     let c = self.clean_of(&v);
                     self.clean.push(c);
                 }
@@ -286,12 +340,13 @@ impl FastPath {
             self.params.push(param);
             self.rules.push(rule);
         }
-        Step {
+        let step = Step {
             tool,
             params: Span::of(&self.params, first_param),
             verifiable,
             rejects_unknown,
-        }
+        };
+        (step, grounded)
     }
 
     fn clean_of(&mut self, v: &Value) -> Clean {
@@ -378,7 +433,10 @@ impl FastPath {
         // Identical calls in two turns are for the flow engine to judge.
         let mut repeats = sc.turns.len > 1;
         for (ti, turn) in self.turns[sc.turns.range()].iter().enumerate() {
-            let calls: &[Call] = t.turns.get(ti).map_or(&[], |tt| &tt.calls);
+            let tt = t.turns.get(ti);
+            let calls: &[Call] = tt.map_or(&[], |tt| &tt.calls);
+            // The transcript's own prompt replaces the scenario's, which grounds references.
+            unknown |= turn.prompt_grounded && tt.is_some_and(|tt| tt.prompt.is_some());
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
                 (Outcome::Rejected, _) => return Outcome::Rejected,
@@ -389,10 +447,36 @@ impl FastPath {
                 }
             }
         }
-        if unknown || !no_failed_output_or_repeat(t, repeats) {
+        if unknown || !self.no_failed_output_or_repeat(sc, t, repeats) {
             return Outcome::Unknown;
         }
         Outcome::Perfect
+    }
+
+    /// A recorded error output fails its call; an identical repeat beyond what the workflow
+    /// asks for is a redundant call. Both are the flow engine's to judge. `repeats`: whether
+    /// identical calls are possible at all.
+    fn no_failed_output_or_repeat(&self, sc: &ScenarioPlan, t: &Transcript, repeats: bool) -> bool {
+        let same = |a: &Call, b: &Call| a.tool == b.tool && a.arguments == b.arguments;
+        for (i, (_, call)) in t.calls().enumerate() {
+            if call.output.as_ref().is_some_and(flow::is_error_output) {
+                return false;
+            }
+            if repeats && t.calls().take(i).any(|(_, c)| same(c, call)) {
+                // As many identical calls as the workflow has identical steps are fine (a
+                // count by `==`, which may only over-count the engine's).
+                let asked = &self.asked[sc.asked.range()];
+                if asked.is_empty() {
+                    return false;
+                }
+                let n = t.calls().filter(|(_, c)| same(c, call)).count();
+                let key = flow::call_key(&call.tool, &call.arguments);
+                if !asked.iter().any(|(k, times)| *k == key && n <= *times) {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// The turn's outcome, and whether a perfect one pairs each call with the step at its
@@ -518,22 +602,6 @@ fn id_hash(id: &str) -> u64 {
     let mut h = FxHasher::default();
     h.write(id.as_bytes());
     h.finish()
-}
-
-// A recorded error output fails its call; an identical repeat may be a redundant call. Both
-// are the flow engine's to judge. `repeats`: whether identical calls are possible at all.
-fn no_failed_output_or_repeat(t: &Transcript, repeats: bool) -> bool {
-    for (i, (_, call)) in t.calls().enumerate() {
-        if call.output.as_ref().is_some_and(flow::is_error_output)
-            || (repeats
-                && t.calls()
-                    .take(i)
-                    .any(|(_, c)| c.tool == call.tool && c.arguments == call.arguments))
-        {
-            return false;
-        }
-    }
-    true
 }
 
 /// Whether every step (row) can be paired with its own call (bit) along the given edges:
