@@ -14,8 +14,10 @@
 //! - `engines`: [`evaluate_with_engines`], every engine on every transcript.
 //!
 //! Every output's three verdicts must agree (the bench panics otherwise). Prints one JSON line.
-//! `AGENT_SEER_BFCL_ONLY=verdict` times the verdict alone and prints its checks per second
-//! (for a profiler).
+//! `AGENT_SEER_BFCL_ONLY=verdict` times the verdict alone, without the agreement check, and
+//! prints its checks per second (for a profiler); `AGENT_SEER_BFCL_ONLY=walk` times only
+//! reading every string a check compares (tool, argument names, string values) — what the
+//! transcripts' memory costs, apart from any checking.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -72,9 +74,11 @@ fn main() {
         let t = bfcl::output_transcript(entry, &o["output"], &format!("o{i}"), &path);
         work.push((s, t.expect("transcript")));
     }
+    let only_verdict = std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "verdict");
     let mut passed = 0usize;
     let mut quick = 0usize;
-    for (s, t) in &work {
+    // (A profiler's run skips the agreement check, to see the verdicts alone.)
+    for (s, t) in work.iter().filter(|_| !only_verdict) {
         let full = evaluate_with_engines(&suites[*s], t)
             .expect("evaluate")
             .verdict;
@@ -107,8 +111,29 @@ fn main() {
             }
         }
     };
+    if std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "walk") {
+        let walk = rate(&|_, t| {
+            let mut x = t
+                .scenario
+                .as_deref()
+                .map_or(0, |s| s.as_bytes()[s.len() - 1] as usize);
+            for (_, c) in t.calls() {
+                x += c.tool.as_bytes()[c.tool.len() - 1] as usize;
+                x += usize::from(c.output.is_some());
+                for (k, v) in c.args() {
+                    x += k.as_bytes()[k.len() - 1] as usize;
+                    if let Some(s) = v.as_str() {
+                        x += s.as_bytes().last().copied().unwrap_or(0) as usize;
+                    }
+                }
+            }
+            x % 7 == 0
+        });
+        println!("{walk}");
+        return;
+    }
     let verdicts = rate(&|s, t| verdict(s, t).expect("verdict") == Verdict::Pass);
-    if std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "verdict") {
+    if only_verdict {
         println!("{verdicts}");
         return;
     }

@@ -36,6 +36,8 @@
 //! of the scenario id; the transcript's own allocations are the rest of a check's memory
 //! traffic.
 
+use std::cmp::Ordering;
+
 use rustc_hash::{FxHashMap, FxHasher};
 use serde_json::Value;
 
@@ -143,6 +145,9 @@ struct Param {
     /// Compared by the oracle (not `ignore`, and in the step's arguments or match policies).
     compared: bool,
     required: bool,
+    /// The oracle rejects a call without this argument (compared, and absence is no accepted
+    /// form of it).
+    absent_mismatch: bool,
     /// A call without this argument is not perfect for the step.
     must: bool,
 }
@@ -330,12 +335,15 @@ impl FastPath {
                 }
             }
             let is_required = required.contains(&name);
+            // Whether the oracle accepts a missing argument depends on the policy alone.
+            let absent_mismatch = is_compared && !rule.matches(linter, &o.call, None);
             let param = Param {
                 name: self.intern(name),
                 clean: Span::of(&self.clean, first_clean),
                 compared: is_compared,
                 required: is_required,
-                must: is_required || (is_compared && !rule.matches(linter, &o.call, None)),
+                absent_mismatch,
+                must: is_required || absent_mismatch,
             };
             self.params.push(param);
             self.rules.push(rule);
@@ -437,6 +445,10 @@ impl FastPath {
             let calls: &[Call] = tt.map_or(&[], |tt| &tt.calls);
             // The transcript's own prompt replaces the scenario's, which grounds references.
             unknown |= turn.prompt_grounded && tt.is_some_and(|tt| tt.prompt.is_some());
+            // A recorded error output fails its call: the flow engine's to judge.
+            unknown |= calls
+                .iter()
+                .any(|c| c.output.as_ref().is_some_and(flow::is_error_output));
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
                 (Outcome::Rejected, _) => return Outcome::Rejected,
@@ -447,22 +459,18 @@ impl FastPath {
                 }
             }
         }
-        if unknown || !self.no_failed_output_or_repeat(sc, t, repeats) {
+        if unknown || (repeats && !self.no_redundant_repeat(sc, t)) {
             return Outcome::Unknown;
         }
         Outcome::Perfect
     }
 
-    /// A recorded error output fails its call; an identical repeat beyond what the workflow
-    /// asks for is a redundant call. Both are the flow engine's to judge. `repeats`: whether
-    /// identical calls are possible at all.
-    fn no_failed_output_or_repeat(&self, sc: &ScenarioPlan, t: &Transcript, repeats: bool) -> bool {
+    /// Whether no call repeats an identical one beyond what the workflow asks for (a redundant
+    /// call, the flow engine's to judge).
+    fn no_redundant_repeat(&self, sc: &ScenarioPlan, t: &Transcript) -> bool {
         let same = |a: &Call, b: &Call| a.tool == b.tool && a.arguments == b.arguments;
         for (i, (_, call)) in t.calls().enumerate() {
-            if call.output.as_ref().is_some_and(flow::is_error_output) {
-                return false;
-            }
-            if repeats && t.calls().take(i).any(|(_, c)| same(c, call)) {
+            if t.calls().take(i).any(|(_, c)| same(c, call)) {
                 // As many identical calls as the workflow has identical steps are fine (a
                 // count by `==`, which may only over-count the engine's).
                 let asked = &self.asked[sc.asked.range()];
@@ -552,42 +560,55 @@ impl FastPath {
         } else {
             Edge::Unverified
         };
-        let mut args = a.args().iter().peekable();
+        let mut args = a.args().iter();
+        let mut next = args.next();
         for (pi, p) in self.params[step.params.range()].iter().enumerate() {
             let name = self.bytes(p.name);
-            let mut got = args
-                .next_if(|(k, _)| same_bytes(k.as_bytes(), name))
-                .map(|(_, v)| v);
-            if got.is_none() {
-                // An argument the step neither compares nor requires.
-                while args.next_if(|(k, _)| k.as_bytes() < name).is_some() {
-                    if step.rejects_unknown {
-                        return Edge::Rejected;
+            let got = loop {
+                let Some((k, v)) = next else {
+                    break None;
+                };
+                match order(k.as_bytes(), name) {
+                    Ordering::Equal => {
+                        next = args.next();
+                        break Some(v);
                     }
+                    // An argument the step neither compares nor requires.
+                    Ordering::Less => {
+                        if step.rejects_unknown {
+                            return Edge::Rejected;
+                        }
+                        edge = Edge::Unverified;
+                        next = args.next();
+                    }
+                    Ordering::Greater => break None,
+                }
+            };
+            let Some(v) = got else {
+                if p.absent_mismatch {
+                    return Edge::Mismatch;
+                }
+                if p.required {
                     edge = Edge::Unverified;
                 }
-                got = args.next_if(|(k, _)| k.as_bytes() == name).map(|(_, v)| v);
-            }
-            if let Some(v) = got
-                && self.clean[p.clean.range()].iter().any(|c| self.is(*c, v))
-            {
-                // A clean value is one the oracle accepts here.
+                continue;
+            };
+            // A clean value is one the oracle accepts here.
+            if self.clean[p.clean.range()].iter().any(|c| self.is(*c, v)) {
                 continue;
             }
             if p.compared {
                 let rule = &self.rules[step.params.start as usize + pi];
-                if matches!(rule.policy, Some(MatchPolicy::FromOutput)) && got.is_some() {
-                    // Grounded or not: the flow engine's to say.
-                    edge = Edge::Unverified;
-                } else if !rule.matches(linter, a, got) {
+                // A `from_output` value, grounded or not, is the flow engine's to judge.
+                if !matches!(rule.policy, Some(MatchPolicy::FromOutput))
+                    && !rule.matches(linter, a, Some(v))
+                {
                     return Edge::Mismatch;
                 }
             }
-            if got.is_some() || p.required {
-                edge = Edge::Unverified;
-            }
+            edge = Edge::Unverified;
         }
-        if args.next().is_some() {
+        if next.is_some() {
             if step.rejects_unknown {
                 return Edge::Rejected;
             }
@@ -595,6 +616,32 @@ impl FastPath {
         }
         edge
     }
+}
+
+/// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
+/// common case, through [`same_bytes`], the rest word by word.
+#[inline]
+fn order(a: &[u8], b: &[u8]) -> Ordering {
+    if same_bytes(a, b) {
+        return Ordering::Equal;
+    }
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_be_bytes(a[i..i + 8].try_into().expect("8 bytes"));
+        let y = u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if x != y {
+            return x.cmp(&y);
+        }
+        i += 8;
+    }
+    while i < n {
+        if a[i] != b[i] {
+            return a[i].cmp(&b[i]);
+        }
+        i += 1;
+    }
+    a.len().cmp(&b.len())
 }
 
 fn id_hash(id: &str) -> u64 {
