@@ -59,20 +59,11 @@ fn main() {
     }
     let mut work: Vec<(usize, Transcript)> = Vec::new();
     let mut skipped = 0;
-    for (i, line) in std::fs::read_to_string(&outputs)
-        .expect("outputs")
-        .lines()
-        .enumerate()
-    {
-        let o: serde_json::Value = serde_json::from_str(line).expect("output line");
-        let entry = o["entry"].as_str().expect("entry");
-        let Some(&s) = suite_of.get(entry) else {
-            skipped += 1;
-            continue;
-        };
-        let path = dir.path().join(format!("o{i}.yaml"));
-        let t = bfcl::output_transcript(entry, &o["output"], &format!("o{i}"), &path);
-        work.push((s, t.expect("transcript")));
+    for o in bfcl::read_outputs(&outputs).expect("outputs") {
+        match suite_of.get(&o.entry) {
+            Some(&s) => work.push((s, o.transcript)),
+            None => skipped += 1,
+        }
     }
     let only_verdict = std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "verdict");
     let mut passed = 0usize;

@@ -125,7 +125,12 @@ pub fn output_transcript(
                 .map(|m| m.iter().collect::<Vec<_>>())
                 .as_deref()
             {
-                Some([(name, args)]) => Ok(json!({"tool": name, "arguments": args})),
+                Some([(name, args)]) if args.is_object() => {
+                    Ok(json!({"tool": name, "arguments": args}))
+                }
+                Some([(name, _)]) => Err(shape(&format!(
+                    "the arguments of `{name}` are not an object"
+                ))),
                 _ => Err(shape("a call is not an object with one function name")),
             }
         })
@@ -133,6 +138,47 @@ pub fn output_transcript(
     let text = serde_json::to_string_pretty(&json!({"scenario": entry, "calls": calls}))
         .map_err(|e| shape(&e.to_string()))?;
     crate::harness::Transcript::from_source(SourceFile::from_text(path, text), id.to_owned())
+}
+
+/// One line of a model-outputs file, as a transcript.
+#[derive(Clone, Debug)]
+pub struct ModelOutput {
+    /// The line's `id`, else `o<line number>`.
+    pub id: String,
+    /// The BFCL entry (our scenario id) it answers.
+    pub entry: String,
+    pub transcript: crate::harness::Transcript,
+    /// The whole line, for fields of the caller's own (`bfcl_valid`, …).
+    pub line: Value,
+}
+
+/// Reads model outputs, one JSON object per line — `entry` (the BFCL entry id), `output` (the
+/// calls in BFCL's format) and optionally `id` — as transcripts answering their entries'
+/// scenarios. A malformed line (invalid JSON, no `entry`, an output not in BFCL's format) is an
+/// error naming the file and line.
+pub fn read_outputs(path: &Path) -> Result<Vec<ModelOutput>, SourceError> {
+    let mut out = Vec::new();
+    for (file, line, v) in lines(path)? {
+        let entry = str_field(&file, line, &v, "entry")?;
+        let id = match v.get("id") {
+            None => format!("o{line}"),
+            Some(_) => str_field(&file, line, &v, "id")?,
+        };
+        let output = v
+            .get("output")
+            .ok_or_else(|| file.error_at(line, 1, "no `output`"))?;
+        let transcript = output_transcript(&entry, output, &id, path).map_err(|e| {
+            // The transcript is built in memory: its error belongs to this line.
+            file.error_at(line, 1, e.message.clone())
+        })?;
+        out.push(ModelOutput {
+            id,
+            entry,
+            transcript,
+            line: v,
+        });
+    }
+    Ok(out)
 }
 
 /// The question and possible-answer files of a category under `data_dir` (`BFCL_v4_…` or

@@ -353,26 +353,11 @@ fn bfcl_work(
         }
         suites.push(Suite::from_harness(h).unwrap());
     }
-    let mut work = Vec::new();
-    for (i, line) in std::fs::read_to_string(outputs)
+    let work = bfcl::read_outputs(outputs)
         .unwrap()
-        .lines()
-        .enumerate()
-    {
-        let o: Value = serde_json::from_str(line).unwrap();
-        let entry = o["entry"].as_str().unwrap();
-        let Some(&s) = suite_of.get(entry) else {
-            continue;
-        };
-        let id = o["id"]
-            .as_str()
-            .map_or_else(|| format!("o{i}"), str::to_owned);
-        let path = dir.path().join(format!("{id}.json"));
-        work.push((
-            s,
-            bfcl::output_transcript(entry, &o["output"], &id, &path).unwrap(),
-        ));
-    }
+        .into_iter()
+        .filter_map(|o| Some((*suite_of.get(&o.entry)?, o.transcript)))
+        .collect();
     (suites, work)
 }
 

@@ -15,24 +15,21 @@ use super::*;
 struct Output {
     id: String,
     entry: String,
-    output: serde_json::Value,
+    transcript: agent_seer::harness::Transcript,
     differs: Option<String>,
     bfcl_valid: bool,
 }
 
 fn outputs() -> Vec<Output> {
-    std::fs::read_to_string(repo().join("tests/data/bfcl/outputs.jsonl"))
+    agent_seer::bfcl::read_outputs(&repo().join("tests/data/bfcl/outputs.jsonl"))
         .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            Output {
-                id: v["id"].as_str().unwrap().to_owned(),
-                entry: v["entry"].as_str().unwrap().to_owned(),
-                output: v["output"].clone(),
-                differs: v["differs"].as_str().map(str::to_owned),
-                bfcl_valid: v["bfcl_valid"].as_bool().unwrap(),
-            }
+        .into_iter()
+        .map(|o| Output {
+            differs: o.line["differs"].as_str().map(str::to_owned),
+            bfcl_valid: o.line["bfcl_valid"].as_bool().unwrap(),
+            id: o.id,
+            entry: o.entry,
+            transcript: o.transcript,
         })
         .collect()
 }
@@ -69,9 +66,7 @@ fn our_verdicts(dir: &Path) -> BTreeMap<String, bool> {
     for o in outputs() {
         let harness = &suite_of[&o.entry];
         let suite = Suite::load(harness).unwrap();
-        let path = dir.join("outputs").join(format!("{}.yaml", o.id));
-        let t = agent_seer::bfcl::output_transcript(&o.entry, &o.output, &o.id, &path).unwrap();
-        let ev = evaluate(&suite, &t).unwrap();
+        let ev = evaluate(&suite, &o.transcript).unwrap();
         out.insert(o.id, ev.verdict == Verdict::Pass);
     }
     out
@@ -167,4 +162,45 @@ fn a_malformed_data_line_names_its_file_and_line() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A malformed model-output line is an error at its line, whatever is wrong with it.
+#[test]
+fn malformed_output_lines_are_errors_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = r#"{"id": "fine", "entry": "simple_0", "output": [{"f": {"x": 1}}]}"#;
+    let bad = [
+        r#"{"entry": "simple_0", "output": [}"#,
+        r#"{"output": []}"#,
+        r#"{"entry": "simple_0"}"#,
+        r#"{"id": 3, "entry": "simple_0", "output": []}"#,
+        r#"{"entry": "simple_0", "output": {"f": {}}}"#,
+        r#"{"entry": "simple_0", "output": [{"f": {}, "g": {}}]}"#,
+        r#"{"entry": "simple_0", "output": [{"f": 7}]}"#,
+    ];
+    let path = dir.path().join("outputs.jsonl");
+    let mut rendered = Vec::new();
+    for line in bad {
+        std::fs::write(&path, format!("{good}\n\n{line}\n")).unwrap();
+        let err = agent_seer::bfcl::read_outputs(&path).unwrap_err();
+        assert_eq!(err.line.map(|(l, _)| l), Some(3), "{err}");
+        rendered.push(
+            err.to_string()
+                .replace(&dir.path().display().to_string(), "[dir]"),
+        );
+    }
+    insta::assert_snapshot!(rendered.join("\n---\n"));
+    // The good line alone reads, with its id; a line without one is named by its number.
+    std::fs::write(
+        &path,
+        format!(
+            "{good}\n{}\n",
+            bad[4].replace(r#"{"f": {}}"#, r#"[{"f": {}}]"#)
+        ),
+    )
+    .unwrap();
+    let ok = agent_seer::bfcl::read_outputs(&path).unwrap();
+    let ids: Vec<&str> = ok.iter().map(|o| o.id.as_str()).collect();
+    assert_eq!(ids, ["fine", "o2"]);
+    assert_eq!(ok[0].transcript.turns[0].calls[0].tool, "f");
 }
