@@ -5,7 +5,7 @@
 //! with a threshold of 1, where imperfect transcripts are failed without the engines.
 //!
 //! `AGENT_SEER_BFCL_DATA` (BFCL's data directory, from bfcl-eval) adds BFCL's real four
-//! categories; `.ci/run` sets it (in a release build: ~840,000 transcripts).
+//! categories; `.ci/run` sets it (in a release build: ~850,000 transcripts).
 
 use std::path::{Path, PathBuf};
 
