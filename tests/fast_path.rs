@@ -458,3 +458,31 @@ fn bfcl_real_data_when_given() {
     eprintln!("{seen:?}");
     assert!(seen.transcripts > 50_000, "{seen:?}");
 }
+
+/// Every scenario id finds its own scenario through the fast path's table, and near misses
+/// (a character more, less or changed) find none.
+#[test]
+fn scenario_ids_find_their_scenarios() {
+    let data = repo().join("tests/data/bfcl");
+    let (mut suites, _) = bfcl_work(&data, &data.join("outputs.jsonl"), Options::default(), None);
+    for files in discover(&Layout::under(&repo())).unwrap() {
+        if let Some(h) = &files.harness {
+            suites.push(Suite::load(h).unwrap());
+        }
+    }
+    let mut ids = 0;
+    for suite in &suites {
+        for (i, sc) in suite.harness.scenarios.iter().enumerate() {
+            let (j, found) = suite.scenario(&sc.id).unwrap();
+            assert_eq!((j, found.id.as_str()), (i, sc.id.as_str()));
+            let mut changed = sc.id.clone();
+            let last = changed.pop().unwrap();
+            assert!(suite.scenario(&changed).is_none(), "{changed}");
+            assert!(suite.scenario(&format!("{}{last}x", changed)).is_none());
+            changed.push(if last == 'a' { 'b' } else { 'a' });
+            assert!(suite.scenario(&changed).is_none() || changed == sc.id);
+            ids += 1;
+        }
+    }
+    assert!(ids >= 20, "{ids}");
+}

@@ -32,13 +32,13 @@
 //! and on thousands of mutated ones.
 //!
 //! Layout: a suite's plan is a handful of flat arrays (scenarios, turns, steps, parameters,
-//! clean values) with every id, name and clean string in one byte buffer, found through a hash
-//! of the scenario id; the transcript's own allocations are the rest of a check's memory
-//! traffic.
+//! clean values) with every id, name and clean string in one byte buffer, found through an
+//! open-addressed table of scenario-id hashes (exact: every candidate's id is compared); the
+//! transcript's own allocations are the rest of a check's memory traffic.
 
 use std::cmp::Ordering;
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHasher;
 use serde_json::Value;
 
 use crate::flow;
@@ -62,8 +62,9 @@ pub(crate) enum Outcome {
 
 /// A suite's workflows compiled for the fast path.
 pub(crate) struct FastPath {
-    /// A scenario id's hash → its index (`u32::MAX` when two ids share the hash).
-    index: FxHashMap<u64, u32>,
+    /// Scenario ids → indices: an open-addressed table (linear probing, at most half full),
+    /// one cache line per lookup where a general map takes two.
+    slots: Vec<Slot>,
     /// Per scenario, in harness order.
     scenarios: Vec<ScenarioPlan>,
     turns: Vec<TurnPlan>,
@@ -79,6 +80,22 @@ pub(crate) struct FastPath {
     /// The flow engine's key of a call a scenario's workflow asks for more than once, and how
     /// many times: that many identical calls are work, not redundancy.
     asked: Vec<(String, usize)>,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: u64,
+    id: Span,
+    /// `u32::MAX`: empty.
+    scenario: u32,
+}
+
+impl Slot {
+    const EMPTY: Self = Self {
+        hash: 0,
+        id: Span { start: 0, len: 0 },
+        scenario: u32::MAX,
+    };
 }
 
 /// A range of one of the plan's arrays (or of its text).
@@ -188,7 +205,7 @@ enum Edge {
 impl FastPath {
     pub fn new(harness: &Harness, linter: &Linter) -> Self {
         let mut plan = Self {
-            index: FxHashMap::default(),
+            slots: Vec::new(),
             scenarios: Vec::new(),
             turns: Vec::new(),
             steps: Vec::new(),
@@ -235,26 +252,44 @@ impl FastPath {
                 plan.asked.push((group[0].clone(), group.len()));
             }
             let id = plan.intern(&sc.id);
-            let index = plan.scenarios.len() as u32;
-            plan.index
-                .entry(id_hash(&sc.id))
-                .and_modify(|i| *i = u32::MAX)
-                .or_insert(index);
             plan.scenarios.push(ScenarioPlan {
                 id,
                 turns: Span::of(&plan.turns, first_turn),
                 asked: Span::of(&plan.asked, first_asked),
             });
         }
+        plan.slots = vec![Slot::EMPTY; (plan.scenarios.len() * 2).next_power_of_two().max(8)];
+        for (i, sc) in plan.scenarios.iter().enumerate() {
+            let hash = id_hash(&plan.text[sc.id.range()]);
+            let mask = plan.slots.len() - 1;
+            let mut at = slot_of(hash, mask);
+            while plan.slots[at].scenario != u32::MAX {
+                at = (at + 1) & mask;
+            }
+            plan.slots[at] = Slot {
+                hash,
+                id: sc.id,
+                scenario: i as u32,
+            };
+        }
         plan
     }
 
-    /// The index of scenario `id` (`None` also when two ids share its hash: then look it up
-    /// in the harness).
+    /// The index of scenario `id` (the first, should the harness hold it twice).
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        let &i = self.index.get(&id_hash(id))?;
-        let sc = self.scenarios.get(i as usize)?;
-        same_bytes(self.bytes(sc.id), id.as_bytes()).then_some(i as usize)
+        let hash = id_hash(id.as_bytes());
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut at = slot_of(hash, mask);
+        loop {
+            let slot = self.slots[at];
+            if slot.scenario == u32::MAX {
+                return None;
+            }
+            if slot.hash == hash && same_bytes(self.bytes(slot.id), id.as_bytes()) {
+                return Some(slot.scenario as usize);
+            }
+            at = (at + 1) & mask;
+        }
     }
 
     /// The index of scenario `id`, when a transcript of `turns` turns can answer it (else the
@@ -644,11 +679,17 @@ fn order(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-fn id_hash(id: &str) -> u64 {
+fn id_hash(id: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h = FxHasher::default();
-    h.write(id.as_bytes());
+    h.write(id);
     h.finish()
+}
+
+/// A hash's home slot: its high bits folded in (a multiplicative hash's low bits are its
+/// weakest).
+fn slot_of(hash: u64, mask: usize) -> usize {
+    ((hash ^ (hash >> 29) ^ (hash >> 47)) as usize) & mask
 }
 
 /// Whether every step (row) can be paired with its own call (bit) along the given edges:
