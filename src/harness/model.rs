@@ -100,20 +100,20 @@ fn is_integer_literal(v: &Value) -> bool {
     v.as_i64().is_some() || v.as_u64().is_some()
 }
 
-/// BFCL's string standardisation: drop spaces and `,./-_*^`, lowercase, `'` as `"`.
-pub fn bfcl_standardize(s: &str) -> String {
+/// BFCL's string standardisation, as characters (no string built): drop spaces and
+/// `,./-_*^`, lowercase, `'` as `"`.
+fn standardized(s: &str) -> impl Iterator<Item = char> + '_ {
     s.chars()
         .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
         .flat_map(char::to_lowercase)
         .map(|c| if c == '\'' { '"' } else { c })
-        .collect()
 }
 
 /// Equality as BFCL's checker sees it: standardised strings, numbers by value, arrays
 /// element-wise, objects key-wise.
 pub fn bfcl_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::String(x), Value::String(y)) => bfcl_standardize(x) == bfcl_standardize(y),
+        (Value::String(x), Value::String(y)) => standardized(x).eq(standardized(y)),
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| bfcl_equal(p, q))

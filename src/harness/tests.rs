@@ -130,3 +130,30 @@ fn harness_errors_name_the_line(#[case] text: &str, #[case] line: u32, #[case] n
     assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());
     assert!(err.message.contains(needle), "{}", err.render());
 }
+
+#[test]
+fn bfcl_equality_standardises_strings_as_bfcl_does() {
+    use super::bfcl_equal;
+    use serde_json::json;
+    for (a, b) in [
+        (json!("New York"), json!("new-york")),
+        (json!("A, B."), json!("ab")),
+        (json!("it's"), json!("it\"s")),
+        (json!("ÉCOLE_*^/"), json!("école")),
+        (json!(3), json!(3.0)),
+        (json!(["x y", 1]), json!(["XY", 1.0])),
+        (json!({"k": "a b"}), json!({"k": "AB"})),
+    ] {
+        assert!(bfcl_equal(&a, &b), "{a} ~ {b}");
+    }
+    for (a, b) in [
+        (json!("abc"), json!("abd")),
+        (json!("ab"), json!("abc")),
+        (json!("abc"), json!("ab")),
+        (json!("1"), json!(1)),
+        (json!(["a"]), json!(["a", "a"])),
+        (json!({"k": "a"}), json!({"j": "a"})),
+    ] {
+        assert!(!bfcl_equal(&a, &b), "{a} !~ {b}");
+    }
+}
