@@ -14,10 +14,10 @@
 //! - `engines`: [`evaluate_with_engines`], every engine on every transcript.
 //!
 //! Every output's three verdicts must agree (the bench panics otherwise). Prints one JSON line.
-//! `AGENT_SEER_BFCL_ONLY=verdict` times the verdict alone, without the agreement check, and
-//! prints its checks per second (for a profiler); `AGENT_SEER_BFCL_ONLY=walk` times only
-//! reading every string a check compares (tool, argument names, string values) — what the
-//! transcripts' memory costs, apart from any checking.
+//! For a profiler, `AGENT_SEER_BFCL_ONLY` skips that check and times one thing, printing its
+//! checks per second: `verdict`, the verdict alone; `walk`, only reading every string a check
+//! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
+//! from any checking.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -65,11 +65,12 @@ fn main() {
             None => skipped += 1,
         }
     }
-    let only_verdict = std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "verdict");
+    let only = std::env::var("AGENT_SEER_BFCL_ONLY").ok();
+    let only_verdict = only.as_deref() == Some("verdict");
     let mut passed = 0usize;
     let mut quick = 0usize;
-    // (A profiler's run skips the agreement check, to see the verdicts alone.)
-    for (s, t) in work.iter().filter(|_| !only_verdict) {
+    // (A profiler's run skips the agreement check, to see what it times alone.)
+    for (s, t) in work.iter().filter(|_| only.is_none()) {
         let full = evaluate_with_engines(&suites[*s], t)
             .expect("evaluate")
             .verdict;
@@ -102,20 +103,14 @@ fn main() {
             }
         }
     };
-    if std::env::var("AGENT_SEER_BFCL_ONLY").is_ok_and(|v| v == "walk") {
+    if only.as_deref() == Some("walk") {
+        let last = |s: &str| usize::from(s.as_bytes().last().copied().unwrap_or(0));
         let walk = rate(&|_, t| {
-            let mut x = t
-                .scenario
-                .as_deref()
-                .map_or(0, |s| s.as_bytes()[s.len() - 1] as usize);
+            let mut x = t.scenario.as_deref().map_or(0, last);
             for (_, c) in t.calls() {
-                x += c.tool.as_bytes()[c.tool.len() - 1] as usize;
-                x += usize::from(c.output.is_some());
+                x += last(&c.tool) + usize::from(c.output.is_some());
                 for (k, v) in c.args() {
-                    x += k.as_bytes()[k.len() - 1] as usize;
-                    if let Some(s) = v.as_str() {
-                        x += s.as_bytes().last().copied().unwrap_or(0) as usize;
-                    }
+                    x += last(k) + v.as_str().map_or(0, last);
                 }
             }
             x % 7 == 0

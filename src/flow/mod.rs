@@ -119,16 +119,7 @@ pub fn analyze(
     let mut seen_calls: HashMap<String, usize> = HashMap::new();
     // Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work, not
     // waste: how many times each identical call appears there.
-    let mut asked: HashMap<String, usize> = HashMap::new();
-    for o in scenario
-        .iter()
-        .flat_map(|s| &s.turns)
-        .flat_map(|t| &t.workflow)
-    {
-        *asked
-            .entry(call_key(&o.call.tool, &o.call.arguments))
-            .or_default() += 1;
-    }
+    let asked = scenario.map(asked_calls).unwrap_or_default();
     let mut repeats: HashMap<String, usize> = HashMap::new();
     for (i, (turn, call)) in calls.iter().enumerate() {
         if prompt_done.insert(*turn)
@@ -401,6 +392,18 @@ fn prompt_of<'a>(
 
 pub(crate) fn is_error_output(v: &Value) -> bool {
     v.get("isError").and_then(Value::as_bool) == Some(true)
+}
+
+/// How many times the scenario's workflow asks for each call (by [`call_key`]): repeats up to
+/// that count are work, not redundancy.
+pub(crate) fn asked_calls(scenario: &Scenario) -> HashMap<String, usize> {
+    let mut asked: HashMap<String, usize> = HashMap::new();
+    for o in scenario.turns.iter().flat_map(|t| &t.workflow) {
+        *asked
+            .entry(call_key(&o.call.tool, &o.call.arguments))
+            .or_default() += 1;
+    }
+    asked
 }
 
 /// What makes two calls identical to the flow engine: the tool and its canonical arguments.

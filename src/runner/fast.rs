@@ -165,8 +165,13 @@ struct Param {
     /// The oracle rejects a call without this argument (compared, and absence is no accepted
     /// form of it).
     absent_mismatch: bool,
+}
+
+impl Param {
     /// A call without this argument is not perfect for the step.
-    must: bool,
+    fn must(&self) -> bool {
+        self.required || self.absent_mismatch
+    }
 }
 
 /// How the oracle compares one parameter.
@@ -226,8 +231,8 @@ impl FastPath {
                     .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
                 let first_step = plan.steps.len();
                 let mut prompt_grounded = false;
+                let ground = (turn.prompt.as_str(), sc.artifacts.as_slice());
                 for o in &turn.workflow {
-                    let ground = (turn.prompt.as_str(), sc.artifacts.as_slice());
                     let (step, grounded) = plan.step(o, linter, !failing_mock, ground);
                     prompt_grounded |= grounded;
                     plan.steps.push(step);
@@ -241,16 +246,12 @@ impl FastPath {
                 });
             }
             let first_asked = plan.asked.len();
-            let mut keys: Vec<String> = sc
-                .turns
-                .iter()
-                .flat_map(|t| &t.workflow)
-                .map(|o| flow::call_key(&o.call.tool, &o.call.arguments))
+            let mut asked: Vec<(String, usize)> = flow::asked_calls(sc)
+                .into_iter()
+                .filter(|(_, times)| *times > 1)
                 .collect();
-            keys.sort_unstable();
-            for group in keys.chunk_by(|a, b| a == b).filter(|g| g.len() > 1) {
-                plan.asked.push((group[0].clone(), group.len()));
-            }
+            asked.sort_unstable();
+            plan.asked.extend(asked);
             let id = plan.intern(&sc.id);
             plan.scenarios.push(ScenarioPlan {
                 id,
@@ -326,13 +327,14 @@ impl FastPath {
         names.extend(required.iter().copied());
         names.sort_unstable();
         names.dedup();
+        let no_matrix = linter.facts(&o.call.tool).is_none();
         let verifiable = mock_ok
+            && no_matrix
             && spec.is_some_and(|s| independent_params(&s.input_schema))
-            && linter.facts(&o.call.tool).is_none()
             && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
         let mut grounded = false;
-        let rejects_unknown = linter.rejects_undeclared(&o.call.tool)
-            && linter.facts(&o.call.tool).is_none()
+        let rejects_unknown = no_matrix
+            && linter.rejects_undeclared(&o.call.tool)
             && spec
                 .and_then(|s| s.properties())
                 .is_some_and(|props| props.keys().all(|k| names.contains(&k.as_str())));
@@ -378,7 +380,6 @@ impl FastPath {
                 compared: is_compared,
                 required: is_required,
                 absent_mismatch,
-                must: is_required || absent_mismatch,
             };
             self.params.push(param);
             self.rules.push(rule);
@@ -418,7 +419,7 @@ impl FastPath {
                 || !t.verifiable
                 || self.bytes(s.tool) != self.bytes(t.tool)
                 || self.params[s.params.range()].iter().any(|p| {
-                    p.must
+                    p.must()
                         && self.params[t.params.range()]
                             .iter()
                             .find(|q| self.bytes(q.name) == self.bytes(p.name))
@@ -654,29 +655,14 @@ impl FastPath {
 }
 
 /// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
-/// common case, through [`same_bytes`], the rest word by word.
+/// common case, through [`same_bytes`].
 #[inline]
 fn order(a: &[u8], b: &[u8]) -> Ordering {
     if same_bytes(a, b) {
-        return Ordering::Equal;
+        Ordering::Equal
+    } else {
+        a.cmp(b)
     }
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        let x = u64::from_be_bytes(a[i..i + 8].try_into().expect("8 bytes"));
-        let y = u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        if x != y {
-            return x.cmp(&y);
-        }
-        i += 8;
-    }
-    while i < n {
-        if a[i] != b[i] {
-            return a[i].cmp(&b[i]);
-        }
-        i += 1;
-    }
-    a.len().cmp(&b.len())
 }
 
 fn id_hash(id: &[u8]) -> u64 {
