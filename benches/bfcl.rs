@@ -19,12 +19,11 @@
 //! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
 //! from any checking.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use agent_seer::bfcl::{self, Options};
-use agent_seer::harness::{Harness, Transcript};
+use agent_seer::harness::Transcript;
 use agent_seer::runner::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
 
 fn main() {
@@ -43,25 +42,13 @@ fn main() {
     let report =
         bfcl::import(&data, dir.path(), &bfcl::CATEGORIES, Options::default()).expect("import");
 
-    // Scenario id → its suite, loaded once.
-    let mut suites: Vec<Suite> = Vec::new();
-    let mut suite_of: HashMap<String, usize> = HashMap::new();
-    for p in report
-        .files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-    {
-        let h = Harness::load(p).expect("harness");
-        for sc in &h.scenarios {
-            suite_of.insert(sc.id.clone(), suites.len());
-        }
-        suites.push(Suite::from_harness(h).expect("suite"));
-    }
+    let imported = report.suites(|_| {}).expect("suites");
+    let suites = &imported.suites;
     let mut work: Vec<(usize, Transcript)> = Vec::new();
     let mut skipped = 0;
     for o in bfcl::read_outputs(&outputs).expect("outputs") {
-        match suite_of.get(&o.entry) {
-            Some(&s) => work.push((s, o.transcript)),
+        match imported.suite_of(&o.entry) {
+            Some(s) => work.push((s, o.transcript)),
             None => skipped += 1,
         }
     }

@@ -101,6 +101,44 @@ pub struct Report {
     pub files: Vec<PathBuf>,
 }
 
+impl Report {
+    /// The suites this import wrote, each harness passed through `adjust` before its suite is
+    /// built (a pass threshold of one's own, say), and which holds each entry's scenario.
+    pub fn suites(
+        &self,
+        adjust: impl Fn(&mut crate::harness::Harness),
+    ) -> Result<Imported, SourceError> {
+        let mut out = Imported::default();
+        for p in self
+            .files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        {
+            let mut h = crate::harness::Harness::load(p)?;
+            adjust(&mut h);
+            for sc in &h.scenarios {
+                out.by_entry.insert(sc.id.clone(), out.suites.len());
+            }
+            out.suites.push(crate::runner::Suite::from_harness(h)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Imported suites, found by the entries they hold.
+#[derive(Default)]
+pub struct Imported {
+    pub suites: Vec<crate::runner::Suite>,
+    by_entry: std::collections::HashMap<String, usize>,
+}
+
+impl Imported {
+    /// The index in `suites` of the suite holding `entry`'s scenario.
+    pub fn suite_of(&self, entry: &str) -> Option<usize> {
+        self.by_entry.get(entry).copied()
+    }
+}
+
 /// A model's output in BFCL's format — `[{"function": {"param": value}}]`, as BFCL's checker
 /// takes it — as a transcript answering scenario `entry` of an imported suite. `path` names it
 /// in errors; the output is kept as its text.
@@ -110,16 +148,36 @@ pub fn output_transcript(
     id: &str,
     path: &Path,
 ) -> Result<crate::harness::Transcript, SourceError> {
-    let shape = |what: &str| {
-        SourceFile::from_text(path, String::new()).error(format!(
-            "BFCL output `{id}`: {what}; expected [{{\"function\": {{\"param\": value}}}}]"
-        ))
-    };
+    let calls = output_calls(output)
+        .map_err(|(what, _)| SourceFile::from_text(path, String::new()).error(shape(id, &what)))?;
+    calls_transcript(entry, &calls, id, path)
+}
+
+/// Transcript calls (from [`output_calls`]) as a transcript answering scenario `entry`.
+fn calls_transcript(
+    entry: &str,
+    calls: &[Value],
+    id: &str,
+    path: &Path,
+) -> Result<crate::harness::Transcript, SourceError> {
+    let text = serde_json::to_string_pretty(&json!({"scenario": entry, "calls": calls}))
+        .map_err(|e| SourceFile::from_text(path, String::new()).error(shape(id, &e.to_string())))?;
+    crate::harness::Transcript::from_source(SourceFile::from_text(path, text), id.to_owned())
+}
+
+fn shape(id: &str, what: &str) -> String {
+    format!("BFCL output `{id}`: {what}; expected [{{\"function\": {{\"param\": value}}}}]")
+}
+
+/// A BFCL output's calls as transcript calls, or what is wrong and where in the output.
+fn output_calls(output: &Value) -> Result<Vec<Value>, (String, Vec<Step>)> {
     let calls = output
         .as_array()
-        .ok_or_else(|| shape("not a list of calls"))?
+        .ok_or_else(|| ("not a list of calls".to_owned(), vec![]))?;
+    calls
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             match c
                 .as_object()
                 .map(|m| m.iter().collect::<Vec<_>>())
@@ -128,16 +186,56 @@ pub fn output_transcript(
                 Some([(name, args)]) if args.is_object() => {
                     Ok(json!({"tool": name, "arguments": args}))
                 }
-                Some([(name, _)]) => Err(shape(&format!(
-                    "the arguments of `{name}` are not an object"
-                ))),
-                _ => Err(shape("a call is not an object with one function name")),
+                Some([(name, _)]) => Err((
+                    format!("the arguments of `{name}` are not an object"),
+                    vec![Step::Index(i), Step::Key((*name).clone())],
+                )),
+                _ => Err((
+                    "a call is not an object with one function name".to_owned(),
+                    vec![Step::Index(i)],
+                )),
             }
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    let text = serde_json::to_string_pretty(&json!({"scenario": entry, "calls": calls}))
-        .map_err(|e| shape(&e.to_string()))?;
-    crate::harness::Transcript::from_source(SourceFile::from_text(path, text), id.to_owned())
+        .collect()
+}
+
+/// One step into a JSON value.
+#[derive(Clone, Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The column (1-based, in bytes, as serde_json counts) where the value at `path` starts on
+/// line `line` of `file` — looked up only to word an error — or 1 when it is not there.
+fn column_at(file: &SourceFile, line: u32, path: &[Step]) -> u32 {
+    use serde_json::value::RawValue;
+    let Some(text) = (line as usize)
+        .checked_sub(1)
+        .and_then(|i| file.text.lines().nth(i))
+    else {
+        return 1;
+    };
+    let mut at: &RawValue = match serde_json::from_str(text) {
+        Ok(raw) => raw,
+        Err(_) => return 1,
+    };
+    for step in path {
+        let next = match step {
+            Step::Key(k) => serde_json::from_str::<BTreeMap<String, &RawValue>>(at.get())
+                .ok()
+                .and_then(|m| m.get(k).copied()),
+            Step::Index(i) => serde_json::from_str::<Vec<&RawValue>>(at.get())
+                .ok()
+                .and_then(|v| v.get(*i).copied()),
+        };
+        match next {
+            Some(raw) => at = raw,
+            None => return 1,
+        }
+    }
+    // The raw value borrows from `text`: its offset is where it starts.
+    (at.get().as_ptr() as usize - text.as_ptr() as usize + 1) as u32
 }
 
 /// One line of a model-outputs file, as a transcript.
@@ -155,7 +253,8 @@ pub struct ModelOutput {
 /// Reads model outputs, one JSON object per line — `entry` (the BFCL entry id), `output` (the
 /// calls in BFCL's format) and optionally `id` — as transcripts answering their entries'
 /// scenarios. A malformed line (invalid JSON, no `entry`, an output not in BFCL's format) is an
-/// error naming the file and line.
+/// error naming the file and line, and the column of the offending value when it is there
+/// (the call that is not a call, the arguments that are no object).
 pub fn read_outputs(path: &Path) -> Result<Vec<ModelOutput>, SourceError> {
     let mut out = Vec::new();
     for (file, line, v) in lines(path)? {
@@ -167,7 +266,12 @@ pub fn read_outputs(path: &Path) -> Result<Vec<ModelOutput>, SourceError> {
         let output = v
             .get("output")
             .ok_or_else(|| file.error_at(line, 1, "no `output`"))?;
-        let transcript = output_transcript(&entry, output, &id, path).map_err(|e| {
+        // A shape error points into the line.
+        let calls = output_calls(output).map_err(|(what, mut at)| {
+            at.insert(0, Step::Key("output".into()));
+            file.error_at(line, column_at(&file, line, &at), shape(&id, &what))
+        })?;
+        let transcript = calls_transcript(&entry, &calls, &id, path).map_err(|e| {
             // The transcript is built in memory: its error belongs to this line.
             file.error_at(line, 1, e.message.clone())
         })?;
@@ -297,7 +401,10 @@ fn str_field(file: &SourceFile, line: u32, v: &Value, key: &str) -> Result<Strin
     v.get(key)
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| file.error_at(line, 1, format!("no string `{key}`")))
+        .ok_or_else(|| {
+            let column = column_at(file, line, &[Step::Key(key.to_owned())]);
+            file.error_at(line, column, format!("no string `{key}`"))
+        })
 }
 
 /// Splits entries into groups in which no function name has two different schemas.

@@ -421,16 +421,36 @@ pub(crate) fn reference_strings(v: &Value) -> Vec<&str> {
     }
 }
 
-/// Whether the engine grounds a reference to `value` in a call of a turn whose prompt is
-/// `prompt`, whatever the transcript's other calls do: the scenario lists it as an artifact,
-/// the prompt names it as one, or (four characters or more) the prompt holds it verbatim.
-/// The engine's own check in [`analyze`] accepts more (earlier outputs); this is the part
-/// that needs only the scenario.
-pub(crate) fn grounded_by_prompt(value: &str, prompt: &str, scenario_artifacts: &[String]) -> bool {
-    let norm = normalize(value);
-    scenario_artifacts.iter().any(|a| normalize(a) == norm)
-        || artifacts_in_text(prompt).contains(&norm)
-        || (value.len() >= 4 && prompt.contains(value))
+/// What grounds a reference in a call of one turn whatever the transcript's other calls do:
+/// the scenario lists it as an artifact, the turn's prompt names it as one, or (four
+/// characters or more) the prompt holds it verbatim. The engine's own check in [`analyze`]
+/// accepts more (earlier outputs); this is the part that needs only the scenario. The
+/// prompt's artifacts are found once, on the first question.
+pub(crate) struct PromptGround<'a> {
+    prompt: &'a str,
+    scenario_artifacts: &'a [String],
+    named: std::cell::OnceCell<Vec<String>>,
+}
+
+impl<'a> PromptGround<'a> {
+    pub(crate) fn new(prompt: &'a str, scenario_artifacts: &'a [String]) -> Self {
+        Self {
+            prompt,
+            scenario_artifacts,
+            named: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Whether the engine grounds a reference to `value` here.
+    pub(crate) fn grounds(&self, value: &str) -> bool {
+        let norm = normalize(value);
+        self.scenario_artifacts.iter().any(|a| normalize(a) == norm)
+            || self
+                .named
+                .get_or_init(|| artifacts_in_text(self.prompt))
+                .contains(&norm)
+            || (value.len() >= 4 && self.prompt.contains(value))
+    }
 }
 
 /// The arguments of a call that reference artifacts, as (pointer, value).

@@ -10,9 +10,9 @@
 //! shape (`function: {name, arguments}` with arguments as a JSON string).
 //!
 //! Parsed with serde-saphyr, keeping spans: every error names file:line:column with the line
-//! quoted, and every call and argument keeps its [`Location`]. The main types are [`Harness`]
-//! and [`Transcript`], loaded with [`Harness::load`] and [`Transcript::load`]; [`discover`]
-//! finds them.
+//! quoted, and every call and argument keeps its [`Location`](crate::source::Location). The
+//! main types are [`Harness`] and [`Transcript`], loaded with [`Harness::load`] and
+//! [`Transcript::load`]; [`discover`] finds them.
 //!
 //! The `cargo test` entry point, [`main`], lives in the runner and is re-exported here so a
 //! user's `tests/agents.rs` reads `agent_seer::harness::main()`.

@@ -137,7 +137,9 @@ pub struct Call {
     pub output: Option<Value>,
     pub id: Option<String>,
     pub location: Location,
-    arg_locations: BTreeMap<String, Location>,
+    /// Each argument's line and column (in `location`'s file), in the arguments' key order: no
+    /// second map of key copies beside the arguments.
+    arg_locations: Vec<(u32, u32)>,
 }
 
 impl Call {
@@ -150,10 +152,18 @@ impl Call {
             .next()
             .unwrap_or("");
         let first = first.replace("~1", "/").replace("~0", "~");
-        self.arg_locations
-            .get(&first)
-            .cloned()
-            .unwrap_or_else(|| self.location.clone())
+        self.arguments
+            .as_object()
+            .and_then(|args| args.keys().position(|k| *k == first))
+            .and_then(|i| self.arg_locations.get(i))
+            .map_or_else(
+                || self.location.clone(),
+                |&(line, column)| Location {
+                    file: self.location.file.clone(),
+                    line,
+                    column,
+                },
+            )
     }
 
     pub fn args(&self) -> &Map<String, Value> {
@@ -493,7 +503,13 @@ fn file_stem(path: &Path) -> String {
 }
 
 fn loc<T>(file: &SourceFile, s: &Spanned<T>) -> Location {
-    file.location(
+    let (line, column) = position(s);
+    file.location(line, column)
+}
+
+/// A node's line and column, for [`SourceFile::location`].
+fn position<T>(s: &Spanned<T>) -> (u32, u32) {
+    (
         s.referenced.line() as u32,
         s.referenced.column().max(1) as u32,
     )
@@ -584,15 +600,17 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
                 ));
             }
         };
-    let mut arg_locations = BTreeMap::new();
+    let mut arg_locations = Vec::new();
     let arguments = match (args, arg_base) {
         (Some(map), _) => {
-            let mut obj = Map::new();
-            for (k, v) in &map.value {
-                arg_locations.insert(k.clone(), loc(file, v));
-                obj.insert(k.clone(), v.value.clone());
-            }
-            Value::Object(obj)
+            // Both maps order their keys alike, so the positions line up.
+            arg_locations = map.value.values().map(position).collect();
+            Value::Object(
+                map.value
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.value.clone()))
+                    .collect(),
+            )
         }
         (None, Some(Value::Object(obj))) => Value::Object(obj),
         (None, Some(other)) => {
@@ -611,9 +629,8 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
         && let Some(a) = &f.arguments
     {
         // JSON-string arguments have no per-key YAML positions: point at the string.
-        for k in arguments.as_object().into_iter().flatten().map(|(k, _)| k) {
-            arg_locations.insert(k.clone(), loc(file, a));
-        }
+        let n = arguments.as_object().map_or(0, Map::len);
+        arg_locations = vec![position(a); n];
     }
     Ok(Call {
         tool,

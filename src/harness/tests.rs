@@ -33,6 +33,31 @@ fn accepts_three_call_shapes_with_locations() {
         "transcripts/s/t.yaml:5:25"
     );
     assert_eq!(calls[0].location_of("/missing").line, 4);
+    // JSON-string arguments: every key points at the string.
+    assert_eq!(
+        calls[2].location_of("/r/0").to_string(),
+        "transcripts/s/t.yaml:11:40"
+    );
+}
+
+#[test]
+fn argument_locations_follow_their_keys() {
+    // Keys out of order in the file, one with `/` (a pointer escapes it as `~1`).
+    let t = transcript(
+        "scenario: x\ncalls:\n  - tool: t\n    arguments:\n      zeta: 1\n      a/b: 2\n      mid: {deep: 3}\n",
+    )
+    .unwrap();
+    let (_, c) = t.calls().next().unwrap();
+    let line = |p: &str| c.location_of(p).line;
+    assert_eq!(
+        [
+            line("/zeta"),
+            line("/a~1b"),
+            line("/mid/deep"),
+            line("/nope")
+        ],
+        [5, 6, 7, 3]
+    );
 }
 
 #[test]

@@ -28,8 +28,10 @@
 //! artifacts — and a transcript bringing its own prompt for that turn goes to the engines.
 //! Other tools' steps can still be found imperfect.
 //! Comparison goes through the oracle's own [`oracle::value_matches`], so both paths agree on
-//! what matches; `tests/fast_path.rs` checks the two paths agree on every shipped transcript
-//! and on thousands of mutated ones.
+//! what matches — except where a plain comparison against the accepted values, compiled at
+//! load, is the same answer ([`Matcher::Options`], unit-tested against the rule); and
+//! `tests/fast_path.rs` checks the two paths agree on every shipped transcript and on
+//! thousands of mutated ones.
 //!
 //! Layout: a suite's plan is a handful of flat arrays (scenarios, turns, steps, parameters,
 //! clean values) with every id, name and clean string in one byte buffer, found through an
@@ -38,7 +40,6 @@
 
 use std::cmp::Ordering;
 
-use rustc_hash::FxHasher;
 use serde_json::Value;
 
 use crate::flow;
@@ -82,18 +83,19 @@ pub(crate) struct FastPath {
     asked: Vec<(String, usize)>,
 }
 
+/// Eight bytes, so the table of a few thousand scenarios stays in the first-level cache: the
+/// id itself is the scenario's.
 #[derive(Clone, Copy)]
 struct Slot {
-    hash: u64,
-    id: Span,
+    /// The id hash's high half: a cheap first test before the ids are compared.
+    tag: u32,
     /// `u32::MAX`: empty.
     scenario: u32,
 }
 
 impl Slot {
     const EMPTY: Self = Self {
-        hash: 0,
-        id: Span { start: 0, len: 0 },
+        tag: 0,
         scenario: u32::MAX,
     };
 }
@@ -165,6 +167,22 @@ struct Param {
     /// The oracle rejects a call without this argument (compared, and absence is no accepted
     /// form of it).
     absent_mismatch: bool,
+    /// How a compared value outside `clean` is judged.
+    matcher: Matcher,
+    /// A range of `clean`: every value the oracle accepts here, for [`Matcher::Options`].
+    accepted: Span,
+}
+
+/// How the fast path judges a compared value that is not clean.
+#[derive(Clone, Copy)]
+enum Matcher {
+    /// Through the oracle's [`oracle::value_matches`] (the rule).
+    Rule,
+    /// A scalar is accepted exactly when it is one of `accepted` as the oracle compares plain
+    /// values — numbers by value, anything else by `==` — an integer option taking no float
+    /// when `strict_integer` (an `any_of` without normalising and `exact`, on a parameter that
+    /// selects no model). Arrays and objects go to the rule.
+    Options { strict_integer: bool },
 }
 
 impl Param {
@@ -231,9 +249,9 @@ impl FastPath {
                     .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
                 let first_step = plan.steps.len();
                 let mut prompt_grounded = false;
-                let ground = (turn.prompt.as_str(), sc.artifacts.as_slice());
+                let ground = flow::PromptGround::new(&turn.prompt, &sc.artifacts);
                 for o in &turn.workflow {
-                    let (step, grounded) = plan.step(o, linter, !failing_mock, ground);
+                    let (step, grounded) = plan.step(o, linter, !failing_mock, &ground);
                     prompt_grounded |= grounded;
                     plan.steps.push(step);
                 }
@@ -268,8 +286,7 @@ impl FastPath {
                 at = (at + 1) & mask;
             }
             plan.slots[at] = Slot {
-                hash,
-                id: sc.id,
+                tag: tag_of(hash),
                 scenario: i as u32,
             };
         }
@@ -286,7 +303,12 @@ impl FastPath {
             if slot.scenario == u32::MAX {
                 return None;
             }
-            if slot.hash == hash && same_bytes(self.bytes(slot.id), id.as_bytes()) {
+            if slot.tag == tag_of(hash)
+                && same_bytes(
+                    self.bytes(self.scenarios[slot.scenario as usize].id),
+                    id.as_bytes(),
+                )
+            {
                 return Some(slot.scenario as usize);
             }
             at = (at + 1) & mask;
@@ -317,7 +339,7 @@ impl FastPath {
         o: &OracleCall,
         linter: &Linter,
         mock_ok: bool,
-        ground: (&str, &[String]),
+        ground: &flow::PromptGround,
     ) -> (Step, bool) {
         let spec = linter.tool(&o.call.tool);
         let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
@@ -360,10 +382,7 @@ impl FastPath {
                     } else {
                         Vec::new()
                     };
-                    if !refs
-                        .iter()
-                        .all(|r| flow::grounded_by_prompt(r, ground.0, ground.1))
-                    {
+                    if !refs.iter().all(|r| ground.grounds(r)) {
                         continue;
                     }
                     grounded |= !refs.is_empty();
@@ -371,15 +390,29 @@ impl FastPath {
                     self.clean.push(c);
                 }
             }
+            let clean = Span::of(&self.clean, first_clean);
             let is_required = required.contains(&name);
             // Whether the oracle accepts a missing argument depends on the policy alone.
             let absent_mismatch = is_compared && !rule.matches(linter, &o.call, None);
+            let first_accepted = self.clean.len();
+            let matcher = match rule.options() {
+                Some((options, strict_integer)) if is_compared => {
+                    for v in options {
+                        let c = self.clean_of(v);
+                        self.clean.push(c);
+                    }
+                    Matcher::Options { strict_integer }
+                }
+                _ => Matcher::Rule,
+            };
             let param = Param {
                 name: self.intern(name),
-                clean: Span::of(&self.clean, first_clean),
+                clean,
                 compared: is_compared,
                 required: is_required,
                 absent_mismatch,
+                matcher,
+                accepted: Span::of(&self.clean, first_accepted),
             };
             self.params.push(param);
             self.rules.push(rule);
@@ -452,7 +485,7 @@ impl FastPath {
     }
 
     /// `c == v`, as serde_json compares JSON values (numbers by kind and value).
-    #[inline]
+    #[inline(always)]
     fn is(&self, c: Clean, v: &Value) -> bool {
         match (c, v) {
             (Clean::Str(s), Value::String(x)) => same_bytes(self.bytes(s), x.as_bytes()),
@@ -466,6 +499,23 @@ impl FastPath {
             (Clean::Other(i), _) => self.values[i as usize] == *v,
             _ => false,
         }
+    }
+
+    /// Whether the oracle's plain comparison takes scalar `v` for option `c`: numbers by value
+    /// (under `strict_integer`, an integer option takes no float), anything else by `==`.
+    #[inline]
+    fn same_plain(&self, c: Clean, v: &Value, strict_integer: bool) -> bool {
+        let Value::Number(x) = v else {
+            return self.is(c, v);
+        };
+        let integer = x.is_u64() || x.is_i64();
+        let option = match c {
+            Clean::PosInt(n) if integer || !strict_integer => n as f64,
+            Clean::NegInt(n) if integer || !strict_integer => n as f64,
+            Clean::Float(f) => f,
+            _ => return false,
+        };
+        x.as_f64() == Some(option)
     }
 
     /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
@@ -541,7 +591,7 @@ impl FastPath {
                 Edge::Rejected => Outcome::Rejected,
             },
             // Bitsets below; a turn this long is left to the engines.
-            65.. => Outcome::Unknown,
+            33.. => Outcome::Unknown,
             _ => {
                 // Calls in the workflow's order, the common case, need n edges.
                 if steps
@@ -551,8 +601,8 @@ impl FastPath {
                 {
                     return (Outcome::Perfect, true);
                 }
-                let mut perfect = [0u64; 64];
-                let mut accepted = [0u64; 64];
+                let mut perfect = [0u32; 32];
+                let mut accepted = [0u32; 32];
                 for (j, call) in calls.iter().enumerate() {
                     let mut any = false;
                     for (i, step) in steps.iter().enumerate() {
@@ -634,11 +684,21 @@ impl FastPath {
                 continue;
             }
             if p.compared {
-                let rule = &self.rules[step.params.start as usize + pi];
-                // A `from_output` value, grounded or not, is the flow engine's to judge.
-                if !matches!(rule.policy, Some(MatchPolicy::FromOutput))
-                    && !rule.matches(linter, a, Some(v))
-                {
+                let accepted = match (p.matcher, v) {
+                    (
+                        Matcher::Options { strict_integer },
+                        Value::Number(_) | Value::String(_) | Value::Bool(_) | Value::Null,
+                    ) => self.clean[p.accepted.range()]
+                        .iter()
+                        .any(|c| self.same_plain(*c, v, strict_integer)),
+                    _ => {
+                        let rule = &self.rules[step.params.start as usize + pi];
+                        // A `from_output` value, grounded or not, is the flow engine's to judge.
+                        matches!(rule.policy, Some(MatchPolicy::FromOutput))
+                            || rule.matches(linter, a, Some(v))
+                    }
+                };
+                if !accepted {
                     return Edge::Mismatch;
                 }
             }
@@ -665,11 +725,30 @@ fn order(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
+/// A scenario id's hash: the length, then each 8-byte word (the last one overlapping the one
+/// before, a short id zero-padded), each folded in with a full 64×64-bit multiply whose high
+/// and low halves are xored (so a byte anywhere in a word moves every bit). An id of a few
+/// words costs a few multiplies.
 fn id_hash(id: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = FxHasher::default();
-    h.write(id);
-    h.finish()
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mix = |h: u64, w: u64| {
+        let r = u128::from(h ^ w) * u128::from(K);
+        (r as u64) ^ ((r >> 64) as u64)
+    };
+    let word = |i: usize| u64::from_le_bytes(id[i..i + 8].try_into().expect("8 bytes"));
+    let n = id.len();
+    let mut h = mix(0, n as u64);
+    if n < 8 {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(id);
+        return mix(h, u64::from_le_bytes(w));
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        h = mix(h, word(i));
+        i += 8;
+    }
+    mix(h, word(n - 8))
 }
 
 /// A hash's home slot: its high bits folded in (a multiplicative hash's low bits are its
@@ -678,10 +757,15 @@ fn slot_of(hash: u64, mask: usize) -> usize {
     ((hash ^ (hash >> 29) ^ (hash >> 47)) as usize) & mask
 }
 
+/// The part of a hash a slot keeps: its high half, a cheap first test before ids are compared.
+fn tag_of(hash: u64) -> u32 {
+    (hash >> 32) as u32
+}
+
 /// Whether every step (row) can be paired with its own call (bit) along the given edges:
-/// augmenting paths (Kuhn), n ≤ 64.
-fn pairs_all(edges: &[u64]) -> bool {
-    fn augment(i: usize, edges: &[u64], seen: &mut u64, call_step: &mut [u8; 64]) -> bool {
+/// augmenting paths (Kuhn), n ≤ 32.
+fn pairs_all(edges: &[u32]) -> bool {
+    fn augment(i: usize, edges: &[u32], seen: &mut u32, call_step: &mut [u8; 32]) -> bool {
         let mut free = edges[i] & !*seen;
         while free != 0 {
             let j = free.trailing_zeros() as usize;
@@ -695,7 +779,7 @@ fn pairs_all(edges: &[u64]) -> bool {
         }
         false
     }
-    let mut call_step = [u8::MAX; 64];
+    let mut call_step = [u8::MAX; 32];
     (0..edges.len()).all(|i| augment(i, edges, &mut 0, &mut call_step))
 }
 
@@ -711,6 +795,21 @@ impl Rule {
             // Not reached: a present `from_output` value is decided by the caller.
             &|_| false,
         )
+    }
+
+    /// The values the oracle accepts, when a plain comparison against each tells (see
+    /// [`Matcher::Options`]), and whether an integer option refuses a float.
+    fn options(&self) -> Option<(&[Value], bool)> {
+        if self.selector {
+            return None;
+        }
+        match &self.policy {
+            None | Some(MatchPolicy::Exact) => Some((self.want.as_slice(), false)),
+            Some(MatchPolicy::AnyOf(any)) if !any.normalize => {
+                Some((&any.options, any.strict_integer))
+            }
+            _ => None,
+        }
     }
 
     /// The values the oracle accepts for this parameter that lint clean with the rest of the
@@ -785,7 +884,116 @@ fn independent_params(schema: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::pairs_all;
+    use serde_json::{Value, json};
+
+    use super::{Matcher, pairs_all};
+    use crate::harness::Transcript;
+    use crate::runner::Suite;
+    use crate::source::SourceFile;
+
+    /// Every `Matcher::Options` parameter judges a grid of scalars as the oracle's rule does.
+    #[test]
+    fn options_match_as_the_oracle_does() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tools.json"),
+            r#"[{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {}, "y": {}, "z": {}}}}]"#,
+        )
+        .unwrap();
+        let harness = dir.path().join("h.yaml");
+        std::fs::write(
+            &harness,
+            "suite: h\ntools: [tools.json]\nscenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: 3, y: 2.5, z: a}\n            match:\n              x: {any_of: [3, -4, 2.5, 1e300, a, true, null, [1]]}\n              y: {any_of: [3, -4, 2.5, x], strict_integer: true}\n",
+        )
+        .unwrap();
+        let suite = Suite::load(&harness).unwrap();
+        let fast = &suite.fast;
+        let t = Transcript::from_source(
+            SourceFile::from_text(
+                "t.yaml",
+                "scenario: a\ncalls:\n  - {tool: t, arguments: {}}\n",
+            ),
+            "t".into(),
+        )
+        .unwrap();
+        let call = &t.turns[0].calls[0];
+        let grid = [
+            json!(3),
+            json!(3.0),
+            json!(-4),
+            json!(-4.0),
+            json!(2.5),
+            json!(1e300),
+            json!(4),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!("a"),
+            json!("A"),
+            json!("3"),
+            json!(true),
+            json!(false),
+            Value::Null,
+        ];
+        let mut options = 0;
+        for (i, p) in fast.params.iter().enumerate() {
+            let Matcher::Options { strict_integer } = p.matcher else {
+                continue;
+            };
+            options += 1;
+            let rule = &fast.rules[i];
+            for v in &grid {
+                let compiled = fast.clean[p.accepted.range()]
+                    .iter()
+                    .any(|c| fast.same_plain(*c, v, strict_integer));
+                assert_eq!(
+                    compiled,
+                    rule.matches(&suite.linter, call, Some(v)),
+                    "{} = {v}",
+                    rule.name
+                );
+            }
+        }
+        // x, y and the exact z.
+        assert_eq!(options, 3);
+    }
+
+    /// Ids that differ only in a few digits or characters (at either end, in the middle, in
+    /// length) spread over the table as random ones would: linear probing stays short.
+    #[test]
+    fn id_hashes_spread_over_the_table() {
+        let families: [&dyn Fn(usize) -> String; 5] = [
+            &|i| format!("parallel_multiple_{i}"),
+            &|i| format!("{i}"),
+            &|i| format!("{i:06}-veo-scenario"),
+            &|i| format!("veo-{i:04}-x"),
+            &|i| format!("a-rather-long-scenario-id-{i:05}-about-a-cafe-at-dusk"),
+        ];
+        for family in families {
+            let n = 4096;
+            let mask = (2 * n) - 1;
+            let mut taken = vec![false; 2 * n];
+            let mut probes = 0;
+            let mut longest = 0;
+            for i in 0..n {
+                let mut at = super::slot_of(super::id_hash(family(i).as_bytes()), mask);
+                let mut len = 1;
+                while taken[at] {
+                    at = (at + 1) & mask;
+                    len += 1;
+                }
+                taken[at] = true;
+                probes += len;
+                longest = longest.max(len);
+            }
+            // Random keys at half load: 1.5 probes on average, rarely more than ~30.
+            let mean = probes as f64 / n as f64;
+            assert!(
+                mean < 2.0 && longest < 64,
+                "{}: mean {mean}, longest {longest}",
+                family(0)
+            );
+        }
+    }
 
     #[test]
     fn pairing_needs_augmenting_paths() {
