@@ -108,20 +108,7 @@ impl Report {
         &self,
         adjust: impl Fn(&mut crate::harness::Harness),
     ) -> Result<Imported, SourceError> {
-        let mut out = Imported::default();
-        for p in self
-            .files
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        {
-            let mut h = crate::harness::Harness::load(p)?;
-            adjust(&mut h);
-            for sc in &h.scenarios {
-                out.by_entry.insert(sc.id.clone(), out.suites.len());
-            }
-            out.suites.push(crate::runner::Suite::from_harness(h)?);
-        }
-        Ok(out)
+        Imported::load(self.files.iter().cloned(), adjust)
     }
 }
 
@@ -133,6 +120,37 @@ pub struct Imported {
 }
 
 impl Imported {
+    /// The suites an earlier import wrote under `out` (its `harnesses/*.yaml`).
+    pub fn read(out: &Path) -> Result<Self, SourceError> {
+        let dir = out.join("harnesses");
+        let entries = std::fs::read_dir(&dir).map_err(|e| SourceError::io(&dir, &e))?;
+        let mut paths = Vec::new();
+        for e in entries {
+            paths.push(e.map_err(|e| SourceError::io(&dir, &e))?.path());
+        }
+        paths.sort();
+        Self::load(paths, |_| {})
+    }
+
+    fn load(
+        paths: impl IntoIterator<Item = PathBuf>,
+        adjust: impl Fn(&mut crate::harness::Harness),
+    ) -> Result<Self, SourceError> {
+        let mut out = Imported::default();
+        for p in paths
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        {
+            let mut h = crate::harness::Harness::load(&p)?;
+            adjust(&mut h);
+            for sc in &h.scenarios {
+                out.by_entry.insert(sc.id.clone(), out.suites.len());
+            }
+            out.suites.push(crate::runner::Suite::from_harness(h)?);
+        }
+        Ok(out)
+    }
+
     /// The index in `suites` of the suite holding `entry`'s scenario.
     pub fn suite_of(&self, entry: &str) -> Option<usize> {
         self.by_entry.get(entry).copied()
@@ -318,22 +336,39 @@ pub fn read(data_dir: &Path, category: &str) -> Result<Vec<Entry>, SourceError> 
         .into_iter()
         .map(|(file, line, v)| {
             let id = str_field(&file, line, &v, "id")?;
+            // Each shape error points at the value that is wrong, when the line has it.
+            let err =
+                |at: &[Step], what: String| file.error_at(line, column_at(&file, line, at), what);
             let truth = v
                 .get("ground_truth")
                 .and_then(Value::as_array)
-                .ok_or_else(|| file.error_at(line, 1, "no `ground_truth` array"))?
+                .ok_or_else(|| {
+                    err(
+                        &[Step::Key("ground_truth".into())],
+                        format!("entry `{id}`: no `ground_truth` array"),
+                    )
+                })?
                 .iter()
-                .map(|call| {
+                .enumerate()
+                .map(|(i, call)| {
+                    let at = [Step::Key("ground_truth".into()), Step::Index(i)];
                     let obj = call.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
-                        file.error_at(
-                            line,
-                            1,
-                            "a ground-truth call must be `{function: {param: [values]}}`",
+                        err(
+                            &at,
+                            format!(
+                                "entry `{id}`: a ground-truth call must be \
+                                 `{{function: {{param: [values]}}}}`"
+                            ),
                         )
                     })?;
                     let (name, params) = obj.iter().next().expect("one key");
                     let params = params.as_object().cloned().ok_or_else(|| {
-                        file.error_at(line, 1, format!("`{name}`: parameters must be an object"))
+                        let mut at = at.to_vec();
+                        at.push(Step::Key(name.clone()));
+                        err(
+                            &at,
+                            format!("entry `{id}`: `{name}`'s parameters must be an object"),
+                        )
                     })?;
                     Ok((name.clone(), params))
                 })
@@ -344,10 +379,12 @@ pub fn read(data_dir: &Path, category: &str) -> Result<Vec<Entry>, SourceError> 
     let mut out = Vec::new();
     for (file, line, v) in lines(&q)? {
         let id = str_field(&file, line, &v, "id")?;
+        let err = |key: &str, what: String| {
+            file.error_at(line, column_at(&file, line, &[Step::Key(key.into())]), what)
+        };
         let Some(ground_truth) = answers.get(&id).cloned() else {
-            return Err(file.error_at(
-                line,
-                1,
+            return Err(err(
+                "id",
                 format!("entry `{id}` has no possible answer in {}", a.display()),
             ));
         };
@@ -363,14 +400,12 @@ pub fn read(data_dir: &Path, category: &str) -> Result<Vec<Entry>, SourceError> 
                     .join("\n")
             })
             .filter(|p| !p.is_empty())
-            .ok_or_else(|| file.error_at(line, 1, format!("entry `{id}` has no user message")))?;
+            .ok_or_else(|| err("question", format!("entry `{id}` has no user message")))?;
         let functions = v
             .get("function")
             .and_then(Value::as_array)
             .cloned()
-            .ok_or_else(|| {
-                file.error_at(line, 1, format!("entry `{id}` has no `function` array"))
-            })?;
+            .ok_or_else(|| err("function", format!("entry `{id}` has no `function` array")))?;
         out.push(Entry {
             id,
             category: category.to_owned(),

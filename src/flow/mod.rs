@@ -425,11 +425,11 @@ pub(crate) fn reference_strings(v: &Value) -> Vec<&str> {
 /// the scenario lists it as an artifact, the turn's prompt names it as one, or (four
 /// characters or more) the prompt holds it verbatim. The engine's own check in [`analyze`]
 /// accepts more (earlier outputs); this is the part that needs only the scenario. The
-/// prompt's artifacts are found once, on the first question.
+/// prompt's artifacts and the scenario's, normalised, are listed once, on the first question.
 pub(crate) struct PromptGround<'a> {
     prompt: &'a str,
     scenario_artifacts: &'a [String],
-    named: std::cell::OnceCell<Vec<String>>,
+    known: std::cell::OnceCell<Vec<String>>,
 }
 
 impl<'a> PromptGround<'a> {
@@ -437,19 +437,18 @@ impl<'a> PromptGround<'a> {
         Self {
             prompt,
             scenario_artifacts,
-            named: std::cell::OnceCell::new(),
+            known: std::cell::OnceCell::new(),
         }
     }
 
     /// Whether the engine grounds a reference to `value` here.
     pub(crate) fn grounds(&self, value: &str) -> bool {
-        let norm = normalize(value);
-        self.scenario_artifacts.iter().any(|a| normalize(a) == norm)
-            || self
-                .named
-                .get_or_init(|| artifacts_in_text(self.prompt))
-                .contains(&norm)
-            || (value.len() >= 4 && self.prompt.contains(value))
+        let known = self.known.get_or_init(|| {
+            let mut known = artifacts_in_text(self.prompt);
+            known.extend(self.scenario_artifacts.iter().map(|a| normalize(a)));
+            known
+        });
+        known.contains(&normalize(value)) || (value.len() >= 4 && self.prompt.contains(value))
     }
 }
 

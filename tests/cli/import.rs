@@ -5,10 +5,9 @@
 //! and each difference's switch removes exactly its own disagreements.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use agent_seer::harness::Harness;
-use agent_seer::runner::{Suite, Verdict, evaluate};
+use agent_seer::runner::{Verdict, evaluate};
 
 use super::*;
 
@@ -53,23 +52,15 @@ fn import(flags: &[&str]) -> tempfile::TempDir {
 
 /// Our verdict on every output, by id.
 fn our_verdicts(dir: &Path) -> BTreeMap<String, bool> {
-    let mut suite_of: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for e in std::fs::read_dir(dir.join("harnesses")).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "yaml") {
-            for sc in Harness::load(&p).unwrap().scenarios {
-                suite_of.insert(sc.id, p.clone());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    for o in outputs() {
-        let harness = &suite_of[&o.entry];
-        let suite = Suite::load(harness).unwrap();
-        let ev = evaluate(&suite, &o.transcript).unwrap();
-        out.insert(o.id, ev.verdict == Verdict::Pass);
-    }
-    out
+    let imported = agent_seer::bfcl::Imported::read(dir).unwrap();
+    outputs()
+        .into_iter()
+        .map(|o| {
+            let suite = &imported.suites[imported.suite_of(&o.entry).unwrap()];
+            let ev = evaluate(suite, &o.transcript).unwrap();
+            (o.id, ev.verdict == Verdict::Pass)
+        })
+        .collect()
 }
 
 /// The outputs on which our verdict and BFCL's differ.
@@ -162,6 +153,79 @@ fn a_malformed_data_line_names_its_file_and_line() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Reading back an import that is not there names the directory it looked in.
+#[test]
+fn reading_a_missing_import_names_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = agent_seer::bfcl::Imported::read(&dir.path().join("nowhere"))
+        .err()
+        .expect("no import there");
+    let text = err.to_string();
+    assert!(text.contains("nowhere/harnesses"), "{text}");
+}
+
+/// A data line of the wrong shape is an error at its line and at the value that is wrong.
+#[test]
+fn malformed_data_lines_point_at_the_wrong_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    std::fs::create_dir_all(data.join("possible_answer")).unwrap();
+    let question = r#"{"id": "multiple_0", "question": [[{"role": "user", "content": "hi"}]], "function": []}"#;
+    let answer = r#"{"id": "multiple_0", "ground_truth": [{"f": {"x": [1]}}]}"#;
+    // (question line, answer line): each breaks one thing.
+    let cases = [
+        (
+            question,
+            r#"{"id": "multiple_0", "ground_truth": {"f": {}}}"#,
+        ),
+        (
+            question,
+            r#"{"id": "multiple_0", "ground_truth": [{"f": {}}, 7]}"#,
+        ),
+        (
+            question,
+            r#"{"id": "multiple_0", "ground_truth": [{"f": {}, "g": {}}]}"#,
+        ),
+        (
+            question,
+            r#"{"id": "multiple_0", "ground_truth": [{"f": [1]}]}"#,
+        ),
+        (question, r#"{"id": 0, "ground_truth": []}"#),
+        (
+            r#"{"id": "multiple_9", "question": [], "function": []}"#,
+            answer,
+        ),
+        (
+            r#"{"id": "multiple_0", "question": [[{"role": "system", "content": "x"}]], "function": []}"#,
+            answer,
+        ),
+        (
+            r#"{"id": "multiple_0", "question": [[{"role": "user", "content": "hi"}]], "function": {}}"#,
+            answer,
+        ),
+    ];
+    let mut rendered = Vec::new();
+    for (q, a) in cases {
+        std::fs::write(
+            data.join("BFCL_v4_multiple.json"),
+            format!("{question}\n{q}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            data.join("possible_answer/BFCL_v4_multiple.json"),
+            format!("\n{a}\n"),
+        )
+        .unwrap();
+        let err = agent_seer::bfcl::read(data, "multiple").unwrap_err();
+        assert_eq!(err.line.map(|(l, _)| l), Some(2), "{err}");
+        rendered.push(
+            err.to_string()
+                .replace(&data.display().to_string(), "[dir]"),
+        );
+    }
+    insta::assert_snapshot!(rendered.join("\n---\n"));
 }
 
 /// A malformed model-output line is an error at its line, whatever is wrong with it.
