@@ -125,5 +125,22 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         "ledger": client.ledger().entries(),
     });
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    // A harness with nothing in it is no success: the report says what each stage dropped.
+    let kept = match &verified {
+        Some(v) => v["kept"].as_array().map_or(0, Vec::len),
+        None => mocked.len(),
+    };
+    if kept == 0 {
+        let why = if mocked.is_empty() {
+            "no scenario survived generation"
+        } else {
+            "--verify kept no scenario"
+        };
+        eprintln!(
+            "error: {} holds no scenario: {why}; the report's `stages` and `verify` say what was dropped and why",
+            path.display()
+        );
+        return Ok(Outcome::Findings);
+    }
     Ok(Outcome::Clean)
 }

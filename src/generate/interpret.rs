@@ -10,7 +10,7 @@ use crate::llm::{LlmError, Request};
 use crate::spec::ToolSpec;
 
 /// Bumped when the prompt or schema changes meaning (part of the cache key).
-pub const PROMPT_VERSION: &str = "agent-seer-interpret-1";
+pub const PROMPT_VERSION: &str = "agent-seer-interpret-2";
 
 /// Stage 1's record of one tool.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +57,7 @@ pub fn request(generator: &Generator<'_>, tool: &ToolSpec) -> Request {
         system: SYSTEM.into(),
         user,
         schema_name: "tool_explanation".into(),
-        schema: schema(),
+        schema: schema(&tool.name),
         temperature: 0.7,
         max_tokens: 1024,
         cache_tag: PROMPT_VERSION.into(),
@@ -118,14 +118,16 @@ fn capability_facts(generator: &Generator<'_>, tool: &str) -> String {
     out
 }
 
-fn schema() -> Value {
+/// The record's schema; `tool_name` can only be the tool's own name (a provider that decodes
+/// under the schema cannot misspell it; [`check`] holds any other to it).
+fn schema(tool_name: &str) -> Value {
     let text = |n: u32| json!({"type": "string", "maxLength": n});
     json!({
         "type": "object",
         "additionalProperties": false,
         "required": ["tool_name", "what_it_does", "what_it_needs", "why_its_used", "enterprise_context"],
         "properties": {
-            "tool_name": text(200),
+            "tool_name": {"type": "string", "enum": [tool_name]},
             "what_it_does": text(600),
             "what_it_needs": text(900),
             "why_its_used": text(600),

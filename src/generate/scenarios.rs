@@ -20,7 +20,7 @@ use crate::harness::Tier;
 use crate::lint::Linter;
 use crate::llm::{LlmError, Request, extract_json};
 
-pub const PROMPT_VERSION: &str = "agent-seer-scenarios-1";
+pub const PROMPT_VERSION: &str = "agent-seer-scenarios-2";
 
 /// One generated call of a workflow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,7 +91,9 @@ scenario is a useful test (novelty_reason), and a natural follow-up question. Us
 tools listed, with their names exactly as written. Answer with one JSON object that follows \
 the schema.";
 
-fn schema() -> Value {
+/// The answer's schema; a call's `function_name` can only be one of `tools` (the ones the
+/// prompt lists), so a provider that decodes under the schema cannot invent one.
+fn schema(tools: &[&str]) -> Value {
     let text = |n: u32| json!({"type": "string", "maxLength": n});
     json!({
         "type": "object", "additionalProperties": false, "required": ["scenarios"],
@@ -102,7 +104,7 @@ fn schema() -> Value {
                 "title": text(120), "tier": {"enum": ["simple", "complex"]}, "category": text(80), "prompt": text(800),
                 "agent_workflow": {"type": "array", "minItems": 1, "maxItems": 8, "items": {
                     "type": "object", "additionalProperties": false, "required": ["function_name", "parameters", "quick_explanation"],
-                    "properties": {"function_name": text(120), "parameters": {"type": "object"}, "quick_explanation": text(200)}}},
+                    "properties": {"function_name": {"type": "string", "enum": tools}, "parameters": {"type": "object"}, "quick_explanation": text(200)}}},
                 "novelty_reason": text(300), "agent_followup": text(300)
             }}}}
     })
@@ -145,7 +147,12 @@ pub fn request(
         system: SYSTEM.into(),
         user,
         schema_name: "scenarios".into(),
-        schema: schema(),
+        schema: schema(
+            &tools
+                .iter()
+                .map(|t| t.tool_name.as_str())
+                .collect::<Vec<_>>(),
+        ),
         temperature: 0.7,
         max_tokens: 4096,
         cache_tag: PROMPT_VERSION.into(),

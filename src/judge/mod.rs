@@ -388,6 +388,7 @@ pub fn write_fixture(
     let answer = crate::llm::Answer {
         text: serde_json::to_string(&Verdict::from_score(score)).unwrap_or_default(),
         usage: crate::llm::Usage::default(),
+        truncated: false,
     };
     let cfg = client.config();
     client.cache().put_with_source(

@@ -54,6 +54,10 @@ pub struct Usage {
 pub struct Answer {
     pub text: String,
     pub usage: Usage,
+    /// The provider stopped at `max_tokens` (OpenAI `finish_reason: "length"`, Anthropic
+    /// `stop_reason: "max_tokens"`, Gemini `finishReason: "MAX_TOKENS"`): the text is cut off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// Why a call did not produce a usable answer.

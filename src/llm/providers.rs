@@ -251,6 +251,10 @@ impl Provider {
                         input_tokens: n("/usage/prompt_tokens"),
                         output_tokens: n("/usage/completion_tokens"),
                     },
+                    truncated: v
+                        .pointer("/choices/0/finish_reason")
+                        .and_then(Value::as_str)
+                        == Some("length"),
                 })
             }
             Provider::Gemini { .. } | Provider::Vertex { .. } => {
@@ -295,9 +299,11 @@ impl Provider {
                         input_tokens: n("/usageMetadata/promptTokenCount"),
                         output_tokens: n("/usageMetadata/candidatesTokenCount"),
                     },
+                    truncated: finish == "MAX_TOKENS",
                 })
             }
             Provider::Anthropic { .. } => {
+                let truncated = v.get("stop_reason").and_then(Value::as_str) == Some("max_tokens");
                 if v.get("stop_reason").and_then(Value::as_str) == Some("refusal") {
                     return Err(LlmError::Refusal {
                         provider: name,
@@ -320,6 +326,7 @@ impl Provider {
                     return Ok(Answer {
                         text: input.to_string(),
                         usage,
+                        truncated,
                     });
                 }
                 let text: String = blocks
@@ -329,7 +336,11 @@ impl Provider {
                 if text.is_empty() {
                     return Err(malformed(name, "no tool_use or text block"));
                 }
-                Ok(Answer { text, usage })
+                Ok(Answer {
+                    text,
+                    usage,
+                    truncated,
+                })
             }
         }
     }

@@ -20,8 +20,20 @@ where
     let mut last = (String::new(), String::new());
     for attempt in 1..=ATTEMPTS {
         let answer = client.answer(&attempt_req).await?;
-        let parsed = extract_json(&answer.text)
-            .ok_or_else(|| "the answer holds no complete JSON object".to_owned())
+        // A cut-off answer is no answer, whatever object a part of it parses as.
+        let parsed = (!answer.truncated)
+            .then_some(())
+            .ok_or_else(|| {
+                format!(
+                    "the answer was cut off at the token limit ({}) before its JSON ended; \
+                     keep every text field short",
+                    req.max_tokens
+                )
+            })
+            .and_then(|()| {
+                extract_json(&answer.text)
+                    .ok_or_else(|| "the answer holds no complete JSON object".to_owned())
+            })
             .and_then(|v| {
                 serde_json::from_value::<T>(v)
                     .map_err(|e| format!("the JSON does not fit the schema: {e}"))
@@ -88,6 +100,11 @@ pub fn extract_json(text: &str) -> Option<Value> {
                 _ => {}
             }
         }
+        if depth > 0 {
+            // The object at `s` never closes (cut off): every later `{` lies inside it, and
+            // one of its parts is not the answer.
+            return None;
+        }
         start = s + 1;
     }
     None
@@ -113,5 +130,15 @@ mod tests {
             "truncated JSON is not an answer"
         );
         assert_eq!(extract_json("no json here"), None);
+        assert_eq!(
+            extract_json(r#"{"scenarios": [{"title": "t", "calls": [{"f": 1}, {"g": 2"#),
+            None,
+            "an inner object of a cut-off answer is not the answer"
+        );
+        assert_eq!(
+            extract_json(r#"Use {braces} like this: {"a": 1}"#),
+            Some(serde_json::json!({"a": 1})),
+            "prose braces that close are skipped"
+        );
     }
 }

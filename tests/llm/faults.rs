@@ -251,3 +251,109 @@ async fn a_closed_port_is_a_transport_error() {
         .unwrap_err();
     assert!(matches!(err, LlmError::Transport { .. }), "{err}");
 }
+
+/// An answer the provider stopped at its token limit is cut off, in each wire format — even
+/// when the text happens to parse — and asked again with that said; three in a row end in an
+/// error that names the cause.
+#[tokio::test]
+async fn answers_cut_off_at_the_token_limit_are_named_and_retried() {
+    // (provider, API path, a cut-off answer whose text parses, a complete one)
+    let cases: Vec<(&str, &str, Value, Value)> = vec![
+        (
+            "openai",
+            "/chat/completions",
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"score\": 7, \"why\": \"o\"}"}, "finish_reason": "length"}]}),
+            openai_body(r#"{"score": 7, "why": "ok"}"#),
+        ),
+        (
+            "gemini",
+            "/v1beta/models/m-1:generateContent",
+            json!({"candidates": [{"content": {"parts": [{"text": "{\"score\": 7, \"why\": \"o\"}"}]}, "finishReason": "MAX_TOKENS"}]}),
+            json!({"candidates": [{"content": {"parts": [{"text": "{\"score\": 7, \"why\": \"ok\"}"}]}, "finishReason": "STOP"}]}),
+        ),
+        (
+            "anthropic",
+            "/v1/messages",
+            json!({"type": "message", "role": "assistant", "stop_reason": "max_tokens",
+                "content": [{"type": "tool_use", "id": "t", "name": "grade", "input": {"score": 7, "why": "o"}}]}),
+            json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+                "content": [{"type": "tool_use", "id": "t", "name": "grade", "input": {"score": 7, "why": "ok"}}]}),
+        ),
+    ];
+    for (name, api, cut, whole) in cases {
+        let provider = |server: &MockServer| match name {
+            "openai" => openai(server),
+            "gemini" => Provider::Gemini {
+                base_url: server.uri(),
+                key: Some(KEY.into()),
+            },
+            _ => Provider::Anthropic {
+                base_url: server.uri(),
+                key: Some(KEY.into()),
+            },
+        };
+        // Cut off once, then whole: the retry says why.
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path(api))
+            .respond_with(ResponseTemplate::new(200).set_body_json(cut.clone()))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(api))
+            .respond_with(ResponseTemplate::new(200).set_body_json(whole))
+            .mount(&server)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let c = client(
+            provider(&server),
+            dir.path(),
+            CacheMode::Live,
+            Duration::from_secs(5),
+        );
+        let g: Grade = c.structured(&request(), check).await.unwrap();
+        assert_eq!(g.why, "ok", "{name}");
+        let reqs = server.received_requests().await.unwrap();
+        assert_eq!(reqs.len(), 2, "{name}");
+        let second = String::from_utf8_lossy(&reqs[1].body);
+        assert!(
+            second.contains("cut off at the token limit (200)"),
+            "{name}: {second}"
+        );
+        // Cut off every time: the error names the cause, and nothing is cached.
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path(api))
+            .respond_with(ResponseTemplate::new(200).set_body_json(cut))
+            .expect(3)
+            .mount(&server)
+            .await;
+        let dir = tempfile::tempdir().unwrap();
+        let err = client(
+            provider(&server),
+            dir.path(),
+            CacheMode::Live,
+            Duration::from_secs(5),
+        )
+        .structured::<Grade, _>(&request(), check)
+        .await
+        .unwrap_err();
+        match err {
+            LlmError::InvalidOutput { problem, .. } => {
+                assert!(
+                    problem.contains("cut off at the token limit"),
+                    "{name}: {problem}"
+                )
+            }
+            other => panic!("{name}: {other}"),
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path())
+                .map(|d| d.count())
+                .unwrap_or(0),
+            0,
+            "{name}: a cut-off answer is never cached"
+        );
+    }
+}

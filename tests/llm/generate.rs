@@ -69,7 +69,91 @@ async fn interpret_validates_retries_and_drops() {
         stage.dropped
     );
     // 4 tools × 1 + veo_i2v × 2 + veo_extend_video × 3.
-    assert_eq!(server.received_requests().await.unwrap().len(), 4 + 2 + 3);
+    let reqs = server.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 4 + 2 + 3);
+    // The schema sent allows the asked tool's name alone: a provider that decodes under it
+    // cannot misspell the name (the check above catches one that does not).
+    for r in &reqs {
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        let asked = user
+            .lines()
+            .next()
+            .unwrap()
+            .trim_start_matches("Tool name: ");
+        let schema = &body["response_format"]["json_schema"]["schema"];
+        assert_eq!(
+            schema["properties"]["tool_name"]["enum"],
+            json!([asked]),
+            "{schema}"
+        );
+    }
+}
+
+/// A run where every interpretation is dropped writes its report, says on stderr that the
+/// harness holds nothing, and exits 1: an empty harness is no success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generation_that_keeps_nothing_exits_1_with_its_report() {
+    let server = MockServer::start().await;
+    let wrong = json!({"tool_name": "The Weather App", "what_it_does": "x", "what_it_needs": "y",
+        "why_its_used": "z", "enterprise_context": ["Travel"]});
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_body(&wrong.to_string())))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let (uri, out, cache) = (
+        server.uri(),
+        dir.path().join("harnesses"),
+        dir.path().join("cache"),
+    );
+    let out2 = out.clone();
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+            .args([
+                "generate",
+                "--spec",
+                "harnesses/lyria.tools.json",
+                "--suite",
+                "empty",
+                "--llm",
+                "openai:scripted",
+                "--verify",
+                "-o",
+                out2.to_str().unwrap(),
+            ])
+            .current_dir(&root)
+            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
+            .env("AGENT_SEER_LLM_CACHE", cache)
+            .env_remove("AGENT_SEER_LLM")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["scenarios"], 0);
+    let dropped = report["stages"]["interpret"]["dropped"].as_array().unwrap();
+    assert_eq!(dropped.len(), 1, "{report}");
+    assert!(
+        dropped[0]
+            .as_str()
+            .unwrap()
+            .contains("not `The Weather App`"),
+        "{report}"
+    );
+    let last = stderr
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .replace(out.to_str().unwrap(), "[out]");
+    insta::assert_snapshot!(last, @"error: [out]/empty.yaml holds no scenario: no scenario survived generation; the report's `stages` and `verify` say what was dropped and why");
+    // What was written still loads: an empty harness, not a broken one.
+    let suite = Suite::load(&out.join("empty.yaml")).unwrap();
+    assert!(suite.harness.scenarios.is_empty());
 }
 
 /// The gs:// values among a call's arguments (what the user must give in the prompt).
@@ -163,7 +247,21 @@ async fn coverage_loop_reaches_every_tool_of_a_64_tool_spec() {
     assert!(cov.gini < 0.2, "{}", cov.gini);
     assert!(scenarios.len() >= 64);
     // Round 1: 6 batches of ≤12 (48 covered), round 2: 16 left in 2 batches, round 3: 4 left.
-    assert_eq!(server.received_requests().await.unwrap().len(), 6 + 2 + 1);
+    let reqs = server.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 6 + 2 + 1);
+    // Each request's schema allows the names of the tools it offers and no other.
+    for r in &reqs {
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        let offered: Vec<&str> = user
+            .lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(|l| l.split(':').next().unwrap())
+            .collect();
+        let call = &body["response_format"]["json_schema"]["schema"]["properties"]["scenarios"]["items"]
+            ["properties"]["agent_workflow"]["items"];
+        assert_eq!(call["properties"]["function_name"]["enum"], json!(offered));
+    }
 }
 
 #[tokio::test]
