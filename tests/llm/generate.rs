@@ -34,6 +34,23 @@ impl Respond for Interpreter {
     }
 }
 
+/// `agent-seer generate … --llm openai:scripted --verify -o <dir>/harnesses` from the
+/// repository root against `server`, its cache under `dir`.
+async fn generate(server: &MockServer, dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+    cmd.arg("generate")
+        .args(args)
+        .args(["--llm", "openai:scripted", "--verify", "-o"])
+        .arg(dir.join("harnesses"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("AGENT_SEER_OPENAI_BASE_URL", server.uri())
+        .env("AGENT_SEER_LLM_CACHE", dir.join("cache"))
+        .env_remove("AGENT_SEER_LLM");
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn interpret_validates_retries_and_drops() {
     let server = MockServer::start().await;
@@ -102,36 +119,13 @@ async fn a_generation_that_keeps_nothing_exits_1_with_its_report() {
         .mount(&server)
         .await;
     let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    let (uri, out, cache) = (
-        server.uri(),
-        dir.path().join("harnesses"),
-        dir.path().join("cache"),
-    );
-    let out2 = out.clone();
-    let o = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
-            .args([
-                "generate",
-                "--spec",
-                "harnesses/lyria.tools.json",
-                "--suite",
-                "empty",
-                "--llm",
-                "openai:scripted",
-                "--verify",
-                "-o",
-                out2.to_str().unwrap(),
-            ])
-            .current_dir(&root)
-            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
-            .env("AGENT_SEER_LLM_CACHE", cache)
-            .env_remove("AGENT_SEER_LLM")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let out = dir.path().join("harnesses");
+    let o = generate(
+        &server,
+        dir.path(),
+        &["--spec", "harnesses/lyria.tools.json", "--suite", "empty"],
+    )
+    .await;
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -427,40 +421,22 @@ async fn the_whole_pipeline_on_the_veo_spec() {
         .mount(&server)
         .await;
     let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    let (uri, out, cache) = (
-        server.uri(),
-        dir.path().join("harnesses"),
-        dir.path().join("cache"),
-    );
-    let out2 = out.clone();
-    let o = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
-            .args([
-                "generate",
-                "--spec",
-                "harnesses/veo.tools.json",
-                "--caps",
-                "capabilities/mcp-veo-go.yaml",
-                "--seed-outputs",
-                "harnesses/veo.seed_outputs.json",
-                "--suite",
-                "veo-gen",
-                "--llm",
-                "openai:scripted",
-                "--verify",
-                "-o",
-                out2.to_str().unwrap(),
-            ])
-            .current_dir(&root)
-            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
-            .env("AGENT_SEER_LLM_CACHE", cache)
-            .env_remove("AGENT_SEER_LLM")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let out = dir.path().join("harnesses");
+    let o = generate(
+        &server,
+        dir.path(),
+        &[
+            "--spec",
+            "harnesses/veo.tools.json",
+            "--caps",
+            "capabilities/mcp-veo-go.yaml",
+            "--seed-outputs",
+            "harnesses/veo.seed_outputs.json",
+            "--suite",
+            "veo-gen",
+        ],
+    )
+    .await;
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(
         o.status.code(),
@@ -521,35 +497,12 @@ async fn the_whole_pipeline_on_a_64_tool_spec_and_the_harness_runs_under_cargo_t
         .collect();
     let spec_path = dir.path().join("t64.tools.json");
     std::fs::write(&spec_path, serde_json::to_string(&tools).unwrap()).unwrap();
-    let (uri, out, cache, spec) = (
-        server.uri(),
-        dir.path().join("harnesses"),
-        dir.path().join("cache"),
-        spec_path.clone(),
-    );
-    let out2 = out.clone();
-    let o = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
-            .args([
-                "generate",
-                "--spec",
-                spec.to_str().unwrap(),
-                "--suite",
-                "t64",
-                "--llm",
-                "openai:scripted",
-                "--verify",
-                "-o",
-                out2.to_str().unwrap(),
-            ])
-            .env("AGENT_SEER_OPENAI_BASE_URL", uri)
-            .env("AGENT_SEER_LLM_CACHE", cache)
-            .env_remove("AGENT_SEER_LLM")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let o = generate(
+        &server,
+        dir.path(),
+        &["--spec", spec_path.to_str().unwrap(), "--suite", "t64"],
+    )
+    .await;
     let report = json_stdout(&o);
     assert_eq!(
         (
