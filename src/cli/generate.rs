@@ -93,6 +93,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let doc = write::harness(&args.suite, &tools_file, &cap_names, &mocked, &expansions);
     let path = write::write(&args.output, &args.suite, &tools_json, &doc)?;
     let mut verified = None;
+    let mut kept = mocked.len();
     if args.verify {
         let suite = Suite::load(&path)?;
         let (keep, dropped) = write::verify(&suite);
@@ -101,6 +102,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             list.retain(|s| keep.iter().any(|k| s["id"] == json!(k)));
         }
         write::write(&args.output, &args.suite, &tools_json, &doc)?;
+        kept = keep.len();
         verified = Some(json!({"kept": keep, "dropped": dropped}));
     }
     let tiers = |g: Grounding| {
@@ -126,10 +128,6 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     });
     writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     // A harness with nothing in it is no success: the report says what each stage dropped.
-    let kept = match &verified {
-        Some(v) => v["kept"].as_array().map_or(0, Vec::len),
-        None => mocked.len(),
-    };
     if kept == 0 {
         let why = if mocked.is_empty() {
             "no scenario survived generation"
