@@ -5,15 +5,14 @@
 //! default switches; `AGENT_SEER_BFCL_OUTPUTS` (default: the sample's outputs.jsonl) are turned
 //! into transcripts, parsed up front (as BFCL's checker gets parsed JSON), then checked on one
 //! thread, pass after pass for at least `AGENT_SEER_BFCL_SECONDS` (default 1) after a warm-up
-//! pass, three ways:
+//! pass, two ways:
 //!
 //! - `verdict`: [`verdict`], the verdict alone (the fast path, the engines where it cannot
 //!   decide) — the like of BFCL's checker, which answers valid or not;
-//! - `evaluate`: [`evaluate`], the full evaluation (score, worded findings) with the fast path
-//!   for perfect transcripts;
-//! - `engines`: [`evaluate_with_engines`], every engine on every transcript.
+//! - `evaluate`: [`evaluate`], the full evaluation (score, worded findings): every engine on
+//!   every transcript.
 //!
-//! Every output's three verdicts must agree (the bench panics otherwise). Prints one JSON line.
+//! Every output's two verdicts must agree (the bench panics otherwise). Prints one JSON line.
 //! For a profiler, `AGENT_SEER_BFCL_ONLY` skips that check and times one thing, printing its
 //! checks per second: `verdict`, the verdict alone; `walk`, only reading every string a check
 //! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
@@ -23,8 +22,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use agent_seer::bfcl::{self, Options};
+use agent_seer::check::{Suite, Verdict, evaluate, quick_verdict, verdict};
 use agent_seer::harness::Transcript;
-use agent_seer::runner::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -58,16 +57,8 @@ fn main() {
     let mut quick = 0usize;
     // (A profiler's run skips the agreement check, to see what it times alone.)
     for (s, t) in work.iter().filter(|_| only.is_none()) {
-        let full = evaluate_with_engines(&suites[*s], t)
-            .expect("evaluate")
-            .verdict;
+        let full = evaluate(&suites[*s], t).expect("evaluate").verdict;
         assert_eq!(verdict(&suites[*s], t).expect("verdict"), full, "{}", t.id);
-        assert_eq!(
-            evaluate(&suites[*s], t).expect("evaluate").verdict,
-            full,
-            "{}",
-            t.id
-        );
         passed += usize::from(full == Verdict::Pass);
         quick += usize::from(quick_verdict(&suites[*s], t).expect("quick").is_some());
     }
@@ -111,8 +102,6 @@ fn main() {
         return;
     }
     let evaluations = rate(&|s, t| evaluate(s, t).expect("evaluate").verdict == Verdict::Pass);
-    let engines =
-        rate(&|s, t| evaluate_with_engines(s, t).expect("evaluate").verdict == Verdict::Pass);
     // Lint alone, on the same calls.
     let calls: usize = work.iter().map(|(_, t)| t.calls().count()).sum();
     let findings: usize = work
@@ -132,7 +121,6 @@ fn main() {
         serde_json::json!({
             "per_second": verdicts,
             "evaluate_per_second": evaluations,
-            "engines_per_second": engines,
             "passed": passed,
             "decided_by_calls_alone": quick,
             "outputs": work.len(),

@@ -4,8 +4,8 @@
 use std::hint::black_box;
 use std::path::Path;
 
+use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::{Layout, Transcript, discover};
-use agent_seer::runner::{Suite, evaluate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion) {

@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::{Layout, Transcript, discover};
 use agent_seer::judge::{self, Job, Mode, Verdict};
 use agent_seer::llm::{CacheMode, Client, LlmConfig, Provider};
-use agent_seer::runner::{Suite, evaluate};
 use serde_json::json;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -115,7 +115,7 @@ impl Report {
 /// Imported suites, found by the entries they hold.
 #[derive(Default)]
 pub struct Imported {
-    pub suites: Vec<crate::runner::Suite>,
+    pub suites: Vec<crate::check::Suite>,
     by_entry: std::collections::HashMap<String, usize>,
 }
 
@@ -146,7 +146,7 @@ impl Imported {
             for sc in &h.scenarios {
                 out.by_entry.insert(sc.id.clone(), out.suites.len());
             }
-            out.suites.push(crate::runner::Suite::from_harness(h)?);
+            out.suites.push(crate::check::Suite::from_harness(h)?);
         }
         Ok(out)
     }

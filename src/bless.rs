@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use similar::TextDiff;
 
+use crate::check::{Suite, Verdict, evaluate};
 use crate::finding::Severity;
 use crate::harness::{Expect, MatchPolicy, OracleCall, Transcript};
-use crate::runner::{Suite, Verdict, evaluate};
 use crate::source::SourceError;
 
 /// One file rewritten.
@@ -107,7 +107,7 @@ pub fn bless(harness: &Path, transcript: &Path) -> Result<Blessing, SourceError>
 }
 
 /// A broken transcript: its faults become what the engines find now.
-fn bless_faults(t: &Transcript, ev: &crate::runner::Evaluation) -> Result<Blessing, SourceError> {
+fn bless_faults(t: &Transcript, ev: &crate::check::Evaluation) -> Result<Blessing, SourceError> {
     if ev.verdict == Verdict::Pass {
         return Ok(Blessing::Refused(
             "labelled broken, but no engine finds an error and TC is above the threshold: there is no fault to record (fix the label or the checks)".into(),
@@ -141,7 +141,7 @@ fn bless_faults(t: &Transcript, ev: &crate::runner::Evaluation) -> Result<Blessi
 fn bless_oracle(
     suite: &Suite,
     t: &Transcript,
-    ev: &crate::runner::Evaluation,
+    ev: &crate::check::Evaluation,
     harness: &Path,
 ) -> Result<Blessing, SourceError> {
     let rejected: Vec<String> = ev

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use agent_seer::harness::{Harness, Transcript};
-use agent_seer::runner::{Suite, evaluate, evaluate_with_engines, verdict};
+use agent_seer::check::{Suite, evaluate, verdict};
 use agent_seer::source::SourceFile;
 use agent_seer::spec::{Capabilities, ToolSet};
 use libfuzzer_sys::fuzz_target;
@@ -29,7 +29,8 @@ fuzz_target!(|data: &[u8]| {
             let _ = e.render();
         }
         Ok(t) => {
-            if let Ok(ev) = evaluate(suite(), &t) {
+            let engines = evaluate(suite(), &t);
+            if let Ok(ev) = &engines {
                 if let Some(s) = &ev.score {
                     assert!((0.0..=1.0).contains(&s.tc), "TC {} out of range", s.tc);
                 }
@@ -37,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
             }
             assert_eq!(
                 verdict(suite(), &t).ok(),
-                evaluate_with_engines(suite(), &t).ok().map(|e| e.verdict),
+                engines.ok().map(|e| e.verdict),
                 "the fast path and the engines disagree"
             );
         }

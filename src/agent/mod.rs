@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::check::{Evaluation, Suite, Verdict, evaluate};
 use crate::finding::{Code, Finding};
 use crate::harness::{Scenario, Transcript};
 use crate::llm::{ChatMessage, Client, LlmError, ToolDecl};
 use crate::mcp::server::mock_answer;
-use crate::runner::{Evaluation, Suite, Verdict, evaluate};
 use crate::source::SourceError;
 
 /// How to run.
@@ -30,7 +30,7 @@ pub struct Options {
     /// The agent's name in the transcripts (`provider:model`).
     pub agent: String,
     /// Told of each finished run.
-    pub progress: Option<crate::report::Progress>,
+    pub progress: Option<crate::check::Progress>,
 }
 
 /// Why a run could not be completed (the agent's API failing, a file not written).

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use agent_seer::bless::{Blessing, bless};
+use agent_seer::check::Status;
 use agent_seer::report::TrialKind;
-use agent_seer::runner::{Status, layout_at, run_checks};
 
 use super::Outcome;
 
@@ -24,7 +24,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let layout = layout_at(&super::project_root(args.root.clone()))?;
+    let config = super::project_config(args.root.clone());
+    let layout = config.layout()?;
     for p in &args.paths {
         if !p.exists() {
             anyhow::bail!("{}: no such file or directory", p.display());
@@ -33,7 +34,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let wanted: Vec<PathBuf> = args.paths.iter().map(|p| canon(p)).collect();
     let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| canon(p).starts_with(w));
-    let records = run_checks(&layout, &keep, &mut |_| {})?;
+    let records = super::run_plan(&config, &layout, &keep, &mut |_| {})?;
     let failing: Vec<_> = records
         .iter()
         .filter(|r| r.kind == TrialKind::Transcript && r.status == Status::Failed)

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_seer::report::{Report, process_run_id};
-use agent_seer::runner::{layout_at, run_checks};
 
 use super::Outcome;
 use super::output::{Progress, ReportArgs, save_run};
@@ -27,8 +26,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let root = super::project_root(args.root.clone());
-    let layout = layout_at(&root)?;
+    let config = super::project_config(args.root.clone());
+    let layout = config.layout()?;
     for p in &args.paths {
         if !p.exists() {
             anyhow::bail!("{}: no such file or directory", p.display());
@@ -37,7 +36,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let wanted: Vec<PathBuf> = args.paths.iter().map(|p| normalize(p)).collect();
     let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| normalize(p).starts_with(w));
     let progress = Arc::new(Progress::new(args.report.quiet, false));
-    let records = run_checks(&layout, &keep, &mut |r| progress.tick(&r.name))?;
+    let records = super::run_plan(&config, &layout, &keep, &mut |r| progress.tick(&r.name))?;
     progress.finish();
     if records.is_empty() {
         anyhow::bail!(

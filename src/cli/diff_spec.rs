@@ -4,10 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use agent_seer::harness::{Harness, discover};
-use agent_seer::runner::layout_at;
+use agent_seer::harness::{Harness, discover, touch};
 use agent_seer::spec::ToolSet;
-use agent_seer::spec::diff::{diff, touch};
+use agent_seer::spec::diff::diff;
 
 use super::{Format, Outcome};
 
@@ -31,7 +30,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let old = ToolSet::load(&args.old)?;
     let new = ToolSet::load(&args.new)?;
     let paths = if args.harnesses.is_empty() {
-        let layout = layout_at(&super::project_root(args.root.clone()))?;
+        let layout = super::project_layout(args.root.clone())?;
         discover(&layout)?
             .into_iter()
             .filter_map(|s| s.harness)

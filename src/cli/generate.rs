@@ -3,11 +3,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use agent_seer::check::Suite;
 use agent_seer::generate::{Generator, mocks, scenarios::Plan, write};
 use agent_seer::harness::Grounding;
 use agent_seer::lint::Linter;
 use agent_seer::llm::{Client, LlmConfig};
-use agent_seer::runner::{Suite, layout_at};
 use serde_json::{Value, json};
 
 use super::Outcome;
@@ -52,7 +52,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
         None => mocks::Seeds::new(),
     };
-    let layout = layout_at(&super::project_root(None))?;
+    let layout = super::project_layout(None)?;
     let client = Client::new(LlmConfig::from_env(&args.llm, layout.llm_cache.clone())?)?;
     let plan = Plan {
         simple: args.simple,

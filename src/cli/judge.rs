@@ -5,10 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::{Layout, Transcript, discover};
 use agent_seer::judge::{self, Job, Judged, Mode, agreement};
 use agent_seer::llm::{Client, LlmConfig};
-use agent_seer::runner::{Suite, evaluate, layout_at};
 use serde_json::json;
 
 use super::{Format, Outcome};
@@ -67,7 +67,7 @@ impl From<ModeArg> for Mode {
 
 /// Loads and deterministically evaluates the selected transcripts.
 fn jobs(root: Option<&Path>, paths: &[PathBuf]) -> anyhow::Result<(Layout, Vec<(String, Job)>)> {
-    let layout = layout_at(&super::project_root(root.map(Path::to_path_buf)))?;
+    let layout = super::project_layout(root.map(Path::to_path_buf))?;
     let wanted: Vec<PathBuf> = paths
         .iter()
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_seer::check::Suite;
 use agent_seer::mcp::{Client, server};
-use agent_seer::runner::Suite;
 use agent_seer::spec::ToolSet;
 use serde_json::json;
 

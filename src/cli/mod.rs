@@ -23,6 +23,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use agent_seer::check::{HarnessConfig, Status, TrialRecord, plan};
+use agent_seer::harness::{Layout, TrialKind};
+
 /// Grade how AI agents call MCP tools: schema and capability-matrix linting of tool calls, and
 /// the deterministic checks of agent transcripts the `cargo test` harness runs.
 #[derive(Parser, Debug)]
@@ -191,6 +194,56 @@ impl SpecArgs {
 pub fn project_root(flag: Option<std::path::PathBuf>) -> std::path::PathBuf {
     flag.or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(Into::into))
         .unwrap_or_default()
+}
+
+/// The harness configuration a verb runs with: the environment's, as the harness reads it
+/// ([`HarnessConfig::from_env`]), except that the root is `--root`, else `AGENT_SEER_ROOT`,
+/// else the working directory (a binary run inside a project has no meaningful
+/// `CARGO_MANIFEST_DIR`). No judge: only the `judge` verbs ask for one.
+pub fn project_config(flag: Option<std::path::PathBuf>) -> HarnessConfig {
+    let mut config = HarnessConfig::from_env();
+    config.root = project_root(flag);
+    config.judge = agent_seer::check::JudgeSetup::Unset;
+    config
+}
+
+/// The project's layout, resolved as the harness resolves it.
+pub fn project_layout(flag: Option<std::path::PathBuf>) -> anyhow::Result<Layout> {
+    Ok(project_config(flag).layout()?)
+}
+
+/// Runs the plan's trials that `keep` selects (paths; see `PlannedTrial::selected_by`) and
+/// that are not ignored, as the harness would run them; `progress` is told each as it ends. A
+/// gate with nothing labelled is left out (the harness lists it as ignored). A project the
+/// harness cannot start on (no suite, names discovery refuses) is an input error here.
+pub fn run_plan(
+    config: &HarnessConfig,
+    layout: &Layout,
+    keep: &dyn Fn(&std::path::Path) -> bool,
+    progress: &mut dyn FnMut(&TrialRecord),
+) -> anyhow::Result<Vec<TrialRecord>> {
+    let planned = plan(layout, config);
+    if let Some(setup) = planned.iter().find(|t| t.id.kind == TrialKind::Setup) {
+        // A discovery error keeps its type (and its rendering); the rest is the trial's words.
+        agent_seer::harness::discover(layout)?;
+        anyhow::bail!(
+            "{}",
+            setup.run().message.unwrap_or_else(|| setup.id.to_string())
+        );
+    }
+    let mut out = Vec::new();
+    for t in planned
+        .iter()
+        .filter(|t| t.ignored.is_none() && t.selected_by(keep))
+    {
+        let r = t.run();
+        if r.kind == TrialKind::Discrimination && r.status == Status::Ignored {
+            continue;
+        }
+        progress(&r);
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// Errors about a user's file get their quoted line; everything else its cause chain.

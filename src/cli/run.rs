@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use agent_seer::agent::{self, Options};
+use agent_seer::check::Suite;
 use agent_seer::llm::{Client, LlmConfig};
 use agent_seer::report::{LiveRecord, Report, TranscriptRecord, TrialRecord, process_run_id};
-use agent_seer::runner::{Suite, layout_at};
 
 use super::{Format, Outcome};
 
@@ -36,7 +36,7 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let suite = Suite::load(&args.harness)?;
-    let layout = layout_at(&super::project_root(None))?;
+    let layout = super::project_layout(None)?;
     let mut config = LlmConfig::from_env(&args.agent, layout.llm_cache.clone())?;
     // The agent under test answers live; its calls are not cached.
     config.mode = agent_seer::llm::CacheMode::Live;
@@ -100,14 +100,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let mut records = Vec::new();
     for r in &results {
         for (k, run) in r.runs.iter().enumerate() {
-            let name = format!("run::{}::{}#{}", suite.harness.suite, r.scenario, k + 1);
+            let id = agent_seer::harness::TrialId::live(&suite.harness.suite, &r.scenario, k + 1);
             let ev = &run.evaluation;
             let status = match ev.verdict {
-                agent_seer::runner::Verdict::Pass => agent_seer::runner::Status::Passed,
-                agent_seer::runner::Verdict::Fail => agent_seer::runner::Status::Failed,
+                agent_seer::check::Verdict::Pass => agent_seer::check::Status::Passed,
+                agent_seer::check::Verdict::Fail => agent_seer::check::Status::Failed,
             };
-            let message = (status == agent_seer::runner::Status::Failed).then(|| ev.why_failed());
-            let mut rec = TrialRecord::bare(name, &suite.harness.suite, status, message);
+            let message = (status == agent_seer::check::Status::Failed).then(|| ev.why_failed());
+            let mut rec = TrialRecord::new(&id, status, message);
             rec.transcript = Some(TranscriptRecord::new(&run.transcript, ev, &ev.label, None));
             rec.live = Some(LiveRecord {
                 agent: args.agent.clone(),

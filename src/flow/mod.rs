@@ -191,7 +191,7 @@ pub fn analyze(
                     }
                     _ => {
                         let known: Vec<&str> = flow.artifacts.keys().map(String::as_str).collect();
-                        let hint = crate::lint::did_you_mean(&norm, known.iter().copied());
+                        let hint = crate::finding::did_you_mean(&norm, known.iter().copied());
                         finding = Some(Finding::new(
                             Code::UnknownReference,
                             pointer.clone(),

@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::runner::Suite;
+use crate::check::Suite;
 use crate::source::SourceFile;
 
 fn suite(name: &str) -> Suite {

@@ -44,7 +44,7 @@ pub struct Generator<'a> {
     pub caps: &'a [Capabilities],
     pub report: Report,
     /// Told of each stage answer.
-    pub progress: Option<crate::report::Progress>,
+    pub progress: Option<crate::check::Progress>,
 }
 
 impl<'a> Generator<'a> {

@@ -164,7 +164,7 @@ pub fn problems(s: &GeneratedScenario, linter: &Linter) -> Vec<String> {
     let mut out = Vec::new();
     for (i, c) in s.agent_workflow.iter().enumerate() {
         if linter.tool(&c.function_name).is_none() {
-            let hint = crate::lint::did_you_mean(
+            let hint = crate::finding::did_you_mean(
                 &c.function_name,
                 linter.tools().map(|t| t.name.as_str()),
             );

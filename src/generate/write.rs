@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 use super::expand::Expansion;
 use super::mocks::Mocked;
+use crate::check::{Suite, Verdict, evaluate};
 use crate::harness::{Grounding, Transcript};
-use crate::runner::{Suite, Verdict, evaluate};
 use crate::source::{SourceError, SourceFile};
 
 fn grounding(g: Grounding) -> &'static str {

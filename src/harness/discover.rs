@@ -3,10 +3,13 @@
 //!
 //! `harnesses/<suite>.yaml` defines a suite; `transcripts/<suite>/**/<id>.yaml` are its
 //! transcripts, with ids made of the path below the suite directory (`sub/x.yaml` → `sub::x`),
-//! so every trial name maps back to exactly one file.
+//! so every trial name maps back to exactly one file. Names that would give two files one
+//! trial name, or a name two readings ([`super::trial`]), are refused here with every
+//! offending path listed, rather than left for a runner to silently pick one.
 
 use std::path::{Path, PathBuf};
 
+use super::trial::{RESERVED_SUITES, RESERVED_TRANSCRIPTS, name_problem};
 use crate::source::SourceError;
 
 /// Where a project keeps its files.
@@ -31,22 +34,26 @@ impl Layout {
         }
     }
 
-    /// The harness file of `suite`, if there is one (`.yaml` preferred over `.yml`).
+    /// The harness file of `suite`, if exactly one exists (`veo.yaml` or `veo.yml`; both is
+    /// an error [`discover`] reports).
     pub fn harness_file(&self, suite: &str) -> Option<PathBuf> {
-        ["yaml", "yml"]
-            .iter()
-            .map(|ext| self.harnesses.join(format!("{suite}.{ext}")))
-            .find(|p| p.is_file())
+        only_one(["yaml", "yml"].map(|ext| self.harnesses.join(format!("{suite}.{ext}"))))
     }
 
-    /// The transcript file a trial id names, if it exists.
+    /// The transcript file a trial id names, if exactly one exists.
     pub fn transcript_file(&self, suite: &str, id: &str) -> Option<PathBuf> {
         let rel: PathBuf = id.split("::").collect();
-        ["yaml", "yml"]
-            .iter()
-            .map(|ext| self.transcripts.join(suite).join(&rel).with_extension(ext))
-            .find(|p| p.is_file())
+        let file = self.transcripts.join(suite).join(&rel);
+        let name = file.file_name()?.to_string_lossy().into_owned();
+        only_one(["yaml", "yml"].map(|ext| file.with_file_name(format!("{name}.{ext}"))))
     }
+}
+
+/// The one candidate that is a file; `None` for none or several.
+fn only_one<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
+    let mut found = candidates.into_iter().filter(|p| p.is_file());
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// One suite's files.
@@ -61,15 +68,28 @@ pub struct SuiteFiles {
 /// Every suite under `layout`, sorted by name. A suite exists when it has a harness file or a
 /// transcript directory (a directory without a harness still yields trials, which then fail
 /// saying so, rather than being skipped unseen).
+///
+/// Refused, all at once in one error: a suite named like a trial prefix (`judge`, `run`,
+/// `agent-seer`), a transcript named like a suite trial (`harness`, `discrimination`), `::`
+/// in a file or directory name, and two files for one name (`a0.yaml` beside `a0.yml`).
 pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
     let mut suites: Vec<SuiteFiles> = Vec::new();
+    let mut problems = Vec::new();
     for path in read_dir_sorted(&layout.harnesses)? {
         if !path.is_file() || !is_yaml(&path) {
             continue;
         }
         let suite = stem(&path);
-        if suites.last().is_some_and(|s| s.suite == suite) {
-            continue; // both veo.yaml and veo.yml: harness_file() picks .yaml
+        if let Some(why) = name_problem(&suite, RESERVED_SUITES) {
+            problems.push(format!("{}: suite name: {why}", path.display()));
+        }
+        if let Some(prev) = suites.last().filter(|s| s.suite == suite) {
+            problems.push(format!(
+                "{} and {}: two harness files for suite `{suite}`",
+                prev.harness.as_deref().unwrap_or(&path).display(),
+                path.display()
+            ));
+            continue;
         }
         suites.push(SuiteFiles {
             harness: layout.harness_file(&suite),
@@ -88,9 +108,10 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
         if suite.starts_with('.') {
             continue;
         }
-        let mut transcripts = Vec::new();
-        walk(&dir, &mut Vec::new(), &mut transcripts)?;
-        transcripts.sort();
+        if let Some(why) = name_problem(&suite, RESERVED_SUITES) {
+            problems.push(format!("{}: suite name: {why}", dir.display()));
+        }
+        let transcripts = suite_dir(&dir, &mut problems)?;
         match suites.iter_mut().find(|s| s.suite == suite) {
             Some(s) => s.transcripts = transcripts,
             None => suites.push(SuiteFiles {
@@ -101,7 +122,45 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
         }
     }
     suites.sort_by(|a, b| a.suite.cmp(&b.suite));
+    if !problems.is_empty() {
+        problems.sort();
+        problems.dedup();
+        let file = crate::source::SourceFile::from_text(&layout.transcripts, "");
+        return Err(file.error(format!(
+            "names that cannot be trial names:\n  {}",
+            problems.join("\n  ")
+        )));
+    }
     Ok(suites)
+}
+
+/// A suite directory's transcripts, sorted by id, with the problems of their names.
+fn suite_dir(
+    dir: &Path,
+    problems: &mut Vec<String>,
+) -> Result<Vec<(String, PathBuf)>, SourceError> {
+    let mut out = Vec::new();
+    walk(dir, &mut Vec::new(), &mut out, problems)?;
+    out.sort();
+    for pair in out.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            problems.push(format!(
+                "{} and {}: two transcript files for `{}`",
+                pair[0].1.display(),
+                pair[1].1.display(),
+                pair[0].0
+            ));
+        }
+    }
+    for (id, path) in &out {
+        if RESERVED_TRANSCRIPTS.contains(&id.as_str()) {
+            problems.push(format!(
+                "{}: transcript name: `{id}` is reserved for the suite's own trial; rename the file",
+                path.display()
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// The transcripts of one suite (as [`discover`] lists them), reading only its directory.
@@ -110,18 +169,22 @@ pub fn suite_transcripts(
     suite: &str,
 ) -> Result<Vec<(String, PathBuf)>, SourceError> {
     let dir = layout.transcripts.join(suite);
-    let mut out = Vec::new();
-    if dir.is_dir() {
-        walk(&dir, &mut Vec::new(), &mut out)?;
-        out.sort();
+    if !dir.is_dir() {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let mut problems = Vec::new();
+    let out = suite_dir(&dir, &mut problems)?;
+    match problems.first() {
+        None => Ok(out),
+        Some(p) => Err(crate::source::SourceFile::from_text(&dir, "").error(p.clone())),
+    }
 }
 
 fn walk(
     dir: &Path,
     prefix: &mut Vec<String>,
     out: &mut Vec<(String, PathBuf)>,
+    problems: &mut Vec<String>,
 ) -> Result<(), SourceError> {
     for path in read_dir_sorted(dir)? {
         let name = path
@@ -153,12 +216,25 @@ fn walk(
                     ),
                 ));
             }
+            if name.contains("::") {
+                problems.push(format!(
+                    "{}: directory name: `::` separates the parts of a trial name",
+                    path.display()
+                ));
+            }
             prefix.push(name);
-            walk(&path, prefix, out)?;
+            walk(&path, prefix, out, problems)?;
             prefix.pop();
         } else if is_yaml(&path) {
             let mut parts = prefix.clone();
-            parts.push(stem(&path));
+            let stem = stem(&path);
+            if stem.contains("::") || stem.is_empty() {
+                problems.push(format!(
+                    "{}: transcript name: `::` separates the parts of a trial name",
+                    path.display()
+                ));
+            }
+            parts.push(stem);
             out.push((parts.join("::"), path));
         }
     }

@@ -13,17 +13,21 @@
 //! quoted, and every call and argument keeps its [`Location`](crate::source::Location). The
 //! main types are [`Harness`] and [`Transcript`], loaded with [`Harness::load`] and
 //! [`Transcript::load`]; [`discover`] finds them.
+//! Trial names are typed ([`TrialId`]): built and read back in one place.
 //!
-//! The `cargo test` entry point, [`main`], lives in the runner and is re-exported here so a
-//! user's `tests/agents.rs` reads `agent_seer::harness::main()`.
+//! The `cargo test` entry point `agent_seer::harness::main` is the runner's, re-exported at
+//! this path by the crate root (this module does not import the runner).
 
 mod discover;
+mod drift;
 mod model;
 mod raw;
+mod trial;
 
-pub use crate::runner::main;
 pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
+pub use drift::touch;
 pub use model::{
     AnyOf, Call, Expect, Grounding, Harness, Label, MatchPolicy, OracleCall, Order, Scenario,
     Thresholds, Tier, Transcript, TranscriptTurn, Turn,
 };
+pub use trial::{RESERVED_SUITES, RESERVED_TRANSCRIPTS, TrialId, TrialIdError, TrialKind};

@@ -619,7 +619,7 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
                 sc,
                 format!(
                     "`function.arguments` must be a JSON object, got {}",
-                    crate::lint::type_name(&other)
+                    crate::finding::type_name(&other)
                 ),
             ));
         }

@@ -7,19 +7,28 @@
 //! agent's calls and reply, a reference workflow, and the deterministic findings, which it is
 //! told are facts. **Raw-spec** mode gives only the specs and the transcript, to reproduce the
 //! seeds' schema-blind baseline. Prompts are ours; they carry the paper's instructions. The
-//! main entry is [`judge`]; [`render`] builds the request, [`agreement`] compares two judges.
+//! main entry is [`judge`]; [`render`] builds the request, [`agreement`] compares two judges,
+//! [`combine`] is the one rule joining the judge's verdict with the engines', and [`EnvJudge`]
+//! runs the harness's `judge::` trials.
 
-pub mod agreement;
+pub mod agreement {
+    //! Agreement between two judges (paper Appendix A.8): the statistics live in
+    //! [`crate::stats`], neutral ground for the judge and the report.
+    pub use crate::stats::*;
+}
 mod prompt;
+mod trial;
+
+pub use trial::{EnvJudge, combine};
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check::{Evaluation, Suite};
 use crate::finding::SubDimension;
 use crate::harness::{Scenario, Transcript};
 use crate::llm::{Client, LlmError, Request};
-use crate::runner::{Evaluation, Suite};
 use crate::score::Score;
 
 pub use prompt::{RUBRIC_VERSION, render, schema};
@@ -415,7 +424,7 @@ mod tests {
             .unwrap_or_else(|_| {
                 Transcript::load(&root.join("transcripts/veo/a1-wrong-model-audio.yaml")).unwrap()
             });
-        let ev = crate::runner::evaluate(&suite, &t).unwrap();
+        let ev = crate::check::evaluate(&suite, &t).unwrap();
         (suite, t, ev)
     }
 

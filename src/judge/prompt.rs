@@ -8,9 +8,9 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use super::Mode;
+use crate::check::{Evaluation, Suite};
 use crate::finding::SubDimension;
 use crate::harness::{Scenario, Transcript};
-use crate::runner::{Evaluation, Suite};
 use crate::spec::capability::{Constraint, Outcome};
 
 /// Bumped whenever the prompt or the schema changes meaning: it is part of every cache key.

@@ -14,7 +14,7 @@
 mod caps;
 mod schema;
 
-pub(crate) use schema::type_name;
+pub use crate::finding::{did_you_mean, nearest, type_name};
 
 use std::collections::HashMap;
 
@@ -175,10 +175,7 @@ impl Linter {
                 out.push(Finding::new(
                     Code::ArgumentsNotObject,
                     "",
-                    format!(
-                        "arguments must be a JSON object, got {}",
-                        schema::type_name(other)
-                    ),
+                    format!("arguments must be a JSON object, got {}", type_name(other)),
                 ));
                 return out;
             }
@@ -193,56 +190,6 @@ impl Linter {
         }
         out
     }
-}
-
-/// `" (did you mean `x`?)"` for the candidate closest to `name`, or `""` when none is close.
-///
-/// Close means: similar spelling (Jaro-Winkler ≥ 0.8, or one or two edits), one name containing the other
-/// (`model` / `model_id`), or sharing at least half their `_`-separated words
-/// (`gcs_bucket_uri` / `output_gcs_bucket`).
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    nearest(name, candidates).map_or_else(String::new, |c| format!(" (did you mean `{c}`?)"))
-}
-
-pub(crate) fn nearest<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let lower = name.to_lowercase();
-    let words = |s: &str| -> Vec<String> {
-        s.split(['_', '-', '.', ' '])
-            .filter(|w| !w.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    let mine = words(&lower);
-    let mut best: Option<(f64, &str)> = None;
-    for cand in candidates {
-        if cand == name {
-            continue;
-        }
-        let c = cand.to_lowercase();
-        let jw = strsim::jaro_winkler(&lower, &c);
-        let theirs = words(&c);
-        let shared = mine.iter().filter(|w| theirs.contains(w)).count();
-        let union = mine.len() + theirs.len() - shared;
-        let jaccard = if union == 0 {
-            0.0
-        } else {
-            shared as f64 / union as f64
-        };
-        let contains = lower.len().min(c.len()) >= 3 && (lower.contains(&c) || c.contains(&lower));
-        let score = jw.max(jaccard + 0.3).max(if contains { 0.85 } else { 0.0 });
-        // Short names defeat Jaro's matching window: count one edit (a typo or a swap) as close.
-        let edits = strsim::osa_distance(&lower, &c);
-        let typo = edits <= 1 || (lower.len() >= 8 && edits <= 2);
-        let score = if typo { score.max(0.9) } else { score };
-        let close = jw >= 0.8 || jaccard >= 0.5 || contains || typo;
-        if close && best.is_none_or(|(s, _)| score > s) {
-            best = Some((score, cand));
-        }
-    }
-    best.map(|(_, c)| c)
 }
 
 #[cfg(test)]

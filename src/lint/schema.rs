@@ -5,6 +5,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::{Map, Value};
 
 use super::{LintError, nearest};
+use crate::finding::type_name;
 use crate::finding::{Code, Finding, SubDimension};
 use crate::spec::ToolSpec;
 
@@ -267,18 +268,6 @@ pub(crate) fn describe(v: &Value) -> String {
 
 pub(crate) fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
-}
-
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 fn type_kind(kind: &TypeKind) -> String {

@@ -3,20 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
-
 use super::Usage;
 
-/// Totals for one provider and model.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct LedgerEntry {
-    pub calls: u64,
-    pub cached: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// USD, from list prices per million tokens where we know them; `None` otherwise.
-    pub estimated_cost_usd: Option<f64>,
-}
+pub use crate::check::LedgerEntry;
 
 /// Shared by every clone of a [`super::Client`].
 #[derive(Clone, Debug, Default)]

@@ -10,8 +10,8 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::PROTOCOL_VERSION;
+use crate::check::Suite;
 use crate::finding::Severity;
-use crate::runner::Suite;
 
 /// The mock's answer to one call, and which workflow step it came from.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,9 +8,9 @@ use std::fmt::Write;
 
 use super::svg::{self, Case, esc};
 use super::{Report, TranscriptRecord, TrialKind, TrialRecord};
+use crate::check::Status;
 use crate::finding::SubDimension;
 use crate::harness::Expect;
-use crate::runner::Status;
 
 const CSS: &str = r#"
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; padding: 0 16px; }
@@ -199,6 +199,7 @@ fn kind(k: TrialKind) -> &'static str {
         TrialKind::Discrimination => "gate",
         TrialKind::Judge => "judge",
         TrialKind::Live => "live run",
+        TrialKind::Setup => "setup",
     }
 }
 
@@ -233,8 +234,8 @@ fn case(s: &mut String, t: &TrialRecord, class: &str) {
                 "broken"
             },
             match tr.verdict {
-                crate::runner::Verdict::Pass => "pass",
-                crate::runner::Verdict::Fail => "fail",
+                crate::check::Verdict::Pass => "pass",
+                crate::check::Verdict::Fail => "fail",
             },
             tr.score.as_ref().map_or(String::new(), |sc| format!(
                 ", {}",

@@ -5,7 +5,7 @@
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 use super::{Report, TrialRecord};
-use crate::runner::Status;
+use crate::check::Status;
 
 /// The report as JUnit XML.
 pub fn junit(report: &Report) -> String {

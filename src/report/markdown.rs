@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use super::junit::strip_ansi;
 use super::{Report, TrialKind};
+use crate::check::Status;
 use crate::harness::Expect;
-use crate::runner::Status;
 
 /// The longest comment we write, under GitHub's limit with room for a bot's header.
 pub const MAX_CHARS: usize = 60_000;

@@ -18,30 +18,14 @@ use std::fmt::Write;
 
 use anstyle::{AnsiColor, Style};
 
-pub use record::{
-    AgreementRecord, FORMAT, FindingRecord, HarnessRecord, JudgeRecord, LiveRecord, Report,
-    ScoreRecord, SuiteCounts, TranscriptRecord, TrialKind, TrialRecord,
+pub use crate::check::Progress;
+pub use crate::check::{
+    FindingRecord, HarnessRecord, JudgeRecord, LedgerEntry, LiveRecord, ScoreRecord, Status,
+    TranscriptRecord, TrialRecord,
 };
+pub use crate::harness::{TrialId, TrialKind};
+pub use record::{AgreementRecord, FORMAT, Report, SuiteCounts};
 pub use rundir::{RunDir, RunDirError, process_run_id, utc_stamp};
-
-use crate::runner::Status;
-
-/// A callback told of each unit of long work (a live run, a generation stage's answer), for a
-/// progress display. The library never draws; the CLI does.
-#[derive(Clone)]
-pub struct Progress(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
-
-impl Progress {
-    pub fn tick(&self, message: &str) {
-        (self.0)(message)
-    }
-}
-
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Progress(..)")
-    }
-}
 
 /// How much the terminal summary shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,13 +77,7 @@ pub fn trial_line(t: &TrialRecord, width: usize) -> String {
 
 /// `TC 0.667 (usage 1.000, selection 0.667, ordering n/a, arguments 0.333)`.
 pub fn dimensions(score: &ScoreRecord) -> String {
-    let ordering = score
-        .ordering
-        .map_or("n/a".to_owned(), |o| format!("{o:.3}"));
-    format!(
-        "TC {:.3} (usage {:.3}, selection {:.3}, ordering {ordering}, arguments {:.3})",
-        score.tc, score.usage, score.selection, score.arguments
-    )
+    score.line()
 }
 
 impl Report {

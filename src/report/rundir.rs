@@ -15,8 +15,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use super::record::TrialRecord;
-use crate::runner::Status;
+use crate::check::Status;
+use crate::check::TrialRecord;
 
 /// Where a run's records go.
 #[derive(Clone, Debug)]
@@ -261,11 +261,19 @@ mod tests {
     fn records_round_trip_and_bad_ones_name_their_file() {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::new(dir.path(), "r1".into());
-        let rec = TrialRecord::bare("veo::harness", "veo", Status::Passed, None);
+        let rec = TrialRecord::new(
+            &crate::harness::TrialId::harness("veo"),
+            Status::Passed,
+            None,
+        );
         run.write(&rec).unwrap();
         assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec.clone()]);
         // A retry's second record of the same trial counts once, passed if any attempt was.
-        let failed = TrialRecord::bare("veo::harness", "veo", Status::Failed, Some("x".into()));
+        let failed = TrialRecord::new(
+            &crate::harness::TrialId::harness("veo"),
+            Status::Failed,
+            Some("x".into()),
+        );
         std::fs::write(
             run.path.join("retry.jsonl"),
             serde_json::to_string(&failed).unwrap() + "\n",

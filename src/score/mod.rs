@@ -104,6 +104,27 @@ impl Score {
 
 /// (arithmetic, harmonic, minimum) of the dimension scores; the harmonic mean of a set with a
 /// zero is zero.
+/// Pass or fail, for the transcript itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// No error finding, and TC (where there is one) at or above the pass threshold.
+    Pass,
+    /// An error finding, or TC below the pass threshold.
+    Fail,
+}
+
+/// The one verdict rule: Fail on any error finding, or when TC is below `pass` (within 1e-9,
+/// so a TC that is the threshold up to rounding passes). A transcript without a scenario has
+/// no TC, and only its errors decide.
+pub fn verdict(tc: Option<f64>, errors: bool, pass: f64) -> Verdict {
+    match tc {
+        _ if errors => Verdict::Fail,
+        Some(tc) if tc + 1e-9 < pass => Verdict::Fail,
+        _ => Verdict::Pass,
+    }
+}
+
 pub fn aggregate(dims: &[f64]) -> (f64, f64, f64) {
     if dims.is_empty() {
         return (1.0, 1.0, 1.0);

@@ -250,8 +250,10 @@ impl Capabilities {
         };
         for name in self.tools.keys() {
             if spec.get(name).is_none() {
-                let hint =
-                    crate::lint::did_you_mean(name, spec.tools().iter().map(|t| t.name.as_str()));
+                let hint = crate::finding::did_you_mean(
+                    name,
+                    spec.tools().iter().map(|t| t.name.as_str()),
+                );
                 return Err(at(
                     name,
                     format!("unknown tool `{name}`: not in the tool spec{hint}"),
@@ -277,7 +279,7 @@ impl Capabilities {
                     .flatten()
                     .map(|(k, _)| k.as_str())
             });
-            let hint = crate::lint::did_you_mean(param, candidates);
+            let hint = crate::finding::did_you_mean(param, candidates);
             let msg = format!(
                 "{whose} names parameter `{param}`, which none of its tools ({}) has{hint}",
                 tools.join(", ")

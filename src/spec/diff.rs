@@ -8,7 +8,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{ToolSet, ToolSpec};
-use crate::harness::Harness;
 
 /// Schema keywords that only document.
 const DOCS: &[&str] = &["description", "title", "examples", "$comment"];
@@ -202,40 +201,4 @@ fn schema_changes(x: &Value, y: &Value) -> Vec<(&'static str, String, bool)> {
 
 fn join(v: &[&String]) -> String {
     v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-}
-
-/// Marks, on each change, the scenarios of `harnesses` whose oracle calls it touches: a call
-/// of a removed or changed tool; for a parameter change, a call that passes the parameter
-/// (or any call of the tool, when the parameter is newly required).
-pub fn touch(changes: &mut [Change], harnesses: &[Harness]) {
-    for c in changes.iter_mut() {
-        for h in harnesses {
-            for sc in &h.scenarios {
-                for (t, turn) in sc.turns.iter().enumerate() {
-                    for (s, step) in turn.workflow.iter().enumerate() {
-                        if step.call.tool != c.tool {
-                            continue;
-                        }
-                        let hit = match &c.param {
-                            None => c.kind != "tool.description",
-                            Some(p) => {
-                                step.call.args().contains_key(p)
-                                    || (c.breaking
-                                        && matches!(c.kind, "param.added" | "param.required"))
-                            }
-                        };
-                        if hit {
-                            c.touches.push(format!(
-                                "{}::{} (turn {}, step {})",
-                                h.suite,
-                                sc.id,
-                                t + 1,
-                                s + 1
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-    }
 }

@@ -155,7 +155,7 @@ fn an_empty_project_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no trials found"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no suite found"), "{}", stderr(&o));
 }
 
 #[test]

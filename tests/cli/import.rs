@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use agent_seer::runner::{Verdict, evaluate};
+use agent_seer::check::{Verdict, evaluate};
 
 use super::*;
 

@@ -2,8 +2,8 @@
 //! completions with tools, answering from the conversation so far.
 
 use agent_seer::agent::{Options, run_suite};
+use agent_seer::check::{Suite, Verdict};
 use agent_seer::finding::Code;
-use agent_seer::runner::{Suite, Verdict};
 use wiremock::{Request as WireRequest, Respond};
 
 use super::*;

@@ -1,8 +1,8 @@
 //! Generation stage 1 against a scripted LLM: validated records, a retry with the problem fed
 //! back, and a hallucinated tool name dropped and counted.
 
+use agent_seer::check::Suite;
 use agent_seer::generate::Generator;
-use agent_seer::runner::Suite;
 use agent_seer::spec::{Capabilities, ToolSet};
 use wiremock::{Request as WireRequest, Respond};
 

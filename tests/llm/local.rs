@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::Transcript;
 use agent_seer::judge::{self, Job, Mode};
-use agent_seer::runner::{Suite, evaluate};
 
 use super::*;
 
@@ -234,7 +234,7 @@ fn local_generation_pipeline_validates_and_reports() {
     if interpret["produced"].as_u64().unwrap() > 0 {
         assert!(report["stages"].get("scenarios").is_some(), "{report}");
     }
-    let suite = agent_seer::runner::Suite::load(&out.join("tiny.yaml")).unwrap();
+    let suite = agent_seer::check::Suite::load(&out.join("tiny.yaml")).unwrap();
     let kept = report["verify"]["kept"].as_array().unwrap().len();
     assert_eq!(suite.harness.scenarios.len(), kept, "{report}");
     match o.status.code() {

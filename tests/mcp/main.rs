@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_seer::check::{Suite, Verdict, evaluate};
 use agent_seer::harness::Transcript;
 use agent_seer::mcp::Client;
-use agent_seer::runner::{Suite, Verdict, evaluate};
 use serde_json::{Value, json};
 
 fn repo() -> PathBuf {
@@ -103,7 +103,7 @@ fn recorded_sessions_grade_like_hand_written_transcripts() {
             evaluate(&suite, &recorded).unwrap(),
         );
         assert_eq!(a.verdict, b.verdict, "{id}");
-        let codes = |e: &agent_seer::runner::Evaluation| {
+        let codes = |e: &agent_seer::check::Evaluation| {
             e.findings
                 .iter()
                 .map(|f| (f.code, f.pointer.clone()))

@@ -50,7 +50,7 @@ pub fn failure(
 
 /// `TC 0.667 (usage 1.000, selection 0.667, ordering n/a, arguments 0.333)`.
 pub fn dimensions(score: &Score) -> String {
-    crate::report::dimensions(&crate::report::ScoreRecord::from(score))
+    super::record::ScoreRecord::from(score).line()
 }
 
 /// One finding: the headline, where it is, and the quoted line.

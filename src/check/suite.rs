@@ -1,5 +1,7 @@
 //! A suite loaded for evaluation: its harness, its tools and matrices compiled into a linter.
+//! The main type is [`Suite`], made by [`Suite::load`].
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::fast::FastPath;
@@ -10,9 +12,14 @@ use crate::spec::{Capabilities, ToolSet};
 
 /// Everything needed to evaluate the transcripts of one suite. Loaded once per process.
 pub struct Suite {
+    /// The harness file, parsed.
     pub harness: Harness,
+    /// The tools its specs declare.
     pub tools: ToolSet,
+    /// The linter over those tools and the suite's capability matrices.
     pub linter: Linter,
+    /// Scenario id → index in the harness (the first, should an id repeat).
+    index: HashMap<String, usize>,
     pub(crate) fast: FastPath,
 }
 
@@ -41,17 +48,22 @@ impl Suite {
         }
         let linter = Linter::new(&tools, caps).map_err(|e| harness.source.error(e.to_string()))?;
         let fast = FastPath::new(&harness, &linter);
+        let mut index = HashMap::with_capacity(harness.scenarios.len());
+        for (i, sc) in harness.scenarios.iter().enumerate() {
+            index.entry(sc.id.clone()).or_insert(i);
+        }
         Ok(Self {
             harness,
             tools,
             linter,
+            index,
             fast,
         })
     }
 
     /// The scenario with this id, and its index in the harness.
     pub fn scenario(&self, id: &str) -> Option<(usize, &Scenario)> {
-        let i = self.fast.index_of(id)?;
+        let i = *self.index.get(id)?;
         Some((i, &self.harness.scenarios[i]))
     }
 }

@@ -1,26 +1,18 @@
-//! Evaluating one transcript: the engines in order (lint today; flow, oracle and judge plug in
-//! here), then the verdict and what the transcript's label expected of it.
-
-use std::collections::BTreeMap;
+//! Evaluating one transcript: the engines in order (lint, flow, oracle), then the verdict and
+//! what the transcript's label expected of it. The main type is [`Evaluation`], made by
+//! [`evaluate`]; [`verdict`] and [`quick_verdict`] give the verdict alone.
 
 use serde::Serialize;
 
 use super::fast::Outcome;
 use super::suite::Suite;
+use crate::finding::did_you_mean;
 use crate::finding::{Finding, Severity};
 use crate::flow;
 use crate::harness::{Call, Expect, Label, Scenario, Transcript};
-use crate::lint::did_you_mean;
+pub use crate::score::Verdict;
 use crate::score::{Score, oracle};
 use crate::source::SourceError;
-
-/// Pass or fail, for the transcript itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Pass,
-    Fail,
-}
 
 /// Everything the engines established about one transcript.
 #[derive(Clone, Debug, Serialize)]
@@ -153,7 +145,7 @@ pub fn scenario_of<'s>(
 pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
     match quick_verdict(suite, t)? {
         Some(v) => Ok(v),
-        None => Ok(evaluate_with_engines(suite, t)?.verdict),
+        None => Ok(evaluate(suite, t)?.verdict),
     }
 }
 
@@ -167,7 +159,11 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
         return Ok(None);
     };
     Ok(match suite.fast.outcome(&suite.linter, index, t) {
-        Outcome::Perfect => Some(verdict_for(suite, 1.0, false)),
+        Outcome::Perfect => Some(crate::score::verdict(
+            Some(1.0),
+            false,
+            suite.harness.thresholds.pass,
+        )),
         // TC is then below 1 by at least 1 / (24 × arguments × turns), far more than the
         // 1e-9 margin, so below a threshold of 1.
         Outcome::Imperfect if suite.harness.thresholds.pass >= 1.0 => Some(Verdict::Fail),
@@ -177,7 +173,8 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
     })
 }
 
-/// [`scenario_of`]'s index, through the fast path's compact lookup when it finds the id.
+/// [`scenario_of`]'s index, through the fast path's compact lookup when it finds the id (the
+/// shortcut is the fast path's alone; [`evaluate`] looks ids up in the suite's plain index).
 fn scenario_index(suite: &Suite, t: &Transcript) -> Result<Option<usize>, SourceError> {
     if let Some(i) = t
         .scenario
@@ -189,72 +186,13 @@ fn scenario_index(suite: &Suite, t: &Transcript) -> Result<Option<usize>, Source
     Ok(scenario_of(suite, t)?.map(|(i, _)| i))
 }
 
-/// Fail on an error finding or a TC below the suite's pass threshold.
-fn verdict_for(suite: &Suite, tc: f64, errors: bool) -> Verdict {
-    if errors || tc + 1e-9 < suite.harness.thresholds.pass {
-        Verdict::Fail
-    } else {
-        Verdict::Pass
-    }
-}
-
 /// Runs the engines over a transcript: lint each call, then flow across the calls, then the
-/// oracle against the scenario's workflow. The verdict is Fail on any error finding, or when
-/// the oracle's TC is below the suite's pass threshold.
+/// oracle against the scenario's workflow. The verdict is [`crate::score::verdict`]: Fail on
+/// any error finding, or when the oracle's TC is below the suite's pass threshold.
 ///
-/// A transcript whose calls are exactly an accepted form of its workflow (every engine would
-/// find nothing, every sub-dimension 1) gets that evaluation without running the engines.
+/// Every engine always runs (the reference the fast path is tested against); for the verdict
+/// alone, [`verdict`] is a fraction of the cost.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    if let Some(index) = scenario_index(suite, t)?
-        && suite.fast.outcome(&suite.linter, index, t) == Outcome::Perfect
-    {
-        return Ok(perfect(suite, t, &suite.harness.scenarios[index]));
-    }
-    evaluate_with_engines(suite, t)
-}
-
-/// The evaluation of a perfect transcript, as the engines would give it: no finding, and per
-/// turn every sub-dimension 1 (ordering's where the turn has two calls or more).
-fn perfect(suite: &Suite, t: &Transcript, sc: &Scenario) -> Evaluation {
-    use crate::finding::SubDimension::*;
-    let turn_scores: Vec<Score> = (0..sc.turns.len())
-        .map(|ti| {
-            let calls = t.turns.get(ti).map_or(0, |tt| tt.calls.len());
-            let mut sub = BTreeMap::new();
-            let mut dims = vec![
-                UsageNecessity,
-                UsageOveruse,
-                SelectionCorrectness,
-                SelectionSpecificity,
-                SelectionCompleteness,
-            ];
-            if calls >= 2 {
-                dims.extend([OrderingSequence, OrderingDependency, OrderingEfficiency]);
-            }
-            dims.extend(crate::finding::SubDimension::ARGUMENTS);
-            for d in dims {
-                sub.insert(d, 1.0);
-            }
-            Score::from_sub(sub)
-        })
-        .collect();
-    let score = Score::mean(&turn_scores).unwrap_or_else(|| Score::from_sub(BTreeMap::new()));
-    Evaluation {
-        suite: suite.harness.suite.clone(),
-        transcript: t.id.clone(),
-        scenario: Some(sc.id.clone()),
-        verdict: verdict_for(suite, score.tc, false),
-        score: Some(score),
-        turn_scores,
-        pass_threshold: suite.harness.thresholds.pass,
-        findings: Vec::new(),
-        label: t.label.clone(),
-    }
-}
-
-/// [`evaluate`] without the fast path: every engine runs. The reference the fast path is
-/// tested against.
-pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
     let scenario = scenario_of(suite, t)?.map(|(_, sc)| sc);
     let calls: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
     let mut findings = Vec::new();
@@ -286,11 +224,7 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
     findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
     let pass = suite.harness.thresholds.pass;
     let errors = findings.iter().any(|f| f.severity == Severity::Error);
-    let verdict = match &score {
-        Some(s) => verdict_for(suite, s.tc, errors),
-        None if errors => Verdict::Fail,
-        None => Verdict::Pass,
-    };
+    let verdict = crate::score::verdict(score.as_ref().map(|s| s.tc), errors, pass);
     Ok(Evaluation {
         suite: suite.harness.suite.clone(),
         transcript: t.id.clone(),

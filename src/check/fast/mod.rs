@@ -887,8 +887,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::{Matcher, pairs_all};
+    use crate::check::Suite;
     use crate::harness::Transcript;
-    use crate::runner::Suite;
     use crate::source::SourceFile;
 
     /// Every `Matcher::Options` parameter judges a grid of scalars as the oracle's rule does.

@@ -1,0 +1,51 @@
+//! The evaluation layer: everything between the loaded files and whoever consumes a result.
+//!
+//! It owns the loaded [`Suite`], [`evaluate`] (every engine over one transcript, giving an
+//! [`Evaluation`]), the verdict alone by the [`fast`] path ([`verdict`], [`quick_verdict`]),
+//! the merge gate ([`Discrimination`]), the records a trial ends as ([`TrialRecord`],
+//! [`Status`]) and the **trial plan**: [`plan`] turns a [`Layout`](crate::harness::Layout) and
+//! a [`HarnessConfig`] into [`PlannedTrial`]s, and [`PlannedTrial::run`] runs one. The
+//! `cargo test` driver (`runner`) wraps each planned trial in a libtest-mimic `Trial`; the
+//! CLI's `check` iterates the same plan, so both build the same records in one place.
+//!
+//! Nothing here reads the environment except [`HarnessConfig::from_env`], and nothing prints.
+//! The LLM judge is above this layer: a judge trial runs through the [`Judge`] the caller puts
+//! in the configuration.
+
+mod config;
+mod discrimination;
+mod evaluate;
+mod fast;
+mod plan;
+mod record;
+mod render;
+mod suite;
+
+pub use config::{HarnessConfig, JudgeRequest, JudgeSetup, layout_at};
+pub use discrimination::{Discrimination, Row};
+pub use evaluate::{Evaluation, Verdict, evaluate, quick_verdict, verdict};
+pub use plan::{CheckResult, Judge, PlannedTrial, check_loaded, plan, plan_exact, status};
+pub use record::{
+    FindingRecord, HarnessRecord, JudgeRecord, LedgerEntry, LiveRecord, ScoreRecord, Status,
+    TranscriptRecord, TrialRecord,
+};
+pub use render::{call_diff, dimensions, render_call};
+pub use suite::Suite;
+
+/// A callback told of each unit of long work (a live run, a generation stage's answer), for a
+/// progress display. The library never draws; the CLI does.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Progress {
+    /// Tells the callback of one unit done.
+    pub fn tick(&self, message: &str) {
+        (self.0)(message)
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}

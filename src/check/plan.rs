@@ -1,0 +1,532 @@
+//! The trial plan: which trials a project has ([`plan`]) and how each runs
+//! ([`PlannedTrial::run`]), for both the `cargo test` driver and `agent-seer check`.
+//!
+//! Planning is a pure function of the files and the [`HarnessConfig`]: sorted, identical on
+//! every machine, and it reads no file (names come from paths), so `--list` is fast and
+//! nextest's `--partition slice:m/n` shards the same list everywhere. Each trial then loads
+//! what it needs: its suite once per process, and its own transcript. [`plan_exact`] maps one
+//! trial name back to its files, for nextest's one-process-per-trial `--exact NAME`.
+//!
+//! Trials ([`TrialId`] has the names):
+//! - `<suite>::<transcript>`: the engines over one transcript, judged against its label;
+//! - `<suite>::harness`: the harness itself loads, and every oracle workflow lints clean;
+//! - `<suite>::discrimination`: the merge gate over the suite's labelled transcripts;
+//! - `judge::<suite>::<transcript>`: the LLM judge through the configured [`Judge`] (ignored,
+//!   with the reason, when there is none);
+//! - `agent-seer::<what>`: stands for a harness that could not start — no suite found, a
+//!   discovery or configuration error — so a broken setup fails instead of running 0 tests.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::config::{HarnessConfig, JudgeSetup};
+use super::discrimination::Discrimination;
+use super::evaluate::{Evaluation, Verdict, evaluate};
+use super::record::{HarnessRecord, JudgeRecord, Status, TranscriptRecord, TrialRecord};
+use super::render;
+use super::suite::Suite;
+use crate::finding::Severity;
+use crate::harness::{
+    Expect, Label, Layout, SuiteFiles, Transcript, TrialId, TrialKind, discover, suite_transcripts,
+};
+use crate::source::{SourceError, SourceFile};
+
+/// An LLM judge the plan's `judge::` trials run through. The judge layer implements it (with
+/// the `judge` feature); the plan only calls it.
+pub trait Judge: Send + Sync {
+    /// Judges one transcript, given its deterministic evaluation: the judge's scores and the
+    /// combined verdict (`crate::judge::combine`), or why judging failed.
+    fn judge(
+        &self,
+        suite: &Suite,
+        transcript: &Transcript,
+        evaluation: &Evaluation,
+    ) -> Result<JudgeRecord, String>;
+}
+
+/// One trial of the plan: its identity, whether it is ignored unless asked for, and the work.
+#[derive(Clone)]
+pub struct PlannedTrial {
+    /// The trial's identity; its `Display` is the trial name.
+    pub id: TrialId,
+    /// Why the trial is ignored unless `--ignored`/`--include-ignored` asks for it; it then
+    /// runs and ends as ignored with this reason.
+    pub ignored: Option<String>,
+    work: Work,
+}
+
+#[derive(Clone)]
+enum Work {
+    Harness(LazySuite),
+    Transcript(LazySuite, PathBuf),
+    Gate(LazySuite, Vec<(String, PathBuf)>),
+    Judge(LazySuite, PathBuf, JudgeSetup),
+    /// A setup failure, with its message.
+    Fail(String),
+}
+
+impl PlannedTrial {
+    /// Runs the trial, once; every outcome, a load error included, is a record.
+    pub fn run(&self) -> TrialRecord {
+        match &self.work {
+            Work::Fail(message) => {
+                TrialRecord::new(&self.id, Status::Failed, Some(message.clone()))
+            }
+            Work::Harness(lazy) => match lazy.get() {
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
+                Ok(suite) => harness_record(&self.id, &suite),
+            },
+            Work::Transcript(lazy, path) => {
+                match lazy.get().and_then(|suite| lazy.check(&suite, path)) {
+                    Ok(result) => result.record(&self.id),
+                    Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
+                }
+            }
+            Work::Gate(lazy, transcripts) => match lazy.get() {
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
+                Ok(suite) => gate_record(&self.id, discriminate(lazy, &suite, transcripts)),
+            },
+            Work::Judge(lazy, path, setup) => match setup {
+                JudgeSetup::Ready(judge) => judged(&self.id, lazy, path, judge.as_ref())
+                    .unwrap_or_else(|e| TrialRecord::new(&self.id, Status::Failed, Some(e))),
+                _ => TrialRecord::new(
+                    &self.id,
+                    Status::Ignored,
+                    Some(setup.unavailable().unwrap_or_default().to_owned()),
+                ),
+            },
+        }
+    }
+
+    /// The trial's harness file and, for a transcript or judge trial, its transcript file.
+    pub fn files(&self) -> (Option<&Path>, Option<&Path>) {
+        match &self.work {
+            Work::Fail(_) => (None, None),
+            Work::Harness(l) | Work::Gate(l, _) => (l.harness.as_deref(), None),
+            Work::Transcript(l, p) | Work::Judge(l, p, _) => (l.harness.as_deref(), Some(p)),
+        }
+    }
+
+    /// Whether the trial is selected by `keep` over paths: a transcript's trials by the
+    /// transcript or its harness; a suite's harness trial and gate whenever any of the suite
+    /// is (the gate still reads all of the suite's transcripts).
+    pub fn selected_by(&self, keep: &dyn Fn(&Path) -> bool) -> bool {
+        match &self.work {
+            Work::Fail(_) => true,
+            Work::Transcript(l, p) | Work::Judge(l, p, _) => {
+                keep(p) || l.harness.as_deref().is_some_and(keep)
+            }
+            Work::Harness(l) | Work::Gate(l, _) => {
+                l.harness.as_deref().is_some_and(keep) || l.transcripts.iter().any(|(_, p)| keep(p))
+            }
+        }
+    }
+}
+
+/// The project's trials, sorted by name. A project without any suite, or whose files cannot
+/// be trial names, plans one failing `agent-seer::discovery` trial saying so: a moved
+/// directory must not turn the gate off.
+pub fn plan(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
+    let suites = match discover(layout) {
+        Ok(s) => s,
+        Err(e) => return vec![fail(TrialId::setup("discovery"), e.render())],
+    };
+    if suites.is_empty() {
+        return vec![fail(TrialId::setup("discovery"), no_suites(layout))];
+    }
+    let mut out: Vec<PlannedTrial> = suites
+        .iter()
+        .flat_map(|s| suite_trials(s, layout, config))
+        .collect();
+    out.sort_by_cached_key(|t| t.id.to_string());
+    out
+}
+
+/// The one trial a name names, found from its files alone (no directory scan beyond a gate's
+/// own suite); `None` when the name maps to no unambiguous file, and the caller should plan
+/// everything to say why.
+pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option<PlannedTrial> {
+    let id: TrialId = name.parse().ok()?;
+    let suite = id.suite.as_str();
+    let harness = layout.harness_file(suite);
+    match id.kind {
+        TrialKind::Transcript | TrialKind::Judge => {
+            let transcript = id.transcript.as_deref()?;
+            let path = layout.transcript_file(suite, transcript)?;
+            let lazy = LazySuite::new(suite, harness.clone(), layout, Vec::new());
+            Some(if id.kind == TrialKind::Judge {
+                harness.as_ref()?;
+                judge_trial(&lazy, id, path, &config.judge)
+            } else {
+                trial(id, Work::Transcript(lazy, path))
+            })
+        }
+        TrialKind::Harness => {
+            let lazy = LazySuite::new(suite, Some(harness?), layout, Vec::new());
+            Some(trial(id, Work::Harness(lazy)))
+        }
+        TrialKind::Discrimination => {
+            harness.as_ref()?;
+            let ts = suite_transcripts(layout, suite).ok()?;
+            if ts.is_empty() {
+                return None;
+            }
+            let lazy = LazySuite::new(suite, harness, layout, ts.clone());
+            Some(trial(id, Work::Gate(lazy, ts)))
+        }
+        TrialKind::Live | TrialKind::Setup => None,
+    }
+}
+
+fn no_suites(layout: &Layout) -> String {
+    let state = |p: &Path| match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => "holds no suite",
+        Ok(_) => "is not a directory",
+        Err(_) => "does not exist",
+    };
+    format!(
+        "no suite found: {} {} (a suite is a harnesses/<suite>.yaml) and {} {} (transcripts/<suite>/); \
+         set AGENT_SEER_ROOT or [package.metadata.agent-seer] if the project keeps them elsewhere",
+        layout.harnesses.display(),
+        state(&layout.harnesses),
+        layout.transcripts.display(),
+        state(&layout.transcripts),
+    )
+}
+
+fn trial(id: TrialId, work: Work) -> PlannedTrial {
+    PlannedTrial {
+        id,
+        ignored: None,
+        work,
+    }
+}
+
+fn fail(id: TrialId, message: String) -> PlannedTrial {
+    trial(id, Work::Fail(message))
+}
+
+impl PlannedTrial {
+    /// A trial that fails with `message`: it stands for a harness that could not start.
+    pub fn failing(id: TrialId, message: String) -> Self {
+        fail(id, message)
+    }
+}
+
+fn judge_trial(lazy: &LazySuite, id: TrialId, path: PathBuf, setup: &JudgeSetup) -> PlannedTrial {
+    PlannedTrial {
+        id,
+        ignored: setup.unavailable().map(str::to_owned),
+        work: Work::Judge(lazy.clone(), path, setup.clone()),
+    }
+}
+
+fn suite_trials(files: &SuiteFiles, layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
+    let name = files.suite.as_str();
+    let lazy = LazySuite::new(
+        name,
+        files.harness.clone(),
+        layout,
+        files.transcripts.clone(),
+    );
+    let mut out = Vec::new();
+    if files.harness.is_some() {
+        out.push(trial(TrialId::harness(name), Work::Harness(lazy.clone())));
+    }
+    for (id, path) in &files.transcripts {
+        out.push(trial(
+            TrialId::transcript(name, id),
+            Work::Transcript(lazy.clone(), path.clone()),
+        ));
+        if files.harness.is_some() {
+            out.push(judge_trial(
+                &lazy,
+                TrialId::judge(name, id),
+                path.clone(),
+                &config.judge,
+            ));
+        }
+    }
+    if files.harness.is_some() && !files.transcripts.is_empty() {
+        out.push(trial(
+            TrialId::discrimination(name),
+            Work::Gate(lazy, files.transcripts.clone()),
+        ));
+    }
+    out
+}
+
+type SuiteCell = Arc<OnceLock<Result<Arc<Suite>, SourceError>>>;
+type CheckCache = Arc<Mutex<HashMap<PathBuf, Arc<CheckResult>>>>;
+
+/// A suite loaded at most once per process, shared by its trials, with the results of its
+/// transcripts: a transcript's trial and the suite's gate evaluate each transcript once
+/// between them, whichever runs first.
+#[derive(Clone)]
+struct LazySuite {
+    name: String,
+    harness: Option<PathBuf>,
+    /// Where the harness should be, for the error when it is not.
+    harness_dir: PathBuf,
+    transcripts: Arc<Vec<(String, PathBuf)>>,
+    cell: SuiteCell,
+    checks: CheckCache,
+}
+
+impl LazySuite {
+    fn new(
+        name: &str,
+        harness: Option<PathBuf>,
+        layout: &Layout,
+        transcripts: Vec<(String, PathBuf)>,
+    ) -> Self {
+        Self {
+            name: name.to_owned(),
+            harness,
+            harness_dir: layout.harnesses.clone(),
+            transcripts: Arc::new(transcripts),
+            cell: Arc::default(),
+            checks: Arc::default(),
+        }
+    }
+
+    /// One transcript's result, computed once per process.
+    fn check(&self, suite: &Suite, path: &Path) -> Result<Arc<CheckResult>, SourceError> {
+        let cached = self
+            .checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(path)
+            .cloned();
+        if let Some(r) = cached {
+            return Ok(r);
+        }
+        let r = Arc::new(check_loaded(suite, path)?);
+        self.checks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(path.to_path_buf(), r.clone());
+        Ok(r)
+    }
+
+    fn get(&self) -> Result<Arc<Suite>, SourceError> {
+        self.cell
+            .get_or_init(|| match &self.harness {
+                Some(p) => Suite::load(p).map(Arc::new),
+                None => {
+                    let expected = self.harness_dir.join(format!("{}.yaml", self.name));
+                    let file = SourceFile::from_text(&expected, "");
+                    Err(file.error(format!(
+                        "suite `{}` has transcripts but no harness (expected {})",
+                        self.name,
+                        expected.display()
+                    )))
+                }
+            })
+            .clone()
+    }
+}
+
+/// A gate's trial record: ignored with nothing labelled, failed with its problems and table.
+fn gate_record(id: &TrialId, d: Discrimination) -> TrialRecord {
+    let (status, message) = if d.is_empty() {
+        (Status::Ignored, Some("no labelled transcripts".to_owned()))
+    } else if d.passed() {
+        (Status::Passed, None)
+    } else {
+        (
+            Status::Failed,
+            Some(format!("{}\n{}", d.problems().join("\n"), d.table())),
+        )
+    };
+    let mut r = TrialRecord::new(id, status, message);
+    r.discrimination = Some(d);
+    r
+}
+
+/// Evaluates a suite's transcripts (or takes their trials' results) and builds its gate.
+fn discriminate(
+    lazy: &LazySuite,
+    suite: &Suite,
+    transcripts: &[(String, PathBuf)],
+) -> Discrimination {
+    let mut evals = Vec::new();
+    let mut errors = Vec::new();
+    for (id, path) in transcripts {
+        match lazy.check(suite, path) {
+            Ok(r) => evals.push((r.evaluation.clone(), r.xfail.is_some())),
+            Err(e) => errors.push(format!("{id}: {e}")),
+        }
+    }
+    let t = suite.harness.thresholds;
+    Discrimination::new(&suite.harness.suite, t.pass, t.min_gap, &evals, errors)
+}
+
+/// The harness trial's record: its oracles lint clean, and what of the spec they cover.
+fn harness_record(id: &TrialId, suite: &Suite) -> TrialRecord {
+    let oracles = check_oracles(suite);
+    let status = if oracles.is_ok() {
+        Status::Passed
+    } else {
+        Status::Failed
+    };
+    let mut r = TrialRecord::new(id, status, oracles.err());
+    let called: std::collections::BTreeSet<&str> = suite
+        .harness
+        .scenarios
+        .iter()
+        .flat_map(|sc| &sc.turns)
+        .flat_map(|t| &t.workflow)
+        .map(|o| o.call.tool.as_str())
+        .collect();
+    let tools = suite.tools.tools();
+    r.harness = Some(HarnessRecord {
+        path: suite.harness.path.display().to_string(),
+        scenarios: suite
+            .harness
+            .scenarios
+            .iter()
+            .map(|s| s.id.clone())
+            .collect(),
+        tools: tools.len(),
+        uncovered_tools: tools
+            .iter()
+            .filter(|t| !called.contains(t.name.as_str()))
+            .map(|t| t.name.clone())
+            .collect(),
+    });
+    r
+}
+
+/// Every oracle call must lint clean: an oracle the linter rejects would grade correct agents
+/// as wrong.
+fn check_oracles(suite: &Suite) -> Result<(), String> {
+    let mut problems = String::new();
+    for sc in &suite.harness.scenarios {
+        for turn in &sc.turns {
+            for o in &turn.workflow {
+                for f in suite.linter.lint(&o.call.tool, &o.call.arguments) {
+                    if f.severity == Severity::Error {
+                        let loc = o.call.location_of(&f.pointer);
+                        problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
+                    }
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("oracle calls the linter rejects:\n{problems}"))
+    }
+}
+
+/// How a trial ends given whether its evaluation agrees with its label and its `xfail`: an
+/// expected failure is reported, not gating; an unexpected pass fails (strict xfail).
+pub fn status(agrees: Result<(), String>, xfail: Option<&str>) -> (Status, Option<String>) {
+    match (agrees, xfail) {
+        (Ok(()), None) => (Status::Passed, None),
+        (Err(m), None) => (Status::Failed, Some(m)),
+        (Err(_), Some(reason)) => (Status::Xfailed, Some(format!("xfail: {reason}"))),
+        (Ok(()), Some(reason)) => (
+            Status::Failed,
+            Some(format!(
+                "XPASS (strict): marked `xfail: {reason}`, but the trial now passes; remove the xfail"
+            )),
+        ),
+    }
+}
+
+/// A transcript's trial result.
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    /// What the engines established.
+    pub evaluation: Evaluation,
+    /// `Ok` when the evaluation agrees with the label; `Err` holds the full explanation.
+    pub agrees: Result<(), String>,
+    /// The label's `xfail` reason.
+    pub xfail: Option<String>,
+    /// The transcript's file.
+    pub path: PathBuf,
+    /// The transcript's label.
+    pub label: Label,
+    /// The expected-vs-actual call diff, for transcripts that fail or disagree with their label.
+    pub diff: Option<String>,
+}
+
+impl CheckResult {
+    /// The trial's record for the run report: its status and message, and the transcript's.
+    pub fn record(&self, id: &TrialId) -> TrialRecord {
+        let (status, message) = status(self.agrees.clone(), self.xfail.as_deref());
+        let mut r = TrialRecord::new(id, status, message);
+        r.transcript = Some(TranscriptRecord::new(
+            &self.path,
+            &self.evaluation,
+            &self.label,
+            self.diff.clone(),
+        ));
+        r
+    }
+}
+
+/// Loads and evaluates one transcript of a loaded suite.
+pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
+    let t = Transcript::load(path)?;
+    let ev = evaluate(suite, &t)?;
+    let scenario = t
+        .scenario
+        .as_deref()
+        .and_then(|id| suite.scenario(id))
+        .map(|(_, sc)| sc);
+    let agrees = ev
+        .agrees_with_label()
+        .map_err(|why| render::failure(&ev, &why, &t, scenario, &suite.harness.source));
+    let diff = match scenario {
+        Some(sc) if agrees.is_err() || ev.verdict == Verdict::Fail => {
+            Some(render::call_diff(&t, sc))
+        }
+        _ => None,
+    };
+    Ok(CheckResult {
+        evaluation: ev,
+        agrees,
+        xfail: t.label.xfail.clone(),
+        path: path.to_path_buf(),
+        label: t.label,
+        diff,
+    })
+}
+
+/// A judge trial: the deterministic evaluation, then the judge; passes when the combined
+/// verdict agrees with the label.
+fn judged(
+    id: &TrialId,
+    lazy: &LazySuite,
+    path: &Path,
+    judge: &dyn Judge,
+) -> Result<TrialRecord, String> {
+    let suite = lazy.get().map_err(|e| e.render())?;
+    let t = Transcript::load(path).map_err(|e| e.render())?;
+    let ev = evaluate(&suite, &t).map_err(|e| e.render())?;
+    let j = judge.judge(&suite, &t, &ev)?;
+    let want = t.label.expect.unwrap_or(Expect::Pass);
+    let agrees = matches!(
+        (want, j.verdict),
+        (Expect::Pass, Verdict::Pass) | (Expect::Fail, Verdict::Fail)
+    );
+    let agrees = if agrees {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected {want:?}, the combined verdict is {:?}\n{}",
+            j.verdict,
+            j.summary(ev.errors(), suite.harness.thresholds.pass)
+        ))
+    };
+    let (status, message) = status(agrees, t.label.xfail.as_deref());
+    let mut r = TrialRecord::new(id, status, message);
+    r.transcript = Some(TranscriptRecord::new(path, &ev, &t.label, None));
+    r.judge = Some(j);
+    Ok(r)
+}

@@ -1,0 +1,291 @@
+//! What a trial ends as: one [`TrialRecord`], with its [`Status`], gathered by the report into
+//! a `Report`.
+//!
+//! These types are the stable JSON format (`schemas/report.schema.json`, `format:
+//! "agent-seer-report/1"`): owned, plain data, so a record written by one process (a nextest
+//! trial) is read back by another (`agent-seer report`). Field names only grow; a renamed or
+//! removed field bumps the format. They live in the check layer because the trial plan makes
+//! them; `report` re-exports them and renders them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Discrimination, Evaluation, Verdict};
+use crate::finding::{Finding, SubDimension};
+use crate::harness::{Expect, Label, TrialId, TrialKind};
+use crate::score::Score;
+
+/// How one trial ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// It passed.
+    Passed,
+    /// It failed; the record's message says why.
+    Failed,
+    /// Failed as its `xfail` label expected: reported, not gating.
+    Xfailed,
+    /// Not run (a judge trial without a judge, a gate with nothing to gate); the message says
+    /// why.
+    Ignored,
+}
+
+/// LLM usage totals for one provider and model, as a report carries them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// Requests answered (by the provider or the cache).
+    pub calls: u64,
+    /// Of those, answered from the cache.
+    pub cached: u64,
+    /// Prompt tokens the provider reported.
+    pub input_tokens: u64,
+    /// Completion tokens the provider reported.
+    pub output_tokens: u64,
+    /// USD, from list prices per million tokens where we know them; `None` otherwise.
+    pub estimated_cost_usd: Option<f64>,
+}
+
+/// A score: the four dimensions, the three aggregates and every applicable sub-dimension.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScoreRecord {
+    pub tc: f64,
+    pub tc_harmonic: f64,
+    pub tc_min: f64,
+    pub usage: f64,
+    pub selection: f64,
+    #[serde(default)]
+    pub ordering: Option<f64>,
+    pub arguments: f64,
+    /// Keyed by the rubric's names (`argument_value`, …).
+    pub sub: BTreeMap<String, f64>,
+}
+
+impl From<&Score> for ScoreRecord {
+    fn from(s: &Score) -> Self {
+        Self {
+            tc: s.tc,
+            tc_harmonic: s.tc_harmonic,
+            tc_min: s.tc_min,
+            usage: s.usage,
+            selection: s.selection,
+            ordering: s.ordering,
+            arguments: s.arguments,
+            sub: s
+                .sub
+                .iter()
+                .map(|(d, v)| (d.as_str().to_owned(), *v))
+                .collect(),
+        }
+    }
+}
+
+impl ScoreRecord {
+    /// `TC 0.778 (usage 1.000, selection 1.000, ordering n/a, arguments 0.333)`.
+    pub fn line(&self) -> String {
+        let ordering = self
+            .ordering
+            .map_or("n/a".to_owned(), |o| format!("{o:.3}"));
+        format!(
+            "TC {:.3} (usage {:.3}, selection {:.3}, ordering {ordering}, arguments {:.3})",
+            self.tc, self.usage, self.selection, self.arguments
+        )
+    }
+
+    /// The value of one sub-dimension, where it applies.
+    pub fn get(&self, d: SubDimension) -> Option<f64> {
+        self.sub.get(d.as_str()).copied()
+    }
+}
+
+/// One finding, with where it points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FindingRecord {
+    pub code: String,
+    pub severity: String,
+    pub sub_dimension: String,
+    pub message: String,
+    /// JSON pointer into the call's arguments.
+    #[serde(default)]
+    pub pointer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// 0-based index of the call across the transcript's turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<usize>,
+    /// `file:line:column`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+impl From<&Finding> for FindingRecord {
+    fn from(f: &Finding) -> Self {
+        Self {
+            code: f.code.as_str().to_owned(),
+            severity: f.severity.to_string(),
+            sub_dimension: f.sub_dimension.as_str().to_owned(),
+            message: f.message.clone(),
+            pointer: f.pointer.clone(),
+            rule: f.rule.clone(),
+            call: f.call,
+            location: f.location.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+/// What the engines concluded about one transcript.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptRecord {
+    /// The transcript file.
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// The label: `pass`, `fail`, or absent (treated as `pass`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+    /// Faults the label names, and those no finding answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed_faults: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xfail: Option<String>,
+    pub verdict: Verdict,
+    pub pass_threshold: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<ScoreRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_scores: Vec<ScoreRecord>,
+    pub findings: Vec<FindingRecord>,
+    /// The expected-vs-actual call diff, when the calls differ from the oracle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+impl TranscriptRecord {
+    pub fn new(path: &Path, ev: &Evaluation, label: &Label, diff: Option<String>) -> Self {
+        Self {
+            path: path.display().to_string(),
+            scenario: ev.scenario.clone(),
+            expect: label.expect,
+            faults: label.faults.clone(),
+            missed_faults: ev.missed_faults().into_iter().map(str::to_owned).collect(),
+            xfail: label.xfail.clone(),
+            verdict: ev.verdict,
+            pass_threshold: ev.pass_threshold,
+            score: ev.score.as_ref().map(ScoreRecord::from),
+            turn_scores: ev.turn_scores.iter().map(ScoreRecord::from).collect(),
+            findings: ev.findings.iter().map(FindingRecord::from).collect(),
+            diff: diff.filter(|d| !d.is_empty()),
+        }
+    }
+
+    /// The label's expectation, `pass` when unlabelled.
+    pub fn expects(&self) -> Expect {
+        self.expect.unwrap_or(Expect::Pass)
+    }
+
+    pub fn tc(&self) -> Option<f64> {
+        self.score.as_ref().map(|s| s.tc)
+    }
+}
+
+/// The judge's view of one transcript.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JudgeRecord {
+    /// `provider:model`.
+    pub judge: String,
+    /// `enriched` or `raw-spec`.
+    pub mode: String,
+    pub score: ScoreRecord,
+    pub coherence: f64,
+    pub rationale: String,
+    /// The oracle's TC and the combined (lower) one the verdict uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oracle_tc: Option<f64>,
+    pub combined_tc: f64,
+    pub verdict: Verdict,
+}
+
+impl JudgeRecord {
+    /// One paragraph on how the combined verdict came about, for a trial's message.
+    pub fn summary(&self, errors: usize, pass: f64) -> String {
+        format!(
+            "judge TC {:.3}, oracle TC {:.3}, combined {:.3} (pass at {pass:.3}); {errors} error finding(s); coherence {:.3}\nrationale: {}",
+            self.score.tc,
+            self.oracle_tc.unwrap_or(1.0),
+            self.combined_tc,
+            self.coherence,
+            self.rationale
+        )
+    }
+}
+
+/// What a harness trial learnt about its suite: the coverage of the spec by its oracles.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HarnessRecord {
+    pub path: String,
+    pub scenarios: Vec<String>,
+    /// Tools in the spec, and those no oracle workflow calls.
+    pub tools: usize,
+    pub uncovered_tools: Vec<String>,
+}
+
+/// One live run's bookkeeping (`agent-seer run`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveRecord {
+    pub agent: String,
+    pub scenario: String,
+    /// 1-based run number of `repeat`.
+    pub run: usize,
+    pub repeat: usize,
+    pub stopped_at_budget: bool,
+}
+
+/// One trial's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    pub name: String,
+    pub suite: String,
+    pub kind: TrialKind,
+    pub status: Status,
+    /// Why it failed (or the xfail reason), as the terminal shows it: findings with their YAML
+    /// lines quoted, the call diff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<TranscriptRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harness: Option<HarnessRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discrimination: Option<Discrimination>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveRecord>,
+}
+
+impl TrialRecord {
+    /// A record with only the trial's identity and how it ended.
+    pub fn new(id: &TrialId, status: Status, message: Option<String>) -> Self {
+        Self {
+            kind: id.kind,
+            name: id.to_string(),
+            suite: id.report_suite().to_owned(),
+            status,
+            message,
+            transcript: None,
+            harness: None,
+            discrimination: None,
+            judge: None,
+            live: None,
+        }
+    }
+
+    /// The oracle's TC of the trial's transcript, when it has one (a judge trial's own TC is
+    /// in [`TrialRecord::judge`]).
+    pub fn tc(&self) -> Option<f64> {
+        self.transcript.as_ref().and_then(TranscriptRecord::tc)
+    }
+}
