@@ -354,3 +354,124 @@ fn bless_round_trips_under_cargo_test() {
     );
     assert!(after.status.success(), "{}", text(&after));
 }
+
+const TINY_TOOLS: &str = r#"[{"name": "paint", "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}}]"#;
+const TINY_HARNESS: &str = "scenarios:\n  - id: cat\n    turns:\n      - prompt: paint a cat\n        workflow:\n          - {tool: paint, arguments: {prompt: a cat}}\n";
+const TINY_OK: &str = "scenario: cat\ncalls:\n  - {tool: paint, arguments: {prompt: a cat}}\n";
+
+/// `cargo test --test agents [-- extra…]` on a throwaway project.
+fn agents_in(dir: &std::path::Path, extra: &[&str]) -> Output {
+    let mut args = vec!["test", "-q", "--test", "agents", "--"];
+    args.extend_from_slice(extra);
+    cargo(
+        &args,
+        &[
+            ("AGENT_SEER_ROOT", dir.to_str().unwrap()),
+            ("AGENT_SEER_REPORT", "off"),
+        ],
+    )
+}
+
+/// Names that would give a trial two readings, or two files one trial name: before, each
+/// was silently misread (a suite `judge` listed trials `--exact` could not find, a suite
+/// `run` was recorded as a live run, `harness.yaml` was skipped by `check`, `a0.yaml` beside
+/// `a0.yml` made two trials of one name). Now the listing holds one failing trial that names
+/// every offending file.
+#[test]
+fn names_that_cannot_be_trial_names_fail_discovery() {
+    type Files<'a> = &'a [(&'a str, &'a str)];
+    let cases: &[(&str, Files, &str)] = &[
+        (
+            "a suite named judge",
+            &[
+                ("harnesses/judge.yaml", TINY_HARNESS),
+                ("transcripts/judge/ly0-correct.yaml", TINY_OK),
+            ],
+            "harnesses/judge.yaml: suite name: `judge` is reserved",
+        ),
+        (
+            "a suite named run",
+            &[
+                ("harnesses/run.yaml", TINY_HARNESS),
+                ("transcripts/run/t.yaml", TINY_OK),
+            ],
+            "harnesses/run.yaml: suite name: `run` is reserved",
+        ),
+        (
+            "a transcript named harness",
+            &[("transcripts/tiny/harness.yaml", TINY_OK)],
+            "transcripts/tiny/harness.yaml: transcript name: `harness` is reserved",
+        ),
+        (
+            "a0.yaml beside a0.yml",
+            &[
+                ("transcripts/tiny/a0.yaml", TINY_OK),
+                ("transcripts/tiny/a0.yml", TINY_OK),
+            ],
+            "two transcript files for `a0`",
+        ),
+        (
+            "sub/x.yaml beside sub::x.yaml",
+            &[
+                ("transcripts/tiny/sub/x.yaml", TINY_OK),
+                ("transcripts/tiny/sub::x.yaml", TINY_OK),
+            ],
+            "sub::x.yaml: transcript name: `::` separates the parts of a trial name",
+        ),
+    ];
+    for (what, files, message) in cases {
+        let all_files = [
+            ("harnesses/tiny.tools.json", TINY_TOOLS),
+            ("harnesses/tiny.yaml", TINY_HARNESS),
+        ];
+        let all: Vec<(&str, &str)> = all_files.iter().chain(files.iter()).copied().collect();
+        let dir = throwaway(&all);
+        let listed = agents_in(dir.path(), &["--list", "--format", "terse"]);
+        assert_eq!(
+            String::from_utf8_lossy(&listed.stdout).trim(),
+            "agent-seer::discovery: test",
+            "{what}: {}",
+            text(&listed)
+        );
+        let o = agents_in(dir.path(), &[]);
+        assert!(!o.status.success(), "{what}: {}", text(&o));
+        assert!(text(&o).contains(message), "{what}: {}", text(&o));
+    }
+}
+
+/// A moved or misspelt directory must not turn the gate off: before, a root without suites
+/// ran 0 tests and exited 0.
+#[test]
+fn a_project_without_suites_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = agents_in(dir.path(), &[]);
+    assert!(!o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("agent-seer::discovery"), "{out}");
+    assert!(out.contains("no suite found"), "{out}");
+    assert!(out.contains("harnesses does not exist"), "{out}");
+}
+
+/// `--include-ignored` without a judge: the judge trials end as ignored, saying why, and
+/// the run passes (before, each failed with "AGENT_SEER_JUDGE is not set").
+#[test]
+fn include_ignored_without_a_judge_skips_judge_trials() {
+    let dir = throwaway(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        ("transcripts/tiny/ok.yaml", TINY_OK),
+    ]);
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["test", "-q", "--test", "agents", "--", "--include-ignored"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("AGENT_SEER_ROOT", dir.path())
+        .env("AGENT_SEER_REPORT", "off")
+        .env_remove("AGENT_SEER_JUDGE");
+    let o = cmd.output().unwrap();
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("test judge::tiny::ok      ... ignored (AGENT_SEER_JUDGE is not set)"),
+        "{out}"
+    );
+}

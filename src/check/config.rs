@@ -180,3 +180,34 @@ pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
     }
     Ok(layout)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Judge trials say why they are not run: a lean build cannot judge at all.
+    #[test]
+    fn judge_trials_say_why_they_do_not_run() {
+        let request = JudgeSetup::Requested(JudgeRequest {
+            spec: "openai:m".into(),
+            raw_spec: false,
+        });
+        if cfg!(feature = "judge") {
+            assert_eq!(
+                JudgeSetup::Unset.unavailable(),
+                Some("AGENT_SEER_JUDGE is not set")
+            );
+            assert_eq!(
+                request.unavailable(),
+                Some("no judge was attached to the harness")
+            );
+        } else {
+            for setup in [JudgeSetup::Unset, request] {
+                assert_eq!(
+                    setup.unavailable(),
+                    Some("built without the `judge` feature")
+                );
+            }
+        }
+    }
+}

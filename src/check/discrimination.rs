@@ -66,21 +66,29 @@ impl Discrimination {
                 agrees: ev.agrees_with_label().is_ok(),
             });
         }
+        // An `xfail` transcript is a known gap, reported in the table but not counted: it
+        // would let a broken evaluator's gap or hit rate look better (or worse) than it is.
         let mean = |e: Expect| -> Option<f64> {
             let v: Vec<f64> = rows
                 .iter()
-                .filter(|r| r.expect == e)
+                .filter(|r| r.expect == e && !r.xfail)
                 .filter_map(|r| r.tc)
                 .collect();
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         };
         let (mean_correct, mean_broken) = (mean(Expect::Pass), mean(Expect::Fail));
         let gap = mean_correct.zip(mean_broken).map(|(c, b)| c - b);
-        let broken = rows.iter().filter(|r| r.expect == Expect::Fail).count();
+        let broken = rows
+            .iter()
+            .filter(|r| r.expect == Expect::Fail && !r.xfail)
+            .count();
         let hits = rows
             .iter()
             .filter(|r| {
-                r.expect == Expect::Fail && r.verdict == Verdict::Fail && r.missed.is_empty()
+                r.expect == Expect::Fail
+                    && !r.xfail
+                    && r.verdict == Verdict::Fail
+                    && r.missed.is_empty()
             })
             .count();
         Self {
@@ -187,7 +195,7 @@ impl Discrimination {
         let n = |e: Expect| {
             self.rows
                 .iter()
-                .filter(|r| r.expect == e && r.tc.is_some())
+                .filter(|r| r.expect == e && !r.xfail && r.tc.is_some())
                 .count()
         };
         let _ = writeln!(
@@ -217,5 +225,71 @@ impl Discrimination {
             let _ = writeln!(s, "  error: {e}");
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::finding::SubDimension;
+    use crate::harness::Label;
+    use crate::score::Score;
+
+    /// An evaluation scoring `tc` on every sub-dimension, labelled `expect`.
+    fn ev(id: &str, expect: Expect, tc: f64, xfail: bool) -> (Evaluation, bool) {
+        let mut sub = BTreeMap::new();
+        for d in [
+            SubDimension::UsageNecessity,
+            SubDimension::SelectionCorrectness,
+            SubDimension::SelectionSpecificity,
+            SubDimension::SelectionCompleteness,
+        ]
+        .into_iter()
+        .chain(SubDimension::ARGUMENTS)
+        {
+            sub.insert(d, tc);
+        }
+        let score = Score::from_sub(sub);
+        let verdict = crate::score::verdict(Some(score.tc), false, 0.8);
+        let e = Evaluation {
+            suite: "s".into(),
+            transcript: id.into(),
+            scenario: Some("sc".into()),
+            verdict,
+            score: Some(score),
+            turn_scores: Vec::new(),
+            pass_threshold: 0.8,
+            findings: Vec::new(),
+            label: Label {
+                expect: Some(expect),
+                faults: Vec::new(),
+                xfail: xfail.then(|| "known gap".to_owned()),
+            },
+        };
+        (e, xfail)
+    }
+
+    #[test]
+    fn xfail_transcripts_are_left_out_of_the_gap_and_the_hit_rate() {
+        // The broken transcript the evaluator cannot catch yet is marked xfail: counted, it
+        // would pull the broken mean up to 0.6 (gap 0.4 < 0.5) and the hit rate to 1/2.
+        let evals = [
+            ev("good", Expect::Pass, 1.0, false),
+            ev("caught", Expect::Fail, 0.2, false),
+            ev("known-gap", Expect::Fail, 1.0, true),
+        ];
+        let d = Discrimination::new("s", 0.8, 0.5, &evals, Vec::new());
+        assert!(
+            (d.mean_broken.unwrap() - 0.2).abs() < 1e-9,
+            "{:?}",
+            d.mean_broken
+        );
+        assert!((d.gap.unwrap() - 0.8).abs() < 1e-9, "{:?}", d.gap);
+        assert_eq!((d.hits, d.broken), (1, 1));
+        assert!(d.passed(), "{:?}", d.problems());
+        assert_eq!(d.rows.len(), 3, "the xfail row is still shown");
+        assert!(d.table().contains("(xfail)"), "{}", d.table());
     }
 }

@@ -115,6 +115,7 @@ pub fn save_run(root: &Path, report: &Report) -> anyhow::Result<RunDir> {
     for t in &report.trials {
         run.write(t)?;
     }
+    run.close()?;
     Ok(run)
 }
 

@@ -27,9 +27,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         None => RunDir::latest(&RunDir::cli_target(&super::project_root(args.root)))?,
     };
     let records = RunDir::read(&dir)?;
+    let incomplete = RunDir::incomplete(&dir)?;
     let id = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    args.report.emit(&Report::new(id, records), out)
+    let report = Report::new(id, records).with_incomplete(incomplete);
+    args.report.emit(&report, out)
 }

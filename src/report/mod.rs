@@ -171,6 +171,9 @@ impl Report {
                     .map_or(String::new(), |c| format!(", ~${c:.4}"))
             );
         }
+        for why in &self.incomplete {
+            let _ = writeln!(s, "{}: {why}", paint(FAIL, "incomplete run"));
+        }
         let ignored = if self.totals.ignored > 0 {
             format!("; {} ignored", self.totals.ignored)
         } else {

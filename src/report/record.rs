@@ -106,6 +106,10 @@ pub struct Report {
     pub ledger: BTreeMap<String, LedgerEntry>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementRecord>,
+    /// What a killed process left unfinished in the run directory ([`crate::report::RunDir::incomplete`]);
+    /// a run with anything here does not pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
 }
 
 impl Report {
@@ -130,7 +134,15 @@ impl Report {
             trials,
             ledger: BTreeMap::new(),
             agreement,
+            incomplete: Vec::new(),
         }
+    }
+
+    /// The report of a run some of whose processes did not finish: it does not pass.
+    pub fn with_incomplete(mut self, incomplete: Vec<String>) -> Self {
+        self.passed &= incomplete.is_empty();
+        self.incomplete = incomplete;
+        self
     }
 
     pub fn with_ledger(mut self, ledger: BTreeMap<String, LedgerEntry>) -> Self {

@@ -7,7 +7,10 @@
 //! per process (`20261129T153000Z-4242`). `AGENT_SEER_REPORT_DIR` names the run directory
 //! outright; `AGENT_SEER_REPORT=off` writes nothing. Each record is one
 //! `write` of a whole line in append mode; a reader drops a last line a killed process left
-//! unfinished. (One file per trial, written by rename, cost 4× the whole evaluation at 10,000
+//! unfinished. A process that ends normally closes its file with an end marker
+//! (`records-<pid>.end`, [`RunDir::close`]); a record file without one, or with a torn last
+//! line, was left by a killed process, and [`RunDir::incomplete`] names it so a report on the
+//! run says it is incomplete (and does not pass). (One file per trial, written by rename, cost 4× the whole evaluation at 10,000
 //! trials.)
 
 use std::collections::HashMap;
@@ -103,7 +106,6 @@ impl RunDir {
     /// line per trial, each written with a single `write`), and points `latest` at this run
     /// the first time. Returns the record file.
     pub fn write(&self, record: &TrialRecord) -> Result<PathBuf, RunDirError> {
-        static FILES: Mutex<Option<HashMap<PathBuf, (PathBuf, std::fs::File)>>> = Mutex::new(None);
         let mut line = serde_json::to_string(record).map_err(|e| RunDirError::Io {
             path: self.path.clone(),
             source: io::Error::other(e),
@@ -133,22 +135,45 @@ impl RunDir {
         Ok(file.clone())
     }
 
+    /// Ends this process's record file in this run: writes its end marker, so a reader knows
+    /// no record of it is missing. Does nothing when this process wrote no record here.
+    pub fn close(&self) -> Result<(), RunDirError> {
+        let files = FILES.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((file, handle)) = files.as_ref().and_then(|f| f.get(&self.path)) {
+            handle.sync_data().map_err(io_err(file))?;
+            let end = file.with_extension("end");
+            std::fs::write(&end, b"").map_err(io_err(&end))?;
+        }
+        Ok(())
+    }
+
+    /// What a killed process left unfinished in a run directory: each record file without
+    /// its end marker, or whose last line was cut off, in words. Empty for a complete run.
+    pub fn incomplete(dir: &Path) -> Result<Vec<String>, RunDirError> {
+        let mut out = Vec::new();
+        for p in record_files(dir)? {
+            if p.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            let text = std::fs::read(&p).map_err(io_err(&p))?;
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            if !text.is_empty() && !text.ends_with(b"\n") {
+                out.push(format!("{name}: its last record was cut off"));
+            } else if !p.with_extension("end").is_file() {
+                out.push(format!(
+                    "{name}: the process writing it did not finish (killed, or still running)"
+                ));
+            }
+        }
+        Ok(out)
+    }
+
     /// Reads every record of a run directory (`*.jsonl` record files, and `*.json` single
     /// records), sorted by trial name. A last line without its newline is a write a killed
     /// process never finished, and is left out; any other bad line is an error naming it.
     pub fn read(dir: &Path) -> Result<Vec<TrialRecord>, RunDirError> {
-        if !dir.exists() {
-            return Err(RunDirError::NoRun(dir.to_path_buf()));
-        }
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(io_err(dir))?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<Result<_, _>>()
-            .map_err(io_err(dir))?;
-        paths.retain(|p| p.extension().is_some_and(|e| e == "json" || e == "jsonl") && p.is_file());
-        paths.sort();
         let mut out = Vec::new();
-        for p in paths {
+        for p in record_files(dir)? {
             let text = std::fs::read_to_string(&p).map_err(io_err(&p))?;
             let parse = |text: &str, first_line: usize| {
                 serde_json::from_str::<TrialRecord>(text).map_err(|e| RunDirError::Parse {
@@ -196,6 +221,25 @@ impl RunDir {
             }),
         }
     }
+}
+
+/// This process's open record files, by run directory: (file, handle).
+type OpenFiles = HashMap<PathBuf, (PathBuf, std::fs::File)>;
+static FILES: Mutex<Option<OpenFiles>> = Mutex::new(None);
+
+/// The record files of a run directory (`*.jsonl`, `*.json`), sorted.
+fn record_files(dir: &Path) -> Result<Vec<PathBuf>, RunDirError> {
+    if !dir.exists() {
+        return Err(RunDirError::NoRun(dir.to_path_buf()));
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io_err(dir))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io_err(dir))?;
+    paths.retain(|p| p.extension().is_some_and(|e| e == "json" || e == "jsonl") && p.is_file());
+    paths.sort();
+    Ok(paths)
 }
 
 /// The cargo target directory a test binary runs from: `CARGO_TARGET_DIR`, else the

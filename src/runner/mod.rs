@@ -42,9 +42,21 @@ pub fn main() -> ExitCode {
             vec![wrap(t, config.root.clone(), false)]
         }
     };
+    let root = config.root.clone();
     // Return the code instead of calling `Conclusion::exit` (datatest-stable#20: exit() breaks
     // coverage tools).
-    libtest_mimic::run(&args, trials).exit_code()
+    let code = libtest_mimic::run(&args, trials).exit_code();
+    // Every record is written: mark this process's file complete.
+    if let Some(run) = RunDir::for_harness(&root)
+        && let Err(e) = run.close()
+    {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("agent-seer: could not close the run report: {e}");
+        }
+        return ExitCode::FAILURE;
+    }
+    code
 }
 
 /// With the `judge` feature, a requested judge is attached (its client is built at its first

@@ -209,3 +209,26 @@ fn quiet_prints_only_failures_and_totals() {
     assert!(out.starts_with("suite "), "{out}");
     assert!(!out.contains("PASS"), "{out}");
 }
+
+/// A transcript named like a suite trial: before, `check` skipped it without a word.
+#[test]
+fn a_transcript_named_harness_is_an_input_error() {
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", TINY_CAPS),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        (
+            "transcripts/tiny/harness.yaml",
+            "scenario: square\ncalls: []\n",
+        ),
+    ]);
+    let o = run_in(dir.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(
+            "transcripts/tiny/harness.yaml: transcript name: `harness` is reserved for the suite's own trial; rename the file"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -206,3 +206,55 @@ fn report_without_a_run_says_how_to_make_one() {
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("report_no_run", stderr(&o));
 }
+
+/// A run a killed process left behind: before, `report` on it said `ok` (the records it had
+/// all passed). Now each record file without its end marker, or with a cut-off last line,
+/// is named and the run does not pass.
+#[test]
+fn a_run_left_by_a_killed_process_is_incomplete() {
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", TINY_CAPS),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        (
+            "transcripts/tiny/t0-correct.yaml",
+            "scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n",
+        ),
+    ]);
+    let check = run_in(dir.path(), &["check", "--quiet"], None);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let latest = read(&dir.path().join("target/agent-seer/latest"));
+    let run_dir = dir.path().join("target/agent-seer").join(latest.trim());
+    let ok = run_in(dir.path(), &["report", "--quiet"], None);
+    assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
+    // The process of a second file was killed: no end marker, a torn last line.
+    let records: Vec<_> = std::fs::read_dir(&run_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    let first = std::fs::read_to_string(&records[0]).unwrap();
+    let line = first.lines().next().unwrap();
+    std::fs::write(
+        run_dir.join("records-999999.jsonl"),
+        format!("{line}\n{{\"na"),
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["report", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("incomplete run: records-999999.jsonl: its last record was cut off"),
+        "{}",
+        stdout(&o)
+    );
+    // Whole lines, but the process never finished.
+    std::fs::write(run_dir.join("records-999999.jsonl"), format!("{line}\n")).unwrap();
+    let o = run_in(dir.path(), &["report", "--format", "json"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let v = assert_valid_report(&stdout(&o));
+    assert_eq!(v["passed"], false);
+    assert_eq!(
+        v["incomplete"][0],
+        "records-999999.jsonl: the process writing it did not finish (killed, or still running)"
+    );
+}
