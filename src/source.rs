@@ -122,14 +122,21 @@ impl SourceFile {
 ///
 /// `Display` gives the one-line form `path:line:column: message`; [`SourceError::render`]
 /// adds the quoted line with a caret, the way compilers do.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {message}", self.place())]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceError {
     pub path: PathBuf,
     pub line: Option<(u32, u32)>,
     pub message: String,
     snippet: Option<String>,
 }
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.place(), self.message)
+    }
+}
+
+impl std::error::Error for SourceError {}
 
 impl SourceError {
     pub fn io(path: &Path, err: &std::io::Error) -> Self {

@@ -155,26 +155,23 @@ pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
     let manifest = root.join("Cargo.toml");
     if manifest.is_file() {
         let file = SourceFile::read(&manifest)?;
-        let doc: toml::Table =
-            toml::from_str(&file.text).map_err(|e| file.error(format!("invalid TOML: {e}")))?;
-        let meta = doc
-            .get("package")
-            .and_then(|p| p.get("metadata"))
-            .and_then(|m| m.get("agent-seer"));
-        if let Some(meta) = meta {
-            for (key, slot) in [
-                ("harnesses", &mut layout.harnesses),
-                ("transcripts", &mut layout.transcripts),
-            ] {
-                match meta.get(key) {
-                    Some(toml::Value::String(p)) => *slot = root.join(p),
-                    Some(_) => {
-                        return Err(file.error(format!(
-                            "[package.metadata.agent-seer] `{key}` must be a string path"
-                        )));
-                    }
-                    None => {}
+        let meta =
+            super::manifest::strings_under(&file.text, &["package", "metadata", "agent-seer"])
+                .map_err(|e| {
+                    file.error_at(e.line, e.column, format!("invalid TOML: {}", e.message))
+                })?;
+        for (key, slot) in [
+            ("harnesses", &mut layout.harnesses),
+            ("transcripts", &mut layout.transcripts),
+        ] {
+            match meta.get(key) {
+                Some(Ok(p)) => *slot = root.join(p),
+                Some(Err(())) => {
+                    return Err(file.error(format!(
+                        "[package.metadata.agent-seer] `{key}` must be a string path"
+                    )));
                 }
+                None => {}
             }
         }
     }

@@ -16,6 +16,7 @@ mod config;
 mod discrimination;
 mod evaluate;
 mod fast;
+mod manifest;
 mod plan;
 mod record;
 mod render;

@@ -126,8 +126,7 @@ impl fmt::Display for TrialId {
 }
 
 /// A name that is no trial name.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{name}` is not a trial name: {why}")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TrialIdError {
     /// The name given.
@@ -135,6 +134,14 @@ pub struct TrialIdError {
     /// What is wrong with it.
     pub why: &'static str,
 }
+
+impl fmt::Display for TrialIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not a trial name: {}", self.name, self.why)
+    }
+}
+
+impl std::error::Error for TrialIdError {}
 
 impl FromStr for TrialId {
     type Err = TrialIdError;

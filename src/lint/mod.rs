@@ -25,18 +25,46 @@ use crate::spec::capability::{Model, ToolCaps};
 use crate::spec::{Capabilities, ToolSet, ToolSpec};
 
 /// Why a linter could not be built.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum LintError {
-    #[error("tool `{tool}` has an invalid input schema: {message}")]
-    InvalidSchema { tool: String, message: String },
-    #[error("tool `{tool}` is described by two capability matrices (`{first}` and `{second}`)")]
-    DuplicateCapabilities {
+    /// A tool's `inputSchema` does not compile as JSON Schema.
+    InvalidSchema {
+        /// The tool.
         tool: String,
+        /// What the schema compiler said.
+        message: String,
+    },
+    /// Two matrices describe one tool.
+    DuplicateCapabilities {
+        /// The tool.
+        tool: String,
+        /// The first matrix's server name.
         first: String,
+        /// The second's.
         second: String,
     },
 }
+
+impl std::fmt::Display for LintError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LintError::InvalidSchema { tool, message } => {
+                write!(f, "tool `{tool}` has an invalid input schema: {message}")
+            }
+            LintError::DuplicateCapabilities {
+                tool,
+                first,
+                second,
+            } => write!(
+                f,
+                "tool `{tool}` is described by two capability matrices (`{first}` and `{second}`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LintError {}
 
 /// A compiled spec plus capability matrices, ready to lint calls.
 pub struct Linter {

@@ -29,27 +29,70 @@ pub struct RunDir {
 }
 
 /// A record or run directory that could not be read or written.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
+#[non_exhaustive]
 pub enum RunDirError {
-    #[error("{path}: {source}")]
+    /// Reading or writing a file failed.
     Io {
+        /// The file or directory.
         path: PathBuf,
-        #[source]
+        /// The cause.
         source: io::Error,
     },
-    #[error("{path}:{line}:{column}: not a trial record: {message}")]
+    /// A line of a record file is not a trial record.
     Parse {
+        /// The record file.
         path: PathBuf,
+        /// 1-based line.
         line: usize,
+        /// 1-based column.
         column: usize,
+        /// What the JSON parser said.
         message: String,
     },
-    #[error(
-        "no run to report: {0} does not exist (run `cargo test --test agents` or `agent-seer check` first, or name a run directory)"
-    )]
+    /// The run directory does not exist.
     NoRun(PathBuf),
-    #[error("{0}: the run directory holds no trial records")]
+    /// The run directory holds no record.
     Empty(PathBuf),
+}
+
+impl std::fmt::Display for RunDirError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunDirError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            RunDirError::Parse {
+                path,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "{}:{line}:{column}: not a trial record: {message}",
+                path.display()
+            ),
+            RunDirError::NoRun(p) => write!(
+                f,
+                "no run to report: {} does not exist (run `cargo test --test agents` or `agent-seer check` first, or name a run directory)",
+                p.display()
+            ),
+            RunDirError::Empty(p) => {
+                write!(
+                    f,
+                    "{}: the run directory holds no trial records",
+                    p.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for RunDirError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RunDirError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> RunDirError + '_ {

@@ -232,3 +232,36 @@ fn a_transcript_named_harness_is_an_input_error() {
         stderr(&o)
     );
 }
+
+/// `[package.metadata.agent-seer]` moves the suites; a manifest that is not TOML is an error
+/// at its line.
+#[test]
+fn cargo_metadata_moves_the_suites() {
+    let dir = project(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"user\"\nversion = \"0.1.0\"\n\n[package.metadata.agent-seer]\nharnesses = \"agents/h\"\ntranscripts = 'agents/t'\n",
+        ),
+        ("agents/h/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", TINY_CAPS),
+        (
+            "agents/h/tiny.yaml",
+            &TINY_HARNESS.replace("../capabilities", "../../capabilities"),
+        ),
+        (
+            "agents/t/tiny/t0.yaml",
+            "scenario: square\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n",
+        ),
+    ]);
+    let o = run_in(dir.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("tiny::t0"), "{}", stdout(&o));
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"user\n[package.metadata.agent-seer]\n",
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("check_bad_manifest", stderr(&o));
+}
