@@ -5,11 +5,34 @@
 //! $ agent-seer lint --spec tools.json --caps caps.yaml calls.jsonl
 //! ```
 //!
-//! Engines, cheapest first, all reporting [`finding::Finding`]s: the per-call [`lint`]er
-//! (JSON Schema plus the server's capability matrix, [`spec::capability`]), the cross-call
-//! [`flow`] engine (dataflow, ordering, redundancy), and the [`score::oracle`] scorer (the 14
-//! sub-dimensions against the scenario's workflow). Users wire a `harness = false` test target
-//! to [`harness::main`].
+//! Engines, cheapest first, all reporting [`Finding`]s: the per-call [`Linter`] (JSON Schema
+//! plus the server's capability matrix, [`Capabilities`]), the cross-call [`flow`] engine
+//! (dataflow, ordering, redundancy), and the [`score::oracle`] scorer (the 14 sub-dimensions
+//! against the scenario's workflow). [`evaluate`] runs them over one transcript of a loaded
+//! [`Suite`]; [`verdict`] gives the verdict alone, fast. Users wire a `harness = false` test
+//! target to [`harness::main`].
+//!
+//! # Layers
+//!
+//! Each module imports only the ones before it (checked by a test of `src/layers.rs`):
+//!
+//! | layer | job |
+//! |---|---|
+//! | [`source`], [`finding`] | locations, spans and errors; the one finding shape and its codes |
+//! | [`spec`] | tool specs (MCP, OpenAI, BFCL) → [`ToolSet`]; capability matrices; profile; diff |
+//! | [`harness`] | harness and transcript files, their typed writer, discovery, [`TrialId`] |
+//! | [`stats`] | correlation, bootstrap intervals (for the judge and the report) |
+//! | [`lint`], [`flow`], [`score`] | the engines: per call, across calls, against the oracle |
+//! | [`check`] | [`Suite`], [`evaluate`], the gate, the fast path, trial records, the trial plan |
+//! | [`bless`], [`bfcl`] | rewriting oracles from transcripts; importing BFCL |
+//! | `llm`, `judge` | provider clients, cache, ledger; the LLM judge (feature `judge`) |
+//! | `generate` | harnesses from a tool spec, the paper's four stages (feature `generate`) |
+//! | `mcp`, `agent` | MCP client and mock server; the live runner (features `mcp`, `agent`) |
+//! | [`report`] | run directories, terminal, JSON, JUnit, Markdown and HTML reports |
+//! | runner | the libtest-mimic driver over the plan: [`harness::main`]; nothing imports it |
+//!
+//! With `default-features = false` only the harness is built (lint, flow, oracle, the gate,
+//! reports): no HTTP client, no async runtime, no clap CLI.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "agent")]
@@ -36,6 +59,16 @@ pub mod score;
 pub mod source;
 pub mod spec;
 pub mod stats;
+
+#[cfg(test)]
+mod layers;
+
+pub use check::{Evaluation, HarnessConfig, Suite, Verdict, evaluate, quick_verdict, verdict};
+pub use finding::{Code, Finding, Severity, SubDimension};
+pub use harness::{TrialId, TrialKind};
+pub use lint::Linter;
+pub use report::Report;
+pub use spec::{Capabilities, ToolSet, ToolSpec};
 
 /// Harness and transcript files ([`Harness`](harness::Harness),
 /// [`Transcript`](harness::Transcript)), their discovery and trial names, and the `cargo test`
