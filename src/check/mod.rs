@@ -25,7 +25,9 @@ mod suite;
 pub use config::{HarnessConfig, JudgeRequest, JudgeSetup, layout_at};
 pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Evaluation, Verdict, evaluate, quick_verdict, verdict};
-pub use plan::{CheckResult, Judge, PlannedTrial, check_loaded, plan, plan_exact, status};
+pub use plan::{
+    CheckResult, Judge, JudgeError, PlannedTrial, check_loaded, plan, plan_exact, status,
+};
 pub use record::{
     FindingRecord, HarnessRecord, JudgeRecord, LedgerEntry, LiveRecord, ScoreRecord, Status,
     TranscriptRecord, TrialRecord,

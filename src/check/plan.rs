@@ -42,7 +42,35 @@ pub trait Judge: Send + Sync {
         suite: &Suite,
         transcript: &Transcript,
         evaluation: &Evaluation,
-    ) -> Result<JudgeRecord, String>;
+    ) -> Result<JudgeRecord, JudgeError>;
+}
+
+/// Why a judge trial could not be judged; the judge's own error is kept as the source.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum JudgeError {
+    /// The judge could not be set up (no key, an unknown provider, no runtime).
+    Setup(Box<dyn std::error::Error + Send + Sync>),
+    /// Asking the judge failed (transport, an answer that never fit the schema, a cache miss
+    /// under replay).
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl std::fmt::Display for JudgeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JudgeError::Setup(e) => write!(f, "{e}"),
+            JudgeError::Failed(e) => write!(f, "the judge failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for JudgeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            JudgeError::Setup(e) | JudgeError::Failed(e) => Some(e.as_ref()),
+        }
+    }
 }
 
 /// One trial of the plan: its identity, whether it is ignored unless asked for, and the work.
@@ -509,7 +537,7 @@ fn judged(
     let suite = lazy.get().map_err(|e| e.render())?;
     let t = Transcript::load(path).map_err(|e| e.render())?;
     let ev = evaluate(&suite, &t).map_err(|e| e.render())?;
-    let j = judge.judge(&suite, &t, &ev)?;
+    let j = judge.judge(&suite, &t, &ev).map_err(|e| e.to_string())?;
     let want = t.label.expect.unwrap_or(Expect::Pass);
     let agrees = matches!(
         (want, j.verdict),

@@ -10,9 +10,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use super::{Judged, Mode, judge};
-use crate::check::{Evaluation, JudgeRecord, JudgeRequest, ScoreRecord, Suite, Verdict};
+use crate::check::{
+    Evaluation, JudgeError, JudgeRecord, JudgeRequest, ScoreRecord, Suite, Verdict,
+};
 use crate::harness::Transcript;
-use crate::llm::{Client, LlmConfig};
+use crate::llm::{Client, LlmConfig, LlmError};
 
 /// The combined TC and verdict of a judged transcript: TC is the lower of the oracle's (1
 /// without a scenario) and the judge's; any error finding fails, whatever the scores.
@@ -30,8 +32,8 @@ pub struct EnvJudge {
     spec: String,
     mode: Mode,
     cache: PathBuf,
-    client: OnceLock<Result<Client, String>>,
-    runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
+    client: OnceLock<Result<Client, LlmError>>,
+    runtime: OnceLock<Result<tokio::runtime::Runtime, std::sync::Arc<std::io::Error>>>,
 }
 
 impl EnvJudge {
@@ -50,33 +52,36 @@ impl EnvJudge {
         }
     }
 
-    fn client(&self) -> Result<&Client, String> {
+    fn client(&self) -> Result<&Client, JudgeError> {
         self.client
             .get_or_init(|| {
-                LlmConfig::from_env(&self.spec, self.cache.clone())
-                    .and_then(Client::new)
-                    .map_err(|e| e.to_string())
+                LlmConfig::from_env(&self.spec, self.cache.clone()).and_then(Client::new)
             })
             .as_ref()
-            .map_err(Clone::clone)
+            .map_err(|e| JudgeError::Setup(Box::new(e.clone())))
     }
 
-    fn runtime(&self) -> Result<&tokio::runtime::Runtime, String> {
+    fn runtime(&self) -> Result<&tokio::runtime::Runtime, JudgeError> {
         self.runtime
             .get_or_init(|| {
                 tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(2)
                     .enable_all()
                     .build()
-                    .map_err(|e| e.to_string())
+                    .map_err(std::sync::Arc::new)
             })
             .as_ref()
-            .map_err(Clone::clone)
+            .map_err(|e| JudgeError::Setup(Box::new(std::io::Error::new(e.kind(), e.to_string()))))
     }
 }
 
 impl crate::check::Judge for EnvJudge {
-    fn judge(&self, suite: &Suite, t: &Transcript, ev: &Evaluation) -> Result<JudgeRecord, String> {
+    fn judge(
+        &self,
+        suite: &Suite,
+        t: &Transcript,
+        ev: &Evaluation,
+    ) -> Result<JudgeRecord, JudgeError> {
         let client = self.client()?;
         let scenario = t
             .scenario
@@ -86,7 +91,7 @@ impl crate::check::Judge for EnvJudge {
         let judged = self
             .runtime()?
             .block_on(judge(client, suite, t, scenario, ev, self.mode))
-            .map_err(|e| format!("the judge failed: {e}"))?;
+            .map_err(|e| JudgeError::Failed(Box::new(e)))?;
         let (combined_tc, verdict) = combine(ev, &judged);
         Ok(JudgeRecord {
             judge: format!(

@@ -59,6 +59,44 @@ pub struct ToolSet {
     by_name: HashMap<String, usize>,
 }
 
+/// A spec document that is no tool list, or a tool in it that is no tool.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// The document's shape: not an object or array of tools, `tools` not an array.
+    Document(String),
+    /// One tool's shape (no name, a schema that is no object, …).
+    Tool(String),
+    /// Two tools with one name in a set.
+    DuplicateTool(String),
+    /// The error of the tool at this 0-based position in the document.
+    At {
+        /// The tool's index.
+        index: usize,
+        /// What is wrong with it.
+        source: Box<SpecError>,
+    },
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpecError::Document(m) | SpecError::Tool(m) => f.write_str(m),
+            SpecError::DuplicateTool(name) => write!(f, "duplicate tool name `{name}`"),
+            SpecError::At { index, source } => write!(f, "tool #{index}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SpecError::At { source, .. } => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+}
+
 /// The dialect a spec file was written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
@@ -100,39 +138,43 @@ impl ToolSet {
                 }
             }
         };
-        Self::from_json(&value).map_err(|msg| file.error(msg))
+        Self::from_json(&value).map_err(|e| file.error(e.to_string()))
     }
 
     /// Builds a tool set from an already-parsed spec document.
-    pub fn from_json(value: &Value) -> Result<Self, String> {
+    pub fn from_json(value: &Value) -> Result<Self, SpecError> {
+        let doc = |m: &str| SpecError::Document(m.to_owned());
         let items: &[Value] = match value {
             Value::Array(items) => items,
             Value::Object(obj) => match obj.get("tools").or_else(|| obj.get("functions")) {
                 Some(Value::Array(items)) => items,
-                Some(_) => return Err("`tools` must be an array".into()),
+                Some(_) => return Err(doc("`tools` must be an array")),
                 None if obj.contains_key("name") => std::slice::from_ref(value),
                 None => {
-                    return Err(
+                    return Err(doc(
                         "expected a tools/list result (`{\"tools\": [...]}`), an array \
-                                of tools, or a function doc"
-                            .into(),
-                    );
+                                of tools, or a function doc",
+                    ));
                 }
             },
-            _ => return Err("expected a JSON object or array of tools".into()),
+            _ => return Err(doc("expected a JSON object or array of tools")),
         };
         let mut set = ToolSet::default();
-        for (i, item) in items.iter().enumerate() {
-            let tool = parse_tool(item).map_err(|e| format!("tool #{i}: {e}"))?;
-            set.push(tool).map_err(|e| format!("tool #{i}: {e}"))?;
+        for (index, item) in items.iter().enumerate() {
+            let at = |source| SpecError::At {
+                index,
+                source: Box::new(source),
+            };
+            let tool = parse_tool(item).map_err(|e| at(SpecError::Tool(e)))?;
+            set.push(tool).map_err(at)?;
         }
         Ok(set)
     }
 
     /// Adds a tool; names must be unique across the set.
-    pub fn push(&mut self, tool: ToolSpec) -> Result<(), String> {
+    pub fn push(&mut self, tool: ToolSpec) -> Result<(), SpecError> {
         if self.by_name.contains_key(&tool.name) {
-            return Err(format!("duplicate tool name `{}`", tool.name));
+            return Err(SpecError::DuplicateTool(tool.name));
         }
         self.by_name.insert(tool.name.clone(), self.tools.len());
         self.tools.push(tool);
@@ -140,7 +182,7 @@ impl ToolSet {
     }
 
     /// Merges another set in (a suite may span several servers).
-    pub fn extend(&mut self, other: ToolSet) -> Result<(), String> {
+    pub fn extend(&mut self, other: ToolSet) -> Result<(), SpecError> {
         other.tools.into_iter().try_for_each(|t| self.push(t))
     }
 
@@ -337,9 +379,18 @@ mod tests {
     fn rejects_duplicates_and_nameless_tools() {
         let t = json!({"name": "t", "inputSchema": {"type": "object"}});
         let err = ToolSet::from_json(&json!([t.clone(), t])).unwrap_err();
-        assert!(err.contains("duplicate tool name `t`"), "{err}");
+        assert_eq!(
+            err,
+            SpecError::At {
+                index: 1,
+                source: Box::new(SpecError::DuplicateTool("t".into()))
+            }
+        );
+        assert_eq!(err.to_string(), "tool #1: duplicate tool name `t`");
         let err = ToolSet::from_json(&json!([{"inputSchema": {}}])).unwrap_err();
-        assert!(err.contains("missing `name`"), "{err}");
+        assert!(err.to_string().contains("missing `name`"), "{err}");
+        let cause = std::error::Error::source(&err).expect("the tool's own error is kept");
+        assert!(cause.to_string().starts_with("missing `name`"), "{cause}");
     }
 
     #[test]
