@@ -12,7 +12,8 @@
 //! Parsed with serde-saphyr, keeping spans: every error names file:line:column with the line
 //! quoted, and every call and argument keeps its [`Location`](crate::source::Location). The
 //! main types are [`Harness`] and [`Transcript`], loaded with [`Harness::load`] and
-//! [`Transcript::load`]; [`discover`] finds them.
+//! [`Transcript::load`]; [`discover`] finds them. Every writer in the crate writes them
+//! through [`HarnessDoc`] and [`TranscriptDoc`].
 //!
 //! The `cargo test` entry point, [`main`], lives in the runner and is re-exported here so a
 //! user's `tests/agents.rs` reads `agent_seer::harness::main()`.
@@ -20,10 +21,16 @@
 mod discover;
 mod model;
 mod raw;
+mod write;
 
 pub use crate::runner::main;
 pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
 pub use model::{
     AnyOf, Call, Expect, Grounding, Harness, Label, MatchPolicy, OracleCall, Order, Scenario,
     Thresholds, Tier, Transcript, TranscriptTurn, Turn,
+};
+pub use write::{
+    AnyOfDoc, CallDoc, HarnessDoc, LabelDoc, Normalize, PolicyDoc, PolicyName, ScenarioDoc,
+    StepCall, StepDoc, ThresholdsDoc, TranscriptBody, TranscriptDoc, TranscriptTurnDoc, TurnDoc,
+    UNPARSABLE, WriteError, object_arguments, sent_arguments,
 };
