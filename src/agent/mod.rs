@@ -205,7 +205,7 @@ async fn run_once(
             });
             for call in &next.calls {
                 let answer = mock_answer(suite, &call.name, &call.arguments);
-                let content = serde_json::to_string(&answer.result).unwrap_or_default();
+                let content = answer.result.to_string();
                 messages.push(ChatMessage::Tool {
                     id: call.id.clone(),
                     name: call.name.clone(),

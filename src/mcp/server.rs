@@ -257,7 +257,7 @@ pub fn serve(
 }
 
 fn reply(out: &mut impl Write, msg: &Value) -> std::io::Result<()> {
-    writeln!(out, "{}", serde_json::to_string(msg).unwrap_or_default())?;
+    writeln!(out, "{msg}")?;
     out.flush()
 }
 
