@@ -85,7 +85,7 @@ fn finite<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(*x)
     } else {
         Err(serde::ser::Error::custom(format!(
-            "{x} is not a finite number (the loader refuses `.nan` and `.inf`)"
+            "{x} is not a finite number (a policy holding one does not load, a gate of one decides every trial alike)"
         )))
     }
 }
