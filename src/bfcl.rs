@@ -20,8 +20,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use crate::harness::{
+    AnyOfDoc, CallDoc, Expect, HarnessDoc, LabelDoc, Normalize, PolicyDoc, PolicyName, ScenarioDoc,
+    StepCall, StepDoc, ThresholdsDoc, TranscriptBody, TranscriptDoc, TurnDoc,
+};
 use crate::source::{SourceError, SourceFile};
 
 /// The categories imported.
@@ -168,17 +172,26 @@ pub fn output_transcript(
 ) -> Result<crate::harness::Transcript, SourceError> {
     let calls = output_calls(output)
         .map_err(|(what, _)| SourceFile::from_text(path, String::new()).error(shape(id, &what)))?;
-    calls_transcript(entry, &calls, id, path)
+    calls_transcript(entry, calls, id, path)
 }
 
 /// Transcript calls (from [`output_calls`]) as a transcript answering scenario `entry`.
 fn calls_transcript(
     entry: &str,
-    calls: &[Value],
+    calls: Vec<CallDoc>,
     id: &str,
     path: &Path,
 ) -> Result<crate::harness::Transcript, SourceError> {
-    let text = serde_json::to_string_pretty(&json!({"scenario": entry, "calls": calls}))
+    let doc = TranscriptDoc {
+        scenario: Some(entry.to_owned()),
+        prompt: None,
+        agent: None,
+        note: None,
+        label: LabelDoc::default(),
+        body: TranscriptBody::Calls { calls, reply: None },
+    };
+    let text = doc
+        .to_yaml()
         .map_err(|e| SourceFile::from_text(path, String::new()).error(shape(id, &e.to_string())))?;
     crate::harness::Transcript::from_source(SourceFile::from_text(path, text), id.to_owned())
 }
@@ -188,7 +201,7 @@ fn shape(id: &str, what: &str) -> String {
 }
 
 /// A BFCL output's calls as transcript calls, or what is wrong and where in the output.
-fn output_calls(output: &Value) -> Result<Vec<Value>, (String, Vec<Step>)> {
+fn output_calls(output: &Value) -> Result<Vec<CallDoc>, (String, Vec<Step>)> {
     let calls = output
         .as_array()
         .ok_or_else(|| ("not a list of calls".to_owned(), vec![]))?;
@@ -201,9 +214,12 @@ fn output_calls(output: &Value) -> Result<Vec<Value>, (String, Vec<Step>)> {
                 .map(|m| m.iter().collect::<Vec<_>>())
                 .as_deref()
             {
-                Some([(name, args)]) if args.is_object() => {
-                    Ok(json!({"tool": name, "arguments": args}))
-                }
+                Some([(name, Value::Object(args))]) => Ok(CallDoc {
+                    tool: (*name).clone(),
+                    arguments: args.clone(),
+                    id: None,
+                    output: None,
+                }),
                 Some([(name, _)]) => Err((
                     format!("the arguments of `{name}` are not an object"),
                     vec![Step::Index(i), Step::Key((*name).clone())],
@@ -289,7 +305,7 @@ pub fn read_outputs(path: &Path) -> Result<Vec<ModelOutput>, SourceError> {
             at.insert(0, Step::Key("output".into()));
             file.error_at(line, column_at(&file, line, &at), shape(&id, &what))
         })?;
-        let transcript = calls_transcript(&entry, &calls, &id, path).map_err(|e| {
+        let transcript = calls_transcript(&entry, calls, &id, path).map_err(|e| {
             // The transcript is built in memory: its error belongs to this line.
             file.error_at(line, 1, e.message.clone())
         })?;
@@ -500,7 +516,11 @@ fn nested_answer(v: &Value) -> bool {
 }
 
 /// Builds one scenario, or says why the entry cannot be one.
-fn scenario(e: &Entry, docs: &BTreeMap<String, Value>, opts: Options) -> Result<Value, String> {
+fn scenario(
+    e: &Entry,
+    docs: &BTreeMap<String, Value>,
+    opts: Options,
+) -> Result<ScenarioDoc, String> {
     let mut workflow = Vec::new();
     for (name, params) in &e.ground_truth {
         let doc = docs.get(name).ok_or_else(|| {
@@ -518,7 +538,7 @@ fn scenario(e: &Entry, docs: &BTreeMap<String, Value>, opts: Options) -> Result<
             ));
         }
         let mut args = Map::new();
-        let mut policies = Map::new();
+        let mut policies = BTreeMap::new();
         for (param, allowed) in params {
             let allowed = allowed
                 .as_array()
@@ -526,7 +546,7 @@ fn scenario(e: &Entry, docs: &BTreeMap<String, Value>, opts: Options) -> Result<
             let optional = allowed.iter().any(|v| v == "");
             let values: Vec<Value> = allowed.iter().filter(|v| *v != "").cloned().collect();
             if values.is_empty() {
-                policies.insert(param.clone(), "absent".into());
+                policies.insert(param.clone(), PolicyDoc::Named(PolicyName::Absent));
                 continue;
             }
             if values.iter().any(nested_answer) {
@@ -556,31 +576,36 @@ fn scenario(e: &Entry, docs: &BTreeMap<String, Value>, opts: Options) -> Result<
                 .as_ref()
                 .and_then(|s| s.get("type"))
                 .is_some_and(|t| t == "integer");
-            let mut p = Map::new();
-            p.insert("any_of".into(), Value::Array(values));
-            if optional {
-                p.insert("optional".into(), true.into());
-            }
-            if opts.strings == StringMode::Normalized {
-                p.insert("normalize".into(), "bfcl".into());
-            }
-            if opts.integers == IntegerMode::Strict && integer {
-                p.insert("strict_integer".into(), true.into());
-            }
-            policies.insert(param.clone(), Value::Object(p));
+            let any_of = AnyOfDoc {
+                any_of: values,
+                optional,
+                normalize: (opts.strings == StringMode::Normalized).then_some(Normalize::Bfcl),
+                strict_integer: opts.integers == IntegerMode::Strict && integer,
+            };
+            policies.insert(param.clone(), PolicyDoc::AnyOf(any_of));
         }
         for d in declared {
             if !params.contains_key(&d) {
-                policies.insert(d, "absent".into());
+                policies.insert(d, PolicyDoc::Named(PolicyName::Absent));
             }
         }
-        workflow.push(json!({"tool": name, "arguments": args, "match": policies}));
+        let mut step = StepDoc::new(StepCall::Mcp {
+            tool: name.clone(),
+            arguments: args,
+        });
+        step.match_policies = policies;
+        workflow.push(step);
     }
-    Ok(json!({
-        "id": e.id,
-        "category": format!("BFCL {}", e.category),
-        "turns": [{"prompt": e.prompt, "workflow": workflow}],
-    }))
+    Ok(ScenarioDoc {
+        id: e.id.clone(),
+        category: Some(format!("BFCL {}", e.category)),
+        turns: vec![TurnDoc {
+            prompt: e.prompt.clone(),
+            workflow,
+            ..TurnDoc::default()
+        }],
+        ..ScenarioDoc::default()
+    })
 }
 
 /// Imports `categories` from `data_dir` into `out` (`harnesses/` and, with answers,
@@ -634,27 +659,42 @@ pub fn import(
             let tools_name = format!("{suite}.tools.json");
             let tools: Vec<&Value> = docs.values().collect();
             let tools_path = harness_dir.join(&tools_name);
-            write(
-                &tools_path,
-                &serde_json::to_string_pretty(&tools).unwrap_or_default(),
-            )?;
-            let doc = json!({
-                "suite": suite,
-                "description": format!(
+            let tools_text = serde_json::to_string_pretty(&tools)
+                .map_err(|e| SourceError::io(&tools_path, &std::io::Error::other(e)))?;
+            write(&tools_path, &tools_text)?;
+            let doc = HarnessDoc {
+                suite: Some(suite.clone()),
+                description: Some(format!(
                     "BFCL `{category}` imported by agent-seer: {} entries; enums {}, strings {}, integers {}.",
                     scenarios.len(),
-                    if opts.enums == EnumMode::Check { "checked" } else { "ignored (as BFCL)" },
-                    if opts.strings == StringMode::Exact { "exact" } else { "standardised (as BFCL)" },
-                    if opts.integers == IntegerMode::JsonSchema { "as JSON Schema (3.0 is an integer)" } else { "strict (as BFCL)" },
-                ),
-                "tools": [tools_name],
-                "thresholds": {"pass": 1.0, "min_gap": 0.0},
-                "scenarios": scenarios,
-            });
-            let text = serde_saphyr::to_string(&doc).map_err(|e| {
-                SourceError::io(&harness_dir, &std::io::Error::other(e.to_string()))
-            })?;
+                    if opts.enums == EnumMode::Check {
+                        "checked"
+                    } else {
+                        "ignored (as BFCL)"
+                    },
+                    if opts.strings == StringMode::Exact {
+                        "exact"
+                    } else {
+                        "standardised (as BFCL)"
+                    },
+                    if opts.integers == IntegerMode::JsonSchema {
+                        "as JSON Schema (3.0 is an integer)"
+                    } else {
+                        "strict (as BFCL)"
+                    },
+                )),
+                tools: Some(vec![tools_name]),
+                thresholds: Some(ThresholdsDoc {
+                    pass: Some(1.0),
+                    min_gap: Some(0.0),
+                }),
+                scenarios,
+                ..HarnessDoc::default()
+            };
             let harness_path = harness_dir.join(format!("{suite}.yaml"));
+            let text = doc
+                .to_yaml()
+                .map_err(|e| SourceError::io(&harness_path, &std::io::Error::other(e)))?;
             write(
                 &harness_path,
                 &format!(
@@ -666,37 +706,45 @@ pub fn import(
             if opts.answers {
                 let dir = out.join("transcripts").join(&suite);
                 for e in kept {
-                    let calls: Vec<Value> = e
+                    let calls = e
                         .ground_truth
                         .iter()
-                        .map(|(name, params)| {
-                            let args: Map<String, Value> = params
+                        .map(|(name, params)| CallDoc {
+                            tool: name.clone(),
+                            arguments: params
                                 .iter()
                                 .filter_map(|(p, allowed)| {
                                     let v = allowed.as_array()?.iter().find(|v| *v != "")?;
                                     Some((p.clone(), v.clone()))
                                 })
-                                .collect();
-                            json!({"tool": name, "arguments": args})
+                                .collect(),
+                            id: None,
+                            output: None,
                         })
                         .collect();
-                    let t = json!({"scenario": e.id, "expect": "pass", "calls": calls});
-                    let text = serde_saphyr::to_string(&t).unwrap_or_default();
+                    let t = TranscriptDoc {
+                        scenario: Some(e.id.clone()),
+                        prompt: None,
+                        agent: None,
+                        note: None,
+                        label: LabelDoc {
+                            expect: Some(Expect::Pass),
+                            ..LabelDoc::default()
+                        },
+                        body: TranscriptBody::Calls { calls, reply: None },
+                    };
                     let path = dir.join(format!("{}.yaml", e.id));
+                    let text = t
+                        .to_yaml()
+                        .map_err(|e| SourceError::io(&path, &std::io::Error::other(e)))?;
                     write(&path, &text)?;
                     report.files.push(path);
                 }
             }
-            report.suites.insert(suite, scenarios_len(&doc));
+            report.suites.insert(suite, doc.scenarios.len());
         }
     }
     Ok(report)
-}
-
-fn scenarios_len(doc: &Value) -> usize {
-    doc.get("scenarios")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SourceError> {

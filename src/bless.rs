@@ -18,12 +18,13 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
 use similar::TextDiff;
 
 use crate::check::{Suite, Verdict, evaluate};
 use crate::finding::Severity;
-use crate::harness::{Expect, MatchPolicy, OracleCall, Transcript};
+use crate::harness::{
+    Call, Expect, LabelDoc, OracleCall, PolicyDoc, StepCall, StepDoc, Transcript, WriteError,
+};
 use crate::source::SourceError;
 
 /// One file rewritten.
@@ -126,9 +127,16 @@ fn bless_faults(t: &Transcript, ev: &crate::check::Evaluation) -> Result<Blessin
         codes.into_iter().collect()
     };
     let before = t.source.text.to_string();
-    let line = format!("faults: [{}]", codes.join(", "));
-    let after = replace_top_level_key(&before, "faults", &line)
-        .unwrap_or_else(|| insert_after_key(&before, "expect", &line));
+    let label = LabelDoc {
+        faults: codes.iter().map(|c| (*c).to_owned()).collect(),
+        ..LabelDoc::default()
+    };
+    let line = label
+        .to_yaml()
+        .map_err(|e| SourceError::io(&t.path, &std::io::Error::other(e)))?;
+    let line = line.trim_end();
+    let after = replace_top_level_key(&before, "faults", line)
+        .unwrap_or_else(|| insert_after_key(&before, "expect", line));
     Ok(Blessing::Edit(Edit {
         file: t.path.clone(),
         what: format!("faults of {} set to {}", t.id, codes.join(", ")),
@@ -210,7 +218,9 @@ fn bless_oracle(
                     used[i] = true;
                     o
                 });
-            text.push_str(&render_step(call, old, shape, indent));
+            let step = render_step(call, old, shape, indent)
+                .map_err(|e| SourceError::io(harness, &std::io::Error::other(e)))?;
+            text.push_str(&step);
         }
         after.replace_range(start..end, &text);
     }
@@ -264,10 +274,14 @@ impl CallShape {
         }
     }
 
-    fn keys(self) -> (&'static str, &'static str) {
+    fn call(self, call: &Call) -> StepCall {
+        let (tool, arguments) = (call.tool.clone(), call.args().clone());
         match self {
-            CallShape::Tool => ("tool", "arguments"),
-            CallShape::FunctionName => ("function_name", "parameters"),
+            CallShape::Tool => StepCall::Mcp { tool, arguments },
+            CallShape::FunctionName => StepCall::AgentSeer {
+                function_name: tool,
+                parameters: arguments,
+            },
         }
     }
 }
@@ -313,47 +327,29 @@ fn block_of(text: &str, workflow: &[OracleCall]) -> Option<(usize, usize, usize)
     Some((start, content_end, dash))
 }
 
-/// One workflow item as block YAML at `indent`.
+/// One workflow item as block YAML at `indent`: the old step's explanation, policies (of the
+/// arguments still passed), mock output (else the recorded output) and grounding kept.
 fn render_step(
-    call: &crate::harness::Call,
+    call: &Call,
     old: Option<&OracleCall>,
     shape: CallShape,
     indent: usize,
-) -> String {
-    let (tool_key, args_key) = shape.keys();
-    let mut fields: Vec<(&str, Value)> = vec![
-        (tool_key, Value::String(call.tool.clone())),
-        (args_key, call.arguments.clone()),
-    ];
-    if let Some(q) = old.and_then(|o| o.quick_explanation.clone()) {
-        fields.push(("quick_explanation", Value::String(q)));
-    }
-    if let Some(o) = old {
-        let mut policies = Map::new();
-        for (param, p) in &o.match_policies {
-            if call.args().contains_key(param) {
-                policies.insert(param.clone(), policy_value(p));
-            }
-        }
-        if !policies.is_empty() {
-            fields.push(("match", Value::Object(policies)));
-        }
-    }
-    let mock = old
-        .and_then(|o| o.mock_output.clone())
-        .or_else(|| call.output.clone());
-    if let Some(m) = mock {
-        fields.push(("mock_output", m));
-    }
-    if let Some(g) = old.and_then(|o| o.grounding) {
-        fields.push(("grounding", serde_json::to_value(g).unwrap_or(Value::Null)));
-    }
-    let mut body = String::new();
-    for (k, v) in fields {
-        let mut one = Map::new();
-        one.insert(k.to_owned(), v);
-        body.push_str(&serde_saphyr::to_string(&Value::Object(one)).unwrap_or_default());
-    }
+) -> Result<String, WriteError> {
+    let step = StepDoc {
+        call: shape.call(call),
+        quick_explanation: old.and_then(|o| o.quick_explanation.clone()),
+        match_policies: old
+            .into_iter()
+            .flat_map(|o| &o.match_policies)
+            .filter(|(param, _)| call.args().contains_key(*param))
+            .map(|(param, p)| (param.clone(), PolicyDoc::from(p)))
+            .collect(),
+        mock_output: old
+            .and_then(|o| o.mock_output.clone())
+            .or_else(|| call.output.clone()),
+        grounding: old.and_then(|o| o.grounding),
+    };
+    let body = step.to_yaml()?;
     let pad = " ".repeat(indent);
     let mut out = String::new();
     for (i, line) in body.lines().enumerate() {
@@ -365,33 +361,7 @@ fn render_step(
             out.push_str(&format!("{pad}  {line}\n"));
         }
     }
-    out
-}
-
-fn policy_value(p: &MatchPolicy) -> Value {
-    match p {
-        MatchPolicy::Exact => "exact".into(),
-        MatchPolicy::Ignore => "ignore".into(),
-        MatchPolicy::FromOutput => "from_output".into(),
-        MatchPolicy::Semantic => "semantic".into(),
-        MatchPolicy::Regex(r) => serde_json::json!({ "regex": r.as_str() }),
-        MatchPolicy::AnyOf(a) => {
-            let mut m = Map::new();
-            m.insert("any_of".into(), Value::Array(a.options.clone()));
-            if a.optional {
-                m.insert("optional".into(), true.into());
-            }
-            if a.normalize {
-                m.insert("normalize".into(), "bfcl".into());
-            }
-            if a.strict_integer {
-                m.insert("strict_integer".into(), true.into());
-            }
-            Value::Object(m)
-        }
-        MatchPolicy::Tolerance(t) => serde_json::json!({ "tolerance": t }),
-        MatchPolicy::Absent => "absent".into(),
-    }
+    Ok(out)
 }
 
 /// Replaces a top-level `key:` entry (its line and any indented lines under it) with `line`.

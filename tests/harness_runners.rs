@@ -197,9 +197,18 @@ fn nextest_runs_every_trial_through_the_exact_fast_path() {
             || out.contains(&format!("tests run: {n} passed")),
         "{out}"
     );
-    // Every trial process wrote its record; `agent-seer report` assembles the run.
-    let files = std::fs::read_dir(run_dir.path()).unwrap().count();
-    assert_eq!(files, n, "one record file per trial process");
+    // Every trial process wrote its record and closed its file; `agent-seer report`
+    // assembles the run.
+    let names: Vec<String> = std::fs::read_dir(run_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let records: Vec<&String> = names.iter().filter(|f| f.ends_with(".jsonl")).collect();
+    assert_eq!(records.len(), n, "one record file per trial process");
+    for r in records {
+        let end = r.replace(".jsonl", ".end");
+        assert!(names.contains(&end), "{r} has no end marker");
+    }
     let v = recorded(run_dir.path());
     assert_eq!(v["totals"]["trials"], n);
     assert_eq!(v["totals"]["passed"], n);

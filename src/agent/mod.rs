@@ -10,11 +10,13 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::{Map, Value, json};
 
 use crate::check::{Evaluation, Suite, Verdict, evaluate};
 use crate::finding::{Code, Finding};
-use crate::harness::{Scenario, Transcript};
+use crate::harness::{
+    CallDoc, LabelDoc, Scenario, Transcript, TranscriptBody, TranscriptDoc, TranscriptTurnDoc,
+    WriteError, sent_arguments,
+};
 use crate::llm::{ChatMessage, Client, LlmError, ToolDecl};
 use crate::mcp::server::mock_answer;
 use crate::source::SourceError;
@@ -44,6 +46,8 @@ pub enum RunError {
     },
     #[error(transparent)]
     Source(#[from] SourceError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
 }
 
 /// One run of one scenario.
@@ -201,34 +205,42 @@ async fn run_once(
             });
             for call in &next.calls {
                 let answer = mock_answer(suite, &call.name, &call.arguments);
-                let content = serde_json::to_string(&answer.result).unwrap_or_default();
+                let content = answer.result.to_string();
                 messages.push(ChatMessage::Tool {
                     id: call.id.clone(),
                     name: call.name.clone(),
                     content,
                 });
-                calls.push(json!({"tool": call.name, "arguments": call.arguments, "output": answer.result}));
+                calls.push(CallDoc {
+                    tool: call.name.clone(),
+                    arguments: sent_arguments(&call.arguments),
+                    id: None,
+                    output: Some(answer.result),
+                });
             }
         }
-        let mut t = Map::new();
-        t.insert("prompt".into(), json!(turn.prompt));
-        t.insert("calls".into(), Value::Array(calls));
-        if let Some(r) = reply {
-            t.insert("reply".into(), json!(r));
-        }
-        turns.push(Value::Object(t));
+        turns.push(TranscriptTurnDoc {
+            prompt: Some(turn.prompt.clone()),
+            calls,
+            reply,
+        });
         if stopped {
             break;
         }
     }
-    let doc = json!({
-        "scenario": sc.id,
-        "agent": opts.agent,
-        "note": if stopped { format!("stopped at the step budget ({} rounds)", opts.step_budget) } else { "recorded by agent-seer run".to_owned() },
-        "turns": turns,
-    });
-    let text = serde_saphyr::to_string(&doc)
-        .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))?;
+    let doc = TranscriptDoc {
+        scenario: Some(sc.id.clone()),
+        prompt: None,
+        agent: Some(opts.agent.clone()),
+        note: Some(if stopped {
+            format!("stopped at the step budget ({} rounds)", opts.step_budget)
+        } else {
+            "recorded by agent-seer run".to_owned()
+        }),
+        label: LabelDoc::default(),
+        body: TranscriptBody::Turns { turns },
+    };
+    let text = doc.to_yaml()?;
     crate::llm::cache::write_atomically(path, &text)
         .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))?;
     Ok(stopped)

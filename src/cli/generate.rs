@@ -90,7 +90,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let raw = agent_seer::source::SourceFile::read(args.spec.spec_path())?;
     let tools_json: Value = serde_json::from_str(&raw.text).map_err(|e| raw.json_error(&e))?;
     let tools_file = format!("{}.tools.json", args.suite);
-    let doc = write::harness(&args.suite, &tools_file, &cap_names, &mocked, &expansions);
+    let doc = write::harness(&args.suite, &tools_file, &cap_names, &mocked, &expansions)?;
     let path = write::write(&args.output, &args.suite, &tools_json, &doc)?;
     let mut verified = None;
     let mut kept = mocked.len();
@@ -98,9 +98,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         let suite = Suite::load(&path)?;
         let (keep, dropped) = write::verify(&suite);
         let mut doc = doc;
-        if let Some(list) = doc["scenarios"].as_array_mut() {
-            list.retain(|s| keep.iter().any(|k| s["id"] == json!(k)));
-        }
+        doc.scenarios.retain(|s| keep.contains(&s.id));
         write::write(&args.output, &args.suite, &tools_json, &doc)?;
         kept = keep.len();
         verified = Some(json!({"kept": keep, "dropped": dropped}));

@@ -39,13 +39,10 @@ pub fn request(generator: &Generator<'_>, tool: &ToolSpec) -> Request {
         "Tool name: {}\nDescription: {}\nInput schema: {}\n",
         tool.name,
         tool.description.trim(),
-        serde_json::to_string(&tool.input_schema).unwrap_or_default()
+        tool.input_schema
     );
     if let Some(out) = &tool.output_schema {
-        user.push_str(&format!(
-            "Output schema: {}\n",
-            serde_json::to_string(out).unwrap_or_default()
-        ));
+        user.push_str(&format!("Output schema: {out}\n"));
     }
     let facts = capability_facts(generator, &tool.name);
     if !facts.is_empty() {

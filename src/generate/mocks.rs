@@ -14,7 +14,10 @@ use serde_json::{Value, json};
 use super::Generator;
 use super::scenarios::GeneratedScenario;
 use crate::finding::Code;
-use crate::harness::{Grounding, Transcript};
+use crate::harness::{
+    CallDoc, Grounding, LabelDoc, Transcript, TranscriptBody, TranscriptDoc, WriteError,
+    object_arguments,
+};
 use crate::lint::Linter;
 use crate::llm::{LlmError, Request};
 use crate::source::SourceFile;
@@ -117,21 +120,38 @@ pub fn request(generator: &Generator<'_>, s: &GeneratedScenario, seeds: &Seeds) 
     }
 }
 
-/// The workflow with these outputs, as a transcript, for the flow engine.
-fn as_transcript(s: &GeneratedScenario, outputs: &[Value]) -> Option<Transcript> {
-    let calls: Vec<Value> = s
+/// The workflow with these outputs, as a transcript, for the flow engine; or the problem that
+/// keeps it from being one.
+fn as_transcript(s: &GeneratedScenario, outputs: &[Value]) -> Result<Transcript, String> {
+    let problem = |e: WriteError| format!("the workflow is no transcript: {e}");
+    let calls = s
         .agent_workflow
         .iter()
         .zip(outputs)
-        .map(|(c, o)| json!({"tool": c.function_name, "arguments": c.parameters, "output": o}))
-        .collect();
-    let doc = json!({"prompt": s.prompt, "calls": calls});
-    let text = serde_saphyr::to_string(&doc).ok()?;
+        .map(|(c, o)| {
+            Ok(CallDoc {
+                tool: c.function_name.clone(),
+                arguments: object_arguments(&c.function_name, &c.parameters)?,
+                id: None,
+                output: Some(o.clone()),
+            })
+        })
+        .collect::<Result<_, WriteError>>()
+        .map_err(problem)?;
+    let doc = TranscriptDoc {
+        scenario: None,
+        prompt: Some(s.prompt.clone()),
+        agent: None,
+        note: None,
+        label: LabelDoc::default(),
+        body: TranscriptBody::Calls { calls, reply: None },
+    };
+    let text = doc.to_yaml().map_err(problem)?;
     Transcript::from_source(
         SourceFile::from_text("generated.yaml", text),
         "generated".into(),
     )
-    .ok()
+    .map_err(|e| format!("the workflow is no transcript: {}", e.message))
 }
 
 /// What is wrong with a mocked workflow, if anything.
@@ -169,17 +189,20 @@ pub fn problems(
             out.push(format!("output {} has no `content` array", i + 1));
         }
     }
-    if let Some(t) = as_transcript(s, &m.outputs) {
-        let failed = vec![false; s.agent_workflow.len()];
-        for f in crate::flow::analyze(&t, None, linter, &failed).findings {
-            if matches!(f.code, Code::UnknownReference | Code::UseBeforeProduce) {
-                out.push(format!(
-                    "call {}: {} — make the earlier output produce it",
-                    f.call.map_or(0, |c| c + 1),
-                    f.message
-                ));
+    match as_transcript(s, &m.outputs) {
+        Ok(t) => {
+            let failed = vec![false; s.agent_workflow.len()];
+            for f in crate::flow::analyze(&t, None, linter, &failed).findings {
+                if matches!(f.code, Code::UnknownReference | Code::UseBeforeProduce) {
+                    out.push(format!(
+                        "call {}: {} — make the earlier output produce it",
+                        f.call.map_or(0, |c| c + 1),
+                        f.message
+                    ));
+                }
             }
         }
+        Err(problem) => out.push(problem),
     }
     let produced = crate::flow::artifacts_of_value(&Value::Array(m.outputs.clone()));
     if !produced.is_empty()

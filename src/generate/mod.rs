@@ -217,6 +217,104 @@ mod tests {
     }
 
     #[test]
+    fn the_harness_loads_as_generated() {
+        let mut s = scenario();
+        s.agent_workflow.push(GeneratedCall {
+            function_name: "nanobanana_image_generation".into(),
+            parameters: json!({"prompt": "a square one", "aspect_ratio": "1:1"}),
+            quick_explanation: "the follow-up".into(),
+        });
+        let m = Mocked {
+            scenario: s,
+            outputs: vec![
+                json!({"content": []}),
+                json!({"content": [{"type": "text", "text": "ok"}]}),
+            ],
+            grounding: vec![Grounding::High, Grounding::Medium],
+            expected_response: "gs://b/out/x.png".into(),
+        };
+        let two_turns = expand::Expansion {
+            turns: vec![
+                expand::ExpandedTurn {
+                    prompt: "first".into(),
+                    calls: vec![1],
+                    followup: "then".into(),
+                },
+                expand::ExpandedTurn {
+                    prompt: "second".into(),
+                    calls: vec![2],
+                    followup: "".into(),
+                },
+            ],
+        };
+        let doc = write::harness(
+            "gen",
+            "gen.tools.json",
+            &[],
+            &[m.clone(), m.clone()],
+            &[None, Some(two_turns)],
+        )
+        .unwrap();
+        let text = doc.to_yaml().unwrap();
+        let h = crate::harness::Harness::from_source(crate::source::SourceFile::from_text(
+            "harnesses/gen.yaml",
+            text.clone(),
+        ))
+        .unwrap_or_else(|e| panic!("{}\n{text}", e.render()));
+        let ids: Vec<&str> = h.scenarios.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["hero-image", "hero-image-2"]);
+        let single = &h.scenarios[0];
+        assert_eq!((single.tier, single.turns.len()), (Some(Tier::Simple), 1));
+        assert_eq!(single.turns[0].workflow.len(), 2);
+        assert_eq!(
+            single.turns[0].followup.as_deref(),
+            Some("a square one too")
+        );
+        let step = &single.turns[0].workflow[1];
+        assert_eq!(
+            step.call.arguments,
+            json!({"prompt": "a square one", "aspect_ratio": "1:1"})
+        );
+        assert_eq!(step.quick_explanation.as_deref(), Some("the follow-up"));
+        assert!(matches!(
+            step.match_policies["prompt"],
+            crate::harness::MatchPolicy::Semantic
+        ));
+        assert_eq!(
+            (step.grounding, &step.mock_output),
+            (Some(Grounding::Medium), &Some(m.outputs[1].clone()))
+        );
+        // Expanded: one call per turn, the expected response on the last turn only.
+        let turns = &h.scenarios[1].turns;
+        let shape: Vec<(&str, usize, Option<&str>, Option<&str>)> = turns
+            .iter()
+            .map(|t| {
+                (
+                    t.prompt.as_str(),
+                    t.workflow.len(),
+                    t.expected_response.as_deref(),
+                    t.followup.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("first", 1, None, Some("then")),
+                ("second", 1, Some("gs://b/out/x.png"), Some(""))
+            ]
+        );
+        // Parameters that are no object cannot be written (stage 2's lint drops such calls).
+        let mut bad = m;
+        bad.scenario.agent_workflow[0].parameters = json!("a solar city");
+        let err = write::harness("gen", "gen.tools.json", &[], &[bad], &[]).unwrap_err();
+        assert!(
+            err.to_string().contains("are string, not an object"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn grounding_tiers() {
         let (_, _, _, seeds) = fixture();
         assert_eq!(

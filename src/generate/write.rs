@@ -2,23 +2,20 @@
 //! and `--verify`, which keeps a scenario only when its oracle transcript passes and its
 //! mutants (wrong tool, missing required, an unknown model, a broken reference) fail.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::expand::Expansion;
 use super::mocks::Mocked;
 use crate::check::{Suite, Verdict, evaluate};
-use crate::harness::{Grounding, Transcript};
+use crate::harness::{
+    CallDoc, HarnessDoc, LabelDoc, PolicyDoc, PolicyName, ScenarioDoc, StepCall, StepDoc,
+    Transcript, TranscriptBody, TranscriptDoc, TranscriptTurnDoc, TurnDoc, WriteError,
+    object_arguments,
+};
 use crate::source::{SourceError, SourceFile};
-
-fn grounding(g: Grounding) -> &'static str {
-    match g {
-        Grounding::High => "high",
-        Grounding::Medium => "medium",
-        Grounding::Low => "low",
-    }
-}
 
 /// Slug ids from titles, unique.
 fn ids(mocked: &[Mocked]) -> Vec<String> {
@@ -52,14 +49,15 @@ fn ids(mocked: &[Mocked]) -> Vec<String> {
     seen
 }
 
-/// The harness document.
+/// The harness document. A generated call whose parameters are no object (stage 2's lint
+/// rejects those) cannot be written.
 pub fn harness(
     suite: &str,
     tools_file: &str,
     caps: &[String],
     mocked: &[Mocked],
     expansions: &[Option<Expansion>],
-) -> Value {
+) -> Result<HarnessDoc, WriteError> {
     let mut scenarios = Vec::new();
     for ((m, id), e) in mocked
         .iter()
@@ -68,54 +66,92 @@ pub fn harness(
     {
         let step = |i: usize| {
             let c = &m.scenario.agent_workflow[i];
-            json!({"function_name": c.function_name, "parameters": c.parameters, "quick_explanation": c.quick_explanation,
-                "match": semantic_prompt(&c.parameters), "mock_output": m.outputs[i], "grounding": grounding(m.grounding[i])})
+            Ok(StepDoc {
+                call: StepCall::AgentSeer {
+                    function_name: c.function_name.clone(),
+                    parameters: object_arguments(&c.function_name, &c.parameters)?,
+                },
+                quick_explanation: Some(c.quick_explanation.clone()),
+                match_policies: semantic_prompt(&c.parameters),
+                mock_output: Some(m.outputs[i].clone()),
+                grounding: Some(m.grounding[i]),
+            })
         };
-        let turns: Vec<Value> = match e {
+        let turns = match e {
             Some(e) => e
                 .turns
                 .iter()
                 .enumerate()
                 .map(|(ti, t)| {
-                    let mut o = json!({"prompt": t.prompt, "workflow": t.calls.iter().map(|i| step(i - 1)).collect::<Vec<_>>(), "followup": t.followup});
-                    if ti + 1 == e.turns.len() {
-                        o["expected_response"] = json!(m.expected_response);
-                    }
-                    o
+                    Ok(TurnDoc {
+                        prompt: t.prompt.clone(),
+                        workflow: t
+                            .calls
+                            .iter()
+                            .map(|i| step(i - 1))
+                            .collect::<Result<_, _>>()?,
+                        expected_response: (ti + 1 == e.turns.len())
+                            .then(|| m.expected_response.clone()),
+                        followup: Some(t.followup.clone()),
+                        order: None,
+                    })
                 })
-                .collect(),
-            None => vec![json!({"prompt": m.scenario.prompt, "workflow": (0..m.scenario.agent_workflow.len()).map(step).collect::<Vec<_>>(),
-                "expected_response": m.expected_response, "followup": m.scenario.agent_followup})],
+                .collect::<Result<_, WriteError>>()?,
+            None => vec![TurnDoc {
+                prompt: m.scenario.prompt.clone(),
+                workflow: (0..m.scenario.agent_workflow.len())
+                    .map(step)
+                    .collect::<Result<_, _>>()?,
+                expected_response: Some(m.expected_response.clone()),
+                followup: Some(m.scenario.agent_followup.clone()),
+                order: None,
+            }],
         };
-        scenarios.push(json!({"id": id, "tier": m.scenario.tier, "title": m.scenario.title, "category": m.scenario.category,
-            "novelty_reason": m.scenario.novelty_reason, "turns": turns}));
+        scenarios.push(ScenarioDoc {
+            id,
+            tier: Some(m.scenario.tier),
+            title: Some(m.scenario.title.clone()),
+            category: Some(m.scenario.category.clone()),
+            novelty_reason: Some(m.scenario.novelty_reason.clone()),
+            artifacts: Vec::new(),
+            turns,
+        });
     }
-    json!({"suite": suite, "tools": [tools_file], "capabilities": caps, "scenarios": scenarios})
+    Ok(HarnessDoc {
+        suite: Some(suite.to_owned()),
+        tools: Some(vec![tools_file.to_owned()]),
+        capabilities: caps.to_vec(),
+        scenarios,
+        ..HarnessDoc::default()
+    })
 }
 
 /// Free-text `prompt` arguments are compared by the judge, not verbatim.
-fn semantic_prompt(params: &Value) -> Value {
-    let mut m = Map::new();
+fn semantic_prompt(params: &Value) -> BTreeMap<String, PolicyDoc> {
+    let mut m = BTreeMap::new();
     if params.get("prompt").is_some_and(Value::is_string) {
-        m.insert("prompt".into(), json!("semantic"));
+        m.insert("prompt".into(), PolicyDoc::Named(PolicyName::Semantic));
     }
-    Value::Object(m)
+    m
 }
 
 /// Writes `<dir>/<suite>.yaml` and `<dir>/<suite>.tools.json`; returns the harness path.
-pub fn write(dir: &Path, suite: &str, tools: &Value, doc: &Value) -> Result<PathBuf, SourceError> {
+pub fn write(
+    dir: &Path,
+    suite: &str,
+    tools: &Value,
+    doc: &HarnessDoc,
+) -> Result<PathBuf, SourceError> {
     std::fs::create_dir_all(dir).map_err(|e| SourceError::io(dir, &e))?;
     let tools_path = dir.join(format!("{suite}.tools.json"));
-    std::fs::write(
-        &tools_path,
-        serde_json::to_string_pretty(tools).unwrap_or_default() + "\n",
-    )
-    .map_err(|e| SourceError::io(&tools_path, &e))?;
+    let tools_text = serde_json::to_string_pretty(tools)
+        .map_err(|e| SourceError::io(&tools_path, &std::io::Error::other(e)))?;
+    std::fs::write(&tools_path, tools_text + "\n").map_err(|e| SourceError::io(&tools_path, &e))?;
     let path = dir.join(format!("{suite}.yaml"));
     let text = format!(
         "# Generated by `agent-seer generate`.\n{}",
-        serde_saphyr::to_string(doc)
-            .map_err(|e| SourceError::io(&path, &std::io::Error::other(e.to_string())))?
+        doc.to_yaml()
+            .map_err(|e| SourceError::io(&path, &std::io::Error::other(e)))?
     );
     std::fs::write(&path, text).map_err(|e| SourceError::io(&path, &e))?;
     Ok(path)
@@ -123,73 +159,89 @@ pub fn write(dir: &Path, suite: &str, tools: &Value, doc: &Value) -> Result<Path
 
 /// The oracle of a scenario as a transcript, and its mutants: each mutant names the fault it
 /// must be caught with.
-pub fn twins(suite: &Suite, id: &str) -> Vec<(&'static str, String)> {
+pub fn twins(suite: &Suite, id: &str) -> Vec<(&'static str, TranscriptDoc)> {
     let Some(sc) = suite.harness.scenario(id) else {
         return Vec::new();
     };
-    let calls: Vec<(usize, Value)> = sc
+    let calls: Vec<(usize, CallDoc)> = sc
         .turns
         .iter()
         .enumerate()
-        .flat_map(|(ti, t)| t.workflow.iter().map(move |o| (ti, json!({"tool": o.call.tool, "arguments": o.call.arguments, "output": o.mock_output}))))
+        .flat_map(|(ti, t)| {
+            t.workflow.iter().map(move |o| {
+                let call = CallDoc {
+                    tool: o.call.tool.clone(),
+                    arguments: o.call.args().clone(),
+                    id: None,
+                    output: o.mock_output.clone(),
+                };
+                (ti, call)
+            })
+        })
         .collect();
-    let doc = |calls: &[(usize, Value)]| {
-        let turns: Vec<Value> = (0..sc.turns.len())
-            .map(|ti| json!({"calls": calls.iter().filter(|(t, _)| *t == ti).map(|(_, c)| c.clone()).collect::<Vec<_>>(), "reply": "Done."}))
-            .collect();
-        serde_saphyr::to_string(&json!({"scenario": id, "turns": turns})).unwrap_or_default()
+    let doc = |calls: &[(usize, CallDoc)]| TranscriptDoc {
+        scenario: Some(id.to_owned()),
+        prompt: None,
+        agent: None,
+        note: None,
+        label: LabelDoc::default(),
+        body: TranscriptBody::Turns {
+            turns: (0..sc.turns.len())
+                .map(|ti| TranscriptTurnDoc {
+                    prompt: None,
+                    calls: calls
+                        .iter()
+                        .filter(|(t, _)| *t == ti)
+                        .map(|(_, c)| c.clone())
+                        .collect(),
+                    reply: Some("Done.".into()),
+                })
+                .collect(),
+        },
     };
     let mut out = vec![("pass", doc(&calls))];
     // A wrong tool: the first call made with another tool of the spec.
-    let first_tool = calls.first().map(|(_, c)| c["tool"].clone());
+    let first_tool = calls.first().map(|(_, c)| c.tool.as_str());
     if let Some(other) = suite
         .tools
         .tools()
         .iter()
-        .map(|t| json!(t.name))
-        .find(|n| first_tool.as_ref().is_some_and(|f| f != n))
+        .map(|t| &t.name)
+        .find(|n| first_tool.is_some_and(|f| f != n.as_str()))
     {
         let mut m = calls.clone();
-        m[0].1["tool"] = other;
+        m[0].1.tool = other.clone();
         out.push(("selection", doc(&m)));
     }
     for (i, (_, c)) in calls.iter().enumerate() {
-        let tool = c["tool"].as_str().unwrap_or("");
-        let Some(spec) = suite.linter.tool(tool) else {
+        let Some(spec) = suite.linter.tool(&c.tool) else {
             continue;
         };
         if let Some(req) = spec.required().next() {
             let mut m = calls.clone();
-            if let Some(a) = m[i].1["arguments"].as_object_mut() {
-                a.remove(req);
-            }
+            m[i].1.arguments.remove(req);
             out.push(("argument_completeness", doc(&m)));
             break;
         }
     }
     for (i, (_, c)) in calls.iter().enumerate() {
-        let tool = c["tool"].as_str().unwrap_or("");
-        if let Some((m_, f)) = suite.linter.facts(tool)
+        if let Some((m_, f)) = suite.linter.facts(&c.tool)
             && let Some(fam) = f.family.map(|x| &m_.families[x])
         {
             let mut m = calls.clone();
-            m[i].1["arguments"][&fam.selector] = json!("no-such-model-9000");
+            m[i].1
+                .arguments
+                .insert(fam.selector.clone(), json!("no-such-model-9000"));
             out.push(("cap.unknown_model", doc(&m)));
             break;
         }
     }
-    if let Some(i) = (1..calls.len()).find(|&i| {
-        calls[i].1["arguments"].as_object().is_some_and(|a| {
-            a.values()
-                .any(|v| v.as_str().is_some_and(|s| s.contains("://")))
-        })
-    }) {
+    let references = |v: &Value| v.as_str().is_some_and(|s| s.contains("://"));
+    if let Some(i) = (1..calls.len()).find(|&i| calls[i].1.arguments.values().any(references)) {
         let mut m = calls.clone();
-        if let Some(a) = m[i].1["arguments"].as_object_mut() {
-            for v in a.values_mut() {
-                if v.as_str().is_some_and(|s| s.contains("://")) {
-                    *v = json!("gs://nobody-made-this/hallucinated.png");
-                }
+        for v in m[i].1.arguments.values_mut() {
+            if references(v) {
+                *v = json!("gs://nobody-made-this/hallucinated.png");
             }
         }
         out.push(("flow", doc(&m)));
@@ -202,7 +254,18 @@ pub fn verify(suite: &Suite) -> (Vec<String>, Vec<String>) {
     let (mut keep, mut drop) = (Vec::new(), Vec::new());
     for sc in &suite.harness.scenarios {
         let mut ok = true;
-        for (fault, text) in twins(suite, &sc.id) {
+        for (fault, doc) in twins(suite, &sc.id) {
+            let text = match doc.to_yaml() {
+                Ok(text) => text,
+                Err(e) => {
+                    ok = false;
+                    drop.push(format!(
+                        "{}: the {fault} twin cannot be written: {e}",
+                        sc.id
+                    ));
+                    break;
+                }
+            };
             let Ok(t) = Transcript::from_source(
                 SourceFile::from_text(format!("verify/{}.yaml", sc.id), text),
                 sc.id.clone(),

@@ -12,8 +12,9 @@
 //! Parsed with serde-saphyr, keeping spans: every error names file:line:column with the line
 //! quoted, and every call and argument keeps its [`Location`](crate::source::Location). The
 //! main types are [`Harness`] and [`Transcript`], loaded with [`Harness::load`] and
-//! [`Transcript::load`]; [`discover`] finds them.
-//! Trial names are typed ([`TrialId`]): built and read back in one place.
+//! [`Transcript::load`]; [`discover`] finds them. Every writer in the crate writes them
+//! through [`HarnessDoc`] and [`TranscriptDoc`]. Trial names are typed ([`TrialId`]): built
+//! and read back in one place.
 //!
 //! The `cargo test` entry point `agent_seer::harness::main` is the runner's, re-exported at
 //! this path by the crate root (this module does not import the runner).
@@ -23,6 +24,7 @@ mod drift;
 mod model;
 mod raw;
 mod trial;
+mod write;
 
 pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
 pub use drift::touch;
@@ -31,3 +33,8 @@ pub use model::{
     Thresholds, Tier, Transcript, TranscriptTurn, Turn,
 };
 pub use trial::{RESERVED_SUITES, RESERVED_TRANSCRIPTS, TrialId, TrialIdError, TrialKind};
+pub use write::{
+    AnyOfDoc, CallDoc, HarnessDoc, LabelDoc, Normalize, PolicyDoc, PolicyName, ScenarioDoc,
+    StepCall, StepDoc, ThresholdsDoc, TranscriptBody, TranscriptDoc, TranscriptTurnDoc, TurnDoc,
+    UNPARSABLE, WriteError, object_arguments, sent_arguments,
+};

@@ -12,6 +12,9 @@ use serde_json::{Map, Value, json};
 use super::PROTOCOL_VERSION;
 use crate::check::Suite;
 use crate::finding::Severity;
+use crate::harness::{
+    CallDoc, LabelDoc, TranscriptBody, TranscriptDoc, WriteError, sent_arguments,
+};
 
 /// The mock's answer to one call, and which workflow step it came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,33 +129,42 @@ pub struct Recorded {
 
 /// The recorded calls as transcript YAML (`scenario:` when every matched call belongs to one
 /// scenario).
-pub fn transcript_yaml(calls: &[Recorded], agent: &str) -> String {
+pub fn transcript_yaml(calls: &[Recorded], agent: &str) -> Result<String, WriteError> {
     let mut scenarios: Vec<&str> = calls
         .iter()
         .filter_map(|c| c.step.as_ref().map(|s| s.0.as_str()))
         .collect();
     scenarios.dedup();
-    let mut doc = Map::new();
-    match scenarios.as_slice() {
-        [one] => {
-            doc.insert("scenario".into(), json!(one));
-        }
-        _ => {
-            doc.insert(
-                "prompt".into(),
-                json!(
-                    "(recorded by agent-seer serve; the scenario could not be told from the calls)"
-                ),
-            );
-        }
+    let (scenario, prompt) = match scenarios.as_slice() {
+        [one] => (Some((*one).to_owned()), None),
+        _ => (
+            None,
+            Some(
+                "(recorded by agent-seer serve; the scenario could not be told from the calls)"
+                    .to_owned(),
+            ),
+        ),
+    };
+    TranscriptDoc {
+        scenario,
+        prompt,
+        agent: Some(agent.to_owned()),
+        note: None,
+        label: LabelDoc::default(),
+        body: TranscriptBody::Calls {
+            calls: calls
+                .iter()
+                .map(|c| CallDoc {
+                    tool: c.tool.clone(),
+                    arguments: sent_arguments(&c.arguments),
+                    id: None,
+                    output: Some(c.output.clone()),
+                })
+                .collect(),
+            reply: None,
+        },
     }
-    doc.insert("agent".into(), json!(agent));
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|c| json!({"tool": c.tool, "arguments": c.arguments, "output": c.output}))
-        .collect();
-    doc.insert("calls".into(), Value::Array(calls));
-    serde_saphyr::to_string(&Value::Object(doc)).unwrap_or_default()
+    .to_yaml()
 }
 
 /// Serves MCP over `input`/`output` until the client closes its side. Records every call in
@@ -224,7 +236,8 @@ pub fn serve(
                     let text = transcript_yaml(
                         &calls,
                         &format!("{client_name} (recorded by agent-seer serve)"),
-                    );
+                    )
+                    .map_err(std::io::Error::other)?;
                     crate::llm::cache::write_atomically(path, &text)
                         .map_err(|e| std::io::Error::other(e.to_string()))?;
                 }
@@ -244,6 +257,53 @@ pub fn serve(
 }
 
 fn reply(out: &mut impl Write, msg: &Value) -> std::io::Result<()> {
-    writeln!(out, "{}", serde_json::to_string(msg).unwrap_or_default())?;
+    writeln!(out, "{msg}")?;
     out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::harness::{Transcript, UNPARSABLE};
+    use crate::source::SourceFile;
+
+    fn load(text: String) -> Transcript {
+        Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap()
+    }
+
+    #[test]
+    fn a_recording_loads_whatever_the_client_sent() {
+        let recorded = |arguments: Value, step: Option<Step>| Recorded {
+            tool: "paint".into(),
+            arguments,
+            output: error_result("no"),
+            step,
+        };
+        let one = Some(("square".to_owned(), 0, 0));
+        let calls = [
+            recorded(json!({"ratio": "1:1"}), one.clone()),
+            recorded(Value::Null, one),
+            // Not MCP: arguments are an object. Kept, so grading can say so.
+            recorded(json!(["1:1"]), None),
+        ];
+        let t = load(transcript_yaml(&calls, "a client").unwrap());
+        assert_eq!(t.scenario.as_deref(), Some("square"));
+        assert_eq!(t.agent.as_deref(), Some("a client"));
+        let args: Vec<Value> = t.calls().map(|(_, c)| c.arguments.clone()).collect();
+        assert_eq!(
+            args,
+            [
+                json!({"ratio": "1:1"}),
+                json!({}),
+                json!({(UNPARSABLE): "[\"1:1\"]"})
+            ]
+        );
+        assert!(t.calls().all(|(_, c)| c.output == Some(error_result("no"))));
+        // Calls of no one scenario: the transcript says so in its prompt.
+        let t = load(transcript_yaml(&calls[2..], "a client").unwrap());
+        assert_eq!(t.scenario, None);
+        assert!(t.prompt.is_some_and(|p| p.contains("could not be told")));
+    }
 }

@@ -1,0 +1,413 @@
+//! Writing harness and transcript YAML: the typed counterpart of [`raw`](super::raw), for every
+//! writer in the crate (`run` and `serve --record` record transcripts, `generate` and
+//! `import bfcl` write harnesses, `bless` rewrites workflow steps and labels).
+//!
+//! Each struct here is one YAML mapping, its fields in the order the file shows them (the
+//! order of `raw.rs` and of the JSON Schemas), with empty optional fields left out, so what
+//! is written loads back through [`Harness::load`](super::Harness::load) and
+//! [`Transcript::load`](super::Transcript::load) unchanged. The main types are [`HarnessDoc`]
+//! and [`TranscriptDoc`], serialised with [`HarnessDoc::to_yaml`] and
+//! [`TranscriptDoc::to_yaml`]; a failure is a [`WriteError`], never an empty file.
+//!
+//! Arguments are `Map`s, because the loader reads only mappings there: [`object_arguments`]
+//! turns a generated call's JSON into one (or says why not), [`sent_arguments`] records
+//! whatever an agent sent.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::model::{Expect, Grounding, MatchPolicy, Order, Tier};
+
+/// Why a document could not be written.
+///
+/// Every map key is a string by type, so the one failure these types provoke is a number that
+/// is not finite where the document holds an `f64` (a threshold, a tolerance): the loader
+/// refuses `.nan` and `.inf` in a match policy, and a NaN or infinite gate decides every
+/// trial alike, so the writer refuses them all. Whatever fails stops the write; no empty file
+/// is left.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The serialiser refused the document.
+    Yaml {
+        /// `harness`, `transcript`, `workflow step`, `label`.
+        what: &'static str,
+        /// The serialiser's error.
+        source: serde_saphyr::SerializeError,
+    },
+    /// A call's arguments are no object.
+    ArgumentsNotObject {
+        /// The call's tool.
+        tool: String,
+        /// The JSON type they are.
+        got: &'static str,
+    },
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Yaml { what, source } => {
+                write!(f, "cannot write the {what} as YAML: {source}")
+            }
+            WriteError::ArgumentsNotObject { tool, got } => write!(
+                f,
+                "the arguments of a call to `{tool}` are {got}, not an object: a harness holds a call's arguments as a mapping"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Yaml { source, .. } => Some(source),
+            WriteError::ArgumentsNotObject { .. } => None,
+        }
+    }
+}
+
+fn yaml<T: Serialize>(what: &'static str, doc: &T) -> Result<String, WriteError> {
+    serde_saphyr::to_string(doc).map_err(|source| WriteError::Yaml { what, source })
+}
+
+/// A call's JSON arguments as a mapping: an object as it is, `null` as no arguments (as the
+/// loader and the linter read `null`). Anything else cannot be written.
+pub fn object_arguments(tool: &str, arguments: &Value) -> Result<Map<String, Value>, WriteError> {
+    match arguments {
+        Value::Object(m) => Ok(m.clone()),
+        Value::Null => Ok(Map::new()),
+        other => Err(WriteError::ArgumentsNotObject {
+            tool: tool.to_owned(),
+            got: crate::finding::type_name(other),
+        }),
+    }
+}
+
+/// The key under which [`sent_arguments`] records arguments that are no object (the name the
+/// chat clients give arguments they cannot parse, so the linter reports it as an unknown
+/// parameter).
+pub const UNPARSABLE: &str = "__unparsable__";
+
+/// Arguments as an agent sent them, for a transcript: an object as it is, `null` as no
+/// arguments, anything else as its JSON text under [`UNPARSABLE`] — so the transcript still
+/// loads, and grading says the call was wrong instead of the file failing to load.
+pub fn sent_arguments(arguments: &Value) -> Map<String, Value> {
+    match arguments {
+        Value::Object(m) => m.clone(),
+        Value::Null => Map::new(),
+        other => {
+            let mut m = Map::new();
+            m.insert(UNPARSABLE.into(), Value::String(other.to_string()));
+            m
+        }
+    }
+}
+
+/// An `f64` field, refused when it is not finite (see [`WriteError`]).
+fn finite<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if x.is_finite() {
+        s.serialize_f64(*x)
+    } else {
+        Err(serde::ser::Error::custom(format!(
+            "{x} is not a finite number (a policy holding one does not load, a gate of one decides every trial alike)"
+        )))
+    }
+}
+
+fn finite_opt<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match x {
+        Some(x) => finite(x, s),
+        None => s.serialize_none(),
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// A harness file (`harnesses/<suite>.yaml`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HarnessDoc {
+    /// Must equal the file's stem when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Tool spec files, relative to the harness; `None` is `<suite>.tools.json`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thresholds: Option<ThresholdsDoc>,
+    pub scenarios: Vec<ScenarioDoc>,
+}
+
+impl HarnessDoc {
+    pub fn to_yaml(&self) -> Result<String, WriteError> {
+        yaml("harness", self)
+    }
+}
+
+/// A suite's gates; a threshold left out takes the loader's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ThresholdsDoc {
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "finite_opt")]
+    pub pass: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "finite_opt")]
+    pub min_gap: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ScenarioDoc {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<Tier>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub novelty_reason: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    /// At least one (the loader refuses a scenario without turns).
+    pub turns: Vec<TurnDoc>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TurnDoc {
+    pub prompt: String,
+    pub workflow: Vec<StepDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_response: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub followup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
+}
+
+/// One step of an oracle workflow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepDoc {
+    #[serde(flatten)]
+    pub call: StepCall,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quick_explanation: Option<String>,
+    #[serde(rename = "match", skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_policies: BTreeMap<String, PolicyDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mock_output: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounding: Option<Grounding>,
+}
+
+impl StepDoc {
+    /// The call alone, with no explanation, policies, mock output or grounding.
+    pub fn new(call: StepCall) -> Self {
+        Self {
+            call,
+            quick_explanation: None,
+            match_policies: BTreeMap::new(),
+            mock_output: None,
+            grounding: None,
+        }
+    }
+
+    /// The step as a one-item YAML mapping (what `bless` splices into a workflow).
+    pub fn to_yaml(&self) -> Result<String, WriteError> {
+        yaml("workflow step", self)
+    }
+}
+
+/// A step's tool and arguments under either pair of keys the loader reads.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum StepCall {
+    /// `tool:` and `arguments:` (the MCP shape).
+    Mcp {
+        tool: String,
+        arguments: Map<String, Value>,
+    },
+    /// `function_name:` and `parameters:` (the Agent Seer paper's shape).
+    AgentSeer {
+        function_name: String,
+        parameters: Map<String, Value>,
+    },
+}
+
+impl StepCall {
+    pub fn tool(&self) -> &str {
+        match self {
+            StepCall::Mcp { tool, .. } => tool,
+            StepCall::AgentSeer { function_name, .. } => function_name,
+        }
+    }
+
+    pub fn arguments(&self) -> &Map<String, Value> {
+        match self {
+            StepCall::Mcp { arguments, .. } => arguments,
+            StepCall::AgentSeer { parameters, .. } => parameters,
+        }
+    }
+}
+
+/// A match policy, as written under a step's `match:`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum PolicyDoc {
+    /// `exact`, `ignore`, `from_output`, `semantic`, `absent`.
+    Named(PolicyName),
+    Regex {
+        regex: String,
+    },
+    AnyOf(AnyOfDoc),
+    Tolerance {
+        #[serde(serialize_with = "finite")]
+        tolerance: f64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyName {
+    Exact,
+    Ignore,
+    FromOutput,
+    Semantic,
+    Absent,
+}
+
+/// The `any_of` policy.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AnyOfDoc {
+    pub any_of: Vec<Value>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub optional: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalize: Option<Normalize>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub strict_integer: bool,
+}
+
+/// How `any_of` compares strings; the one normalisation is BFCL's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Normalize {
+    Bfcl,
+}
+
+impl From<&MatchPolicy> for PolicyDoc {
+    fn from(p: &MatchPolicy) -> Self {
+        match p {
+            MatchPolicy::Exact => PolicyDoc::Named(PolicyName::Exact),
+            MatchPolicy::Ignore => PolicyDoc::Named(PolicyName::Ignore),
+            MatchPolicy::FromOutput => PolicyDoc::Named(PolicyName::FromOutput),
+            MatchPolicy::Semantic => PolicyDoc::Named(PolicyName::Semantic),
+            MatchPolicy::Absent => PolicyDoc::Named(PolicyName::Absent),
+            MatchPolicy::Regex(r) => PolicyDoc::Regex {
+                regex: r.as_str().to_owned(),
+            },
+            MatchPolicy::AnyOf(a) => PolicyDoc::AnyOf(AnyOfDoc {
+                any_of: a.options.clone(),
+                optional: a.optional,
+                normalize: a.normalize.then_some(Normalize::Bfcl),
+                strict_integer: a.strict_integer,
+            }),
+            MatchPolicy::Tolerance(t) => PolicyDoc::Tolerance { tolerance: *t },
+        }
+    }
+}
+
+/// A transcript file (`transcripts/<suite>/<id>.yaml`). The loader needs `scenario` or
+/// `prompt` (or both).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TranscriptDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(flatten)]
+    pub label: LabelDoc,
+    #[serde(flatten)]
+    pub body: TranscriptBody,
+}
+
+impl TranscriptDoc {
+    pub fn to_yaml(&self) -> Result<String, WriteError> {
+        yaml("transcript", self)
+    }
+}
+
+/// A transcript's label: `expect`, `faults` (in flow style, `faults: [a, b]`, as people write
+/// them) and `xfail`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LabelDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "flow_seq")]
+    pub faults: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xfail: Option<String>,
+}
+
+impl LabelDoc {
+    /// The label's lines alone (what `bless` puts in place of a transcript's `faults:`).
+    pub fn to_yaml(&self) -> Result<String, WriteError> {
+        yaml("label", self)
+    }
+}
+
+fn flow_seq<S: serde::Serializer>(v: &[String], s: S) -> Result<S::Ok, S::Error> {
+    serde_saphyr::FlowSeq(v).serialize(s)
+}
+
+/// A transcript's turns, or the one-turn shortcut.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TranscriptBody {
+    /// `turns:`, one entry per user turn.
+    Turns { turns: Vec<TranscriptTurnDoc> },
+    /// Top-level `calls:` and `reply:`: one turn, its prompt the transcript's (or the
+    /// scenario's).
+    Calls {
+        calls: Vec<CallDoc>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reply: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TranscriptTurnDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    pub calls: Vec<CallDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+}
+
+/// One call an agent made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CallDoc {
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// What the tool returned. `Some(Value::Null)` is written as `output: null`, which loads
+    /// as no output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+}
+
+#[cfg(test)]
+#[path = "write_tests.rs"]
+mod tests;
