@@ -15,6 +15,7 @@
 pub mod agent;
 pub mod bfcl;
 pub mod bless;
+mod diff;
 pub mod finding;
 pub mod flow;
 pub mod generate;
