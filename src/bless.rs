@@ -18,8 +18,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use similar::TextDiff;
-
 use crate::check::{Suite, Verdict, evaluate};
 use crate::finding::Severity;
 use crate::harness::{
@@ -41,11 +39,7 @@ impl Edit {
     /// A unified diff of the edit, with the file's name.
     pub fn diff(&self) -> String {
         let name = self.file.display().to_string();
-        TextDiff::from_lines(&self.before, &self.after)
-            .unified_diff()
-            .context_radius(2)
-            .header(&name, &name)
-            .to_string()
+        crate::diff::unified(&self.before, &self.after, 2, &name, &name)
     }
 
     /// Writes the edit (temp file and rename).

@@ -40,6 +40,7 @@ pub mod agent;
 pub mod bfcl;
 pub mod bless;
 pub mod check;
+mod diff;
 pub mod finding;
 pub mod flow;
 #[cfg(feature = "generate")]

@@ -4,9 +4,9 @@
 use std::fmt::Write;
 
 use serde_json::Value;
-use similar::{ChangeTag, TextDiff};
 
 use super::evaluate::Evaluation;
+use crate::diff;
 use crate::finding::Finding;
 use crate::harness::{Call, Scenario, Transcript};
 use crate::score::Score;
@@ -96,14 +96,11 @@ pub fn call_diff(t: &Transcript, sc: &Scenario) -> String {
             continue;
         }
         let _ = writeln!(out, "expected (-) vs actual (+) calls, turn {}:", i + 1);
-        let diff = TextDiff::from_lines(&expected, &actual);
-        for change in diff.iter_all_changes() {
-            let sign = match change.tag() {
-                ChangeTag::Delete => '-',
-                ChangeTag::Insert => '+',
-                ChangeTag::Equal => ' ',
-            };
-            let _ = write!(out, "{sign} {change}");
+        for change in diff::changes(&expected, &actual) {
+            let _ = write!(out, "{} {}", change.tag.sign(), change.line);
+            if change.missing_newline() {
+                out.push('\n');
+            }
         }
     }
     out
