@@ -31,6 +31,7 @@ use crate::source::{SourceError, SourceFile};
 /// The categories imported.
 pub const CATEGORIES: [&str; 4] = ["simple", "multiple", "parallel", "parallel_multiple"];
 
+/// How BFCL's `enum` constraints are imported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EnumMode {
     /// JSON Schema `enum` is enforced (ours).
@@ -40,6 +41,7 @@ pub enum EnumMode {
     Ignore,
 }
 
+/// How string values are compared with BFCL's possible answers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StringMode {
     /// Strings must equal an allowed value (ours).
@@ -49,6 +51,7 @@ pub enum StringMode {
     Normalized,
 }
 
+/// Whether a whole float such as `3.0` counts as an `integer`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IntegerMode {
     /// `3.0` is an integer, as JSON Schema says (ours).
@@ -61,8 +64,11 @@ pub enum IntegerMode {
 /// How to import.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
+    /// `--enum`: enforce the functions' enums (ours) or drop them (BFCL's).
     pub enums: EnumMode,
+    /// `--strings`: exact comparison (ours) or BFCL's standardised one.
     pub strings: StringMode,
+    /// `--integers`: JSON Schema's integers (ours) or Python's type check (BFCL's).
     pub integers: IntegerMode,
     /// Also write each entry's first possible answer as a correct transcript.
     pub answers: bool,
@@ -83,10 +89,13 @@ impl Options {
 /// One BFCL entry: its question, function docs and ground truth.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// The entry's id (`simple_0`), which becomes the scenario id.
     pub id: String,
+    /// Its category (`simple`, `multiple`, `parallel`, `parallel_multiple`).
     pub category: String,
     /// The user's words (all user messages of the first turn, joined).
     pub prompt: String,
+    /// The function docs offered with the question, as BFCL ships them.
     pub functions: Vec<Value>,
     /// `[{function: {param: [allowed values]}}]`.
     pub ground_truth: Vec<GroundTruthCall>,
@@ -102,6 +111,7 @@ pub struct Report {
     pub suites: BTreeMap<String, usize>,
     /// Entries left out, with why.
     pub skipped: Vec<String>,
+    /// Every file written (harnesses, tool specs, answer transcripts).
     pub files: Vec<PathBuf>,
 }
 
@@ -119,6 +129,7 @@ impl Report {
 /// Imported suites, found by the entries they hold.
 #[derive(Default)]
 pub struct Imported {
+    /// The loaded suites, one per harness the import wrote.
     pub suites: Vec<crate::check::Suite>,
     by_entry: std::collections::HashMap<String, usize>,
 }
@@ -279,6 +290,7 @@ pub struct ModelOutput {
     pub id: String,
     /// The BFCL entry (our scenario id) it answers.
     pub entry: String,
+    /// The output's calls as a transcript of its entry's scenario.
     pub transcript: crate::harness::Transcript,
     /// The whole line, for fields of the caller's own (`bfcl_valid`, …).
     pub line: Value,

@@ -28,8 +28,11 @@ use crate::source::SourceError;
 /// One file rewritten.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
+    /// The file the edit rewrites.
     pub file: PathBuf,
+    /// Its text before the edit.
     pub before: String,
+    /// Its text after the edit.
     pub after: String,
     /// What changed, in words.
     pub what: String,
@@ -54,6 +57,7 @@ impl Edit {
 pub enum Blessing {
     /// The trial already passes.
     Unchanged,
+    /// An edit that makes the trial pass, checked by reloading and evaluating it.
     Edit(Edit),
     /// Not blessable, and why.
     Refused(String),

@@ -6,21 +6,30 @@ use serde::Serialize;
 /// One statistic with its bootstrap 95 % interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Estimate {
+    /// The statistic on the data.
     pub value: f64,
+    /// The 2.5th percentile of its bootstrap resamples.
     pub low: f64,
+    /// The 97.5th percentile.
     pub high: f64,
 }
 
 /// How two judges agree on one dimension.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Agreement {
+    /// Paired scores compared.
     pub n: usize,
+    /// Pearson r; `None` when either side is constant.
     pub pearson: Option<Estimate>,
+    /// Spearman ρ; `None` when either side's ranks are constant.
     pub spearman: Option<Estimate>,
+    /// Mean absolute error.
     pub mae: Estimate,
+    /// The share of pairs within ±0.1 of each other.
     pub within_0_1: Estimate,
 }
 
+/// Pearson's r of paired samples; `None` with fewer than two pairs or a constant side.
 pub fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
     let n = a.len() as f64;
     if a.len() < 2 || a.len() != b.len() {
@@ -53,10 +62,12 @@ fn ranks(x: &[f64]) -> Vec<f64> {
     r
 }
 
+/// Spearman's ρ: Pearson's r of the ranks (ties share their mean rank).
 pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
     pearson(&ranks(a), &ranks(b))
 }
 
+/// Mean absolute difference of paired samples (0 for none).
 pub fn mae(a: &[f64], b: &[f64]) -> f64 {
     if a.is_empty() {
         return 0.0;
@@ -64,6 +75,7 @@ pub fn mae(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>() / a.len() as f64
 }
 
+/// The share of pairs whose difference is at most `tol` (0 for none).
 pub fn within(a: &[f64], b: &[f64], tol: f64) -> f64 {
     if a.is_empty() {
         return 0.0;

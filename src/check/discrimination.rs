@@ -12,12 +12,19 @@ use crate::harness::Expect;
 /// One labelled transcript's line in the table.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Row {
+    /// The transcript's id.
     pub transcript: String,
+    /// What its label expects.
     pub expect: Expect,
+    /// The oracle's TC, when it answers a scenario.
     pub tc: Option<f64>,
+    /// The engines' verdict.
     pub verdict: Verdict,
+    /// The faults its label names.
     pub faults: Vec<String>,
+    /// Of those, the ones no finding answered.
     pub missed: Vec<String>,
+    /// Whether it is labelled `xfail` (shown, but left out of the means and the hit rate).
     pub xfail: bool,
     /// Whether the evaluation agrees with the label.
     pub agrees: bool,
@@ -26,15 +33,23 @@ pub struct Row {
 /// A suite's discrimination result.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Discrimination {
+    /// The suite.
     pub suite: String,
+    /// The suite's pass threshold on TC.
     pub pass_threshold: f64,
+    /// The least mean(correct) − mean(broken) the gate accepts (`thresholds.min_gap`).
     pub min_gap: f64,
+    /// One row per labelled transcript, in the order given.
     pub rows: Vec<Row>,
+    /// Mean TC of the transcripts labelled `pass` (xfail ones left out); `None` without any.
     pub mean_correct: Option<f64>,
+    /// Mean TC of the transcripts labelled `fail` (xfail ones left out); `None` without any.
     pub mean_broken: Option<f64>,
+    /// `mean_correct − mean_broken`, when both exist.
     pub gap: Option<f64>,
     /// Broken transcripts whose named faults were all found.
     pub hits: usize,
+    /// Broken transcripts counted in the hit rate (xfail ones left out).
     pub broken: usize,
     /// Transcripts that could not be evaluated (file errors), with the error.
     pub errors: Vec<String>,
@@ -135,6 +150,7 @@ impl Discrimination {
         p
     }
 
+    /// Whether the gate passes: no [`problems`](Self::problems).
     pub fn passed(&self) -> bool {
         self.problems().is_empty()
     }

@@ -17,23 +17,31 @@ use crate::source::SourceError;
 /// Everything the engines established about one transcript.
 #[derive(Clone, Debug, Serialize)]
 pub struct Evaluation {
+    /// The suite's name.
     pub suite: String,
+    /// The transcript's id (its path below the suite directory, `sub::x`).
     pub transcript: String,
+    /// The scenario it answers, when it names one.
     pub scenario: Option<String>,
+    /// Pass or fail ([`crate::score::verdict`]).
     pub verdict: Verdict,
     /// The oracle's score, when the transcript answers a scenario.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<Score>,
+    /// The score of each of the scenario's turns, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub turn_scores: Vec<Score>,
     /// The suite's pass threshold on TC.
     pub pass_threshold: f64,
+    /// Every engine's findings, sorted by call, errors first.
     pub findings: Vec<Finding>,
+    /// The transcript's label, for [`Evaluation::agrees_with_label`].
     #[serde(skip)]
     pub label: Label,
 }
 
 impl Evaluation {
+    /// How many findings are errors.
     pub fn errors(&self) -> usize {
         self.findings
             .iter()
@@ -41,6 +49,7 @@ impl Evaluation {
             .count()
     }
 
+    /// How many findings are warnings.
     pub fn warnings(&self) -> usize {
         self.findings
             .iter()

@@ -50,13 +50,20 @@ pub struct LedgerEntry {
 /// A score: the four dimensions, the three aggregates and every applicable sub-dimension.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScoreRecord {
+    /// The paper's TC: the arithmetic mean of the applicable dimensions.
     pub tc: f64,
+    /// TC as the harmonic mean of the dimensions.
     pub tc_harmonic: f64,
+    /// TC as the least dimension.
     pub tc_min: f64,
+    /// Usage (necessity).
     pub usage: f64,
+    /// Selection: correctness, specificity, completeness.
     pub selection: f64,
+    /// Ordering, where a turn has two calls or more.
     #[serde(default)]
     pub ordering: Option<f64>,
+    /// Arguments: the six argument sub-dimensions.
     pub arguments: f64,
     /// Keyed by the rubric's names (`argument_value`, …).
     pub sub: BTreeMap<String, f64>,
@@ -102,13 +109,18 @@ impl ScoreRecord {
 /// One finding, with where it points.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FindingRecord {
+    /// The finding's stable code (`cap.unsupported_value`).
     pub code: String,
+    /// `error`, `warning` or `info`.
     pub severity: String,
+    /// The rubric sub-dimension it lowers (`argument_value`).
     pub sub_dimension: String,
+    /// What is wrong, in words.
     pub message: String,
     /// JSON pointer into the call's arguments.
     #[serde(default)]
     pub pointer: String,
+    /// The capability-matrix rule it comes from, when one does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// 0-based index of the call across the transcript's turns.
@@ -139,6 +151,7 @@ impl From<&Finding> for FindingRecord {
 pub struct TranscriptRecord {
     /// The transcript file.
     pub path: String,
+    /// The scenario the transcript answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
     /// The label: `pass`, `fail`, or absent (treated as `pass`).
@@ -147,16 +160,23 @@ pub struct TranscriptRecord {
     /// Faults the label names, and those no finding answered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<String>,
+    /// The label's faults no finding answered.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missed_faults: Vec<String>,
+    /// The label's `xfail` reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xfail: Option<String>,
+    /// The engines' verdict.
     pub verdict: Verdict,
+    /// The suite's pass threshold on TC.
     pub pass_threshold: f64,
+    /// The whole transcript's score (mean of its turns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<ScoreRecord>,
+    /// Each turn's score.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_scores: Vec<ScoreRecord>,
+    /// Every finding.
     pub findings: Vec<FindingRecord>,
     /// The expected-vs-actual call diff, when the calls differ from the oracle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,6 +184,7 @@ pub struct TranscriptRecord {
 }
 
 impl TranscriptRecord {
+    /// The record of an evaluated transcript at `path`, with its call diff if any.
     pub fn new(path: &Path, ev: &Evaluation, label: &Label, diff: Option<String>) -> Self {
         Self {
             path: path.display().to_string(),
@@ -186,6 +207,7 @@ impl TranscriptRecord {
         self.expect.unwrap_or(Expect::Pass)
     }
 
+    /// The transcript's TC, when it answers a scenario.
     pub fn tc(&self) -> Option<f64> {
         self.score.as_ref().map(|s| s.tc)
     }
@@ -198,13 +220,18 @@ pub struct JudgeRecord {
     pub judge: String,
     /// `enriched` or `raw-spec`.
     pub mode: String,
+    /// The judge's own score of the 14 sub-dimensions.
     pub score: ScoreRecord,
+    /// The judge's coherence, 0–1 (the mean of its five 1–3 ratings, normalised).
     pub coherence: f64,
+    /// The judge's reasons, in its words.
     pub rationale: String,
     /// The oracle's TC and the combined (lower) one the verdict uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle_tc: Option<f64>,
+    /// The lower of the oracle's TC and the judge's ([`crate::judge::combine`]).
     pub combined_tc: f64,
+    /// The combined verdict.
     pub verdict: Verdict,
 }
 
@@ -225,43 +252,59 @@ impl JudgeRecord {
 /// What a harness trial learnt about its suite: the coverage of the spec by its oracles.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HarnessRecord {
+    /// The harness file.
     pub path: String,
+    /// Its scenario ids.
     pub scenarios: Vec<String>,
     /// Tools in the spec, and those no oracle workflow calls.
     pub tools: usize,
+    /// Names of the spec's tools no oracle workflow calls.
     pub uncovered_tools: Vec<String>,
 }
 
 /// One live run's bookkeeping (`agent-seer run`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LiveRecord {
+    /// The agent under test, `provider:model`.
     pub agent: String,
+    /// The scenario it ran.
     pub scenario: String,
     /// 1-based run number of `repeat`.
     pub run: usize,
+    /// How many runs `--repeat` asked for.
     pub repeat: usize,
+    /// Whether the run ended at its step budget rather than with a reply.
     pub stopped_at_budget: bool,
 }
 
 /// One trial's result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
+    /// The trial's name ([`TrialId`]'s `Display`).
     pub name: String,
+    /// The suite the report files it under.
     pub suite: String,
+    /// What the trial checks.
     pub kind: TrialKind,
+    /// How it ended.
     pub status: Status,
     /// Why it failed (or the xfail reason), as the terminal shows it: findings with their YAML
     /// lines quoted, the call diff.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// A transcript or judge trial's transcript.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<TranscriptRecord>,
+    /// A harness trial's coverage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harness: Option<HarnessRecord>,
+    /// A gate's table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discrimination: Option<Discrimination>,
+    /// A judge trial's judgement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeRecord>,
+    /// A live run's bookkeeping.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveRecord>,
 }

@@ -39,7 +39,9 @@ pub enum Origin {
 /// One argument value that references an artifact.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reference {
+    /// JSON pointer of the value in the call's arguments.
     pub pointer: String,
+    /// The referenced artifact, as written in the call.
     pub value: String,
     /// Where the artifact came from, when it existed at call time.
     pub origin: Option<Origin>,
@@ -48,7 +50,9 @@ pub struct Reference {
 /// What the flow engine established about one call.
 #[derive(Clone, Debug, Default)]
 pub struct CallFlow {
+    /// Whether the call failed (an error finding, or a tool output with `isError`), so it produced nothing.
     pub failed: bool,
+    /// The call's argument values that reference artifacts.
     pub references: Vec<Reference>,
     /// Artifacts this call produced (normalised), when it succeeded.
     pub produced: Vec<String>,
@@ -57,7 +61,9 @@ pub struct CallFlow {
 /// The flow engine's view of a transcript.
 #[derive(Clone, Debug, Default)]
 pub struct Flow {
+    /// The flow findings (unknown references, use before produce, redundancy).
     pub findings: Vec<Finding>,
+    /// Per call, in transcript order.
     pub calls: Vec<CallFlow>,
     artifacts: HashMap<String, Vec<Origin>>,
 }

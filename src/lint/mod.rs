@@ -125,6 +125,7 @@ impl Linter {
         })
     }
 
+    /// The spec of the tool `name`, if the linter knows it.
     pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
         self.by_name.get(name).map(|&i| &self.tools[i].spec)
     }
@@ -140,6 +141,7 @@ impl Linter {
         self.tools.iter().map(|t| &t.spec)
     }
 
+    /// The capability matrices the linter applies.
     pub fn capabilities(&self) -> &[Capabilities] {
         &self.caps
     }

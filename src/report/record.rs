@@ -17,16 +17,23 @@ pub const FORMAT: &str = "agent-seer-report/1";
 /// Counts for one suite.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuiteCounts {
+    /// Trials of every kind.
     pub trials: usize,
+    /// Of those, passed.
     pub passed: usize,
+    /// Failed.
     pub failed: usize,
+    /// Failed as their `xfail` label expected.
     pub xfailed: usize,
+    /// Not run (a judge without a judge, a gate with nothing labelled).
     pub ignored: usize,
     /// Transcripts labelled `expect: pass` (or unlabelled), and how many passed.
     pub correct: usize,
+    /// Of the correct transcripts, those that passed.
     pub correct_passed: usize,
     /// Transcripts labelled `expect: fail`, and how many were caught with their faults.
     pub broken: usize,
+    /// Of the broken transcripts, those caught with their faults.
     pub broken_caught: usize,
 }
 
@@ -83,27 +90,38 @@ impl SuiteCounts {
 /// Paired scores of two graders over the same transcripts (the HTML scatter).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgreementRecord {
+    /// The first grader (`oracle` or a judge's `provider:model`).
     pub x: String,
+    /// The second grader.
     pub y: String,
     /// `(trial, x, y)`.
     pub points: Vec<(String, f64, f64)>,
+    /// Pearson r of the two graders' TC, when it is defined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pearson: Option<f64>,
+    /// Mean absolute difference of the two graders' TC.
     pub mae: f64,
 }
 
 /// A whole run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// `agent-seer-report/1` ([`FORMAT`]).
     pub format: String,
+    /// The run's id (`NEXTEST_RUN_ID`, or `<utc stamp>-<pid>`).
     pub run_id: String,
+    /// No trial failed and no process was left unfinished.
     pub passed: bool,
+    /// Counts over every suite.
     pub totals: SuiteCounts,
+    /// Counts per suite.
     pub suites: BTreeMap<String, SuiteCounts>,
+    /// Every trial, sorted by name.
     pub trials: Vec<TrialRecord>,
     /// LLM calls by `provider:model`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ledger: BTreeMap<String, LedgerEntry>,
+    /// Two graders' agreement, when a judge ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementRecord>,
     /// What a killed process left unfinished in the run directory ([`crate::report::RunDir::incomplete`]);
@@ -145,6 +163,7 @@ impl Report {
         self
     }
 
+    /// The report with the LLM usage of its run.
     pub fn with_ledger(mut self, ledger: BTreeMap<String, LedgerEntry>) -> Self {
         self.ledger = ledger;
         self

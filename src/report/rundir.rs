@@ -24,7 +24,9 @@ use crate::check::TrialRecord;
 /// Where a run's records go.
 #[derive(Clone, Debug)]
 pub struct RunDir {
+    /// The run's id (the directory's name).
     pub id: String,
+    /// The run directory (`<target>/agent-seer/<id>`).
     pub path: PathBuf,
 }
 

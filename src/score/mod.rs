@@ -24,13 +24,19 @@ pub use hungarian::assign;
 pub struct Score {
     /// Every applicable sub-dimension, 0–1 (ordering's are absent when not applicable).
     pub sub: BTreeMap<SubDimension, f64>,
+    /// Usage: necessity (overuse is recorded, not aggregated; paper §4.1).
     pub usage: f64,
+    /// Selection: the mean of correctness, specificity and completeness.
     pub selection: f64,
+    /// Ordering: the mean of its three sub-dimensions; `None` for a single call.
     pub ordering: Option<f64>,
+    /// Arguments: the mean of the six argument sub-dimensions.
     pub arguments: f64,
     /// Arithmetic mean of the applicable dimensions (the paper's TC).
     pub tc: f64,
+    /// The harmonic mean of the applicable dimensions.
     pub tc_harmonic: f64,
+    /// The least applicable dimension.
     pub tc_min: f64,
 }
 
@@ -125,6 +131,7 @@ pub fn verdict(tc: Option<f64>, errors: bool, pass: f64) -> Verdict {
     }
 }
 
+/// `(arithmetic, harmonic, minimum)` of dimension scores; all 1 for none.
 pub fn aggregate(dims: &[f64]) -> (f64, f64, f64) {
     if dims.is_empty() {
         return (1.0, 1.0, 1.0);
