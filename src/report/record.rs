@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::{JudgeRecord, LedgerEntry, Status, TranscriptRecord, TrialRecord};
 use crate::finding::SubDimension;
-use crate::harness::{Expect, TrialKind};
+use crate::harness::{Expect, TrialId, TrialKind};
 
 /// The value of [`Report::format`] this version writes.
 pub const FORMAT: &str = "agent-seer-report/1";
@@ -216,7 +216,13 @@ fn agreement(trials: &[TrialRecord]) -> Option<AgreementRecord> {
     let mut judges: Vec<&str> = judged.iter().map(|(_, j)| j.judge.as_str()).collect();
     judges.sort_unstable();
     judges.dedup();
-    let key = |t: &TrialRecord| t.name.trim_start_matches("judge::").to_owned();
+    // The transcript trial a judge trial judges: `judge::veo::a1` pairs with `veo::a1`.
+    let key = |t: &TrialRecord| match t.name.parse::<TrialId>() {
+        Ok(id) if id.kind == TrialKind::Judge => {
+            TrialId::transcript(&id.suite, id.transcript.as_deref().unwrap_or_default()).to_string()
+        }
+        _ => t.name.clone(),
+    };
     let (x, y, points): (String, String, Vec<(String, f64, f64)>) = match judges.as_slice() {
         [] => return None,
         [one] => (
