@@ -18,8 +18,11 @@ use crate::source::Location;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// A note: no code has it by default, and it never fails a transcript.
     Info,
+    /// The server silently changes the call; reported, but does not fail a transcript by itself.
     Warning,
+    /// The server rejects the call, or it cannot do what was asked; one fails the transcript.
     Error,
 }
 
@@ -36,24 +39,42 @@ impl fmt::Display for Severity {
 /// The paper's 14 tool-calling sub-dimensions (Appendix E, Table 18).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SubDimension {
+    /// `usage_necessity`: tools are called iff the workflow has steps.
     UsageNecessity,
+    /// `usage_overuse`: calls no step asks for (recorded, not aggregated into usage).
     UsageOveruse,
+    /// `selection_correctness`: each call's tool is one the workflow uses.
     SelectionCorrectness,
+    /// `selection_specificity`: each call uses its step's own tool, not a near one.
     SelectionSpecificity,
+    /// `selection_completeness`: every step is done by a same-tool call that did not fail.
     SelectionCompleteness,
+    /// `ordering_sequence`: dependent steps (every pair, under `order: strict`) run in order.
     OrderingSequence,
+    /// `ordering_dependency`: a call's references were grounded when it was made.
     OrderingDependency,
+    /// `ordering_efficiency`: no call is unrequested, redundant or failed.
     OrderingEfficiency,
+    /// `argument_completeness`: required parameters are present.
     ArgumentCompleteness,
+    /// `argument_name`: arguments are named as the schema declares them (a misspelt name
+    /// lowers this).
     ArgumentName,
+    /// `argument_value`: arguments match the step under its match policies.
     ArgumentValue,
+    /// `argument_type`: arguments have the schema's JSON types.
     ArgumentType,
+    /// `argument_format`: arguments keep the schema's `format`, `pattern`, `enum` and bounds.
     ArgumentFormat,
+    /// `argument_relevancy`: no parameter the tool or the chosen model does not take (an
+    /// extra one, not a misspelling).
     ArgumentRelevancy,
 }
 
 impl SubDimension {
-    pub const ALL: [SubDimension; 14] = [
+    /// All 14, grouped by dimension in the paper's order (usage, selection, ordering,
+    /// arguments).
+    pub(crate) const ALL: [SubDimension; 14] = [
         SubDimension::UsageNecessity,
         SubDimension::UsageOveruse,
         SubDimension::SelectionCorrectness,
@@ -110,7 +131,8 @@ impl SubDimension {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Self> {
+    /// The sub-dimension with this [`as_str`](Self::as_str) name; `None` for any other string.
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|d| d.as_str() == s)
     }
 }
@@ -137,9 +159,11 @@ macro_rules! codes {
         }
 
         impl Code {
-            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+            /// Every code, in table order.
+            pub(crate) const ALL: &'static [Code] = &[$(Code::$variant),*];
 
-            pub fn as_str(self) -> &'static str {
+            /// The stable string form, `<engine>.<name>` (`cap.unsupported_value`).
+            pub(crate) fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $name,)* }
             }
 
@@ -238,9 +262,15 @@ impl Serialize for Code {
 /// One fact an engine established about a call or a transcript.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
+    /// What was found; its string form is stable.
     pub code: Code,
+    /// The sub-dimension it lowers: the code's default unless the engine chose another (an
+    /// unknown parameter no declared name is close to lowers `argument_relevancy`).
     pub sub_dimension: SubDimension,
+    /// How bad it is: the code's [`severity`](Code::severity), as [`Finding::new`] sets it.
     pub severity: Severity,
+    /// What is wrong, for a person: the tool, parameter or value and, where known, what the
+    /// server does with it. Match on `code`, not on this text; it may be reworded.
     pub message: String,
     /// JSON pointer into the call's arguments (`""` for the call as a whole).
     pub pointer: String,
@@ -270,12 +300,14 @@ impl Finding {
         }
     }
 
-    pub fn with_rule(mut self, rule: Option<&str>) -> Self {
+    /// Sets [`rule`](Self::rule) (`None` clears it).
+    pub(crate) fn with_rule(mut self, rule: Option<&str>) -> Self {
         self.rule = rule.map(str::to_owned);
         self
     }
 
-    pub fn with_sub_dimension(mut self, sub: SubDimension) -> Self {
+    /// Replaces the code's default sub-dimension.
+    pub(crate) fn with_sub_dimension(mut self, sub: SubDimension) -> Self {
         self.sub_dimension = sub;
         self
     }

@@ -14,9 +14,12 @@ use serde::Serialize;
 /// A place in a user's file: 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Location {
+    /// The file, as the path it was read from (serialised as a string).
     #[serde(serialize_with = "serialize_path")]
     pub file: Arc<Path>,
+    /// 1-based line.
     pub line: u32,
+    /// 1-based column.
     pub column: u32,
 }
 
@@ -33,7 +36,10 @@ impl fmt::Display for Location {
 /// A file read into memory, kept so errors and findings can quote it.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
+    /// The path it was read from, or the name [`SourceFile::from_text`] was given; errors and
+    /// locations print it as it is.
     pub path: Arc<Path>,
+    /// The whole file, valid UTF-8.
     pub text: Arc<str>,
 }
 
@@ -68,7 +74,8 @@ impl SourceFile {
         }
     }
 
-    pub fn location(&self, line: u32, column: u32) -> Location {
+    /// `line:column` (1-based) of this file.
+    pub(crate) fn location(&self, line: u32, column: u32) -> Location {
         Location {
             file: self.path.clone(),
             line,
@@ -124,8 +131,12 @@ impl SourceFile {
 /// adds the quoted line with a caret, the way compilers do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceError {
+    /// The file the error is about.
     pub path: PathBuf,
+    /// `(line, column)`, 1-based; `None` for an error about the whole file (missing,
+    /// unreadable, or a problem no one place shows).
     pub line: Option<(u32, u32)>,
+    /// What is wrong, without the place (that is [`SourceError::place`]).
     pub message: String,
     snippet: Option<String>,
 }
@@ -139,6 +150,8 @@ impl fmt::Display for SourceError {
 impl std::error::Error for SourceError {}
 
 impl SourceError {
+    /// A file that could not be read: `no such file`, `is a directory, expected a file`, or
+    /// the OS's own error. It has no position.
     pub fn io(path: &Path, err: &std::io::Error) -> Self {
         let message = match err.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_owned(),

@@ -17,7 +17,10 @@ use crate::source::SourceError;
 pub struct Layout {
     /// The project root (for `target/`).
     pub root: PathBuf,
+    /// The harness files, one `<suite>.yaml` (or `.yml`) per suite (`<root>/harnesses`).
     pub harnesses: PathBuf,
+    /// The transcripts, one directory per suite, `<suite>/**/<id>.yaml`
+    /// (`<root>/transcripts`).
     pub transcripts: PathBuf,
     /// The LLM answer cache (judge recordings are committed here).
     pub llm_cache: PathBuf,
@@ -59,7 +62,10 @@ fn only_one<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
 /// One suite's files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SuiteFiles {
+    /// The suite's name: its harness file's stem, or its transcript directory's name.
     pub suite: String,
+    /// The harness file; `None` when the suite has only a transcript directory (its trials
+    /// then fail saying so).
     pub harness: Option<PathBuf>,
     /// `(id, path)`, sorted by id.
     pub transcripts: Vec<(String, PathBuf)>,

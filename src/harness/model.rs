@@ -16,7 +16,10 @@ use crate::source::{Location, SourceError, SourceFile};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
+    /// An everyday request served by one or two calls (`tier: simple`).
     Simple,
+    /// A novel, multi-step request chaining several tools, later calls taking earlier
+    /// results (`tier: complex`).
     Complex,
 }
 
@@ -25,8 +28,11 @@ pub enum Tier {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Grounding {
+    /// `high`: modelled on a seed output of this tool.
     High,
+    /// `medium`: seed outputs exist only for similar tools.
     Medium,
+    /// `low`: written from the output schema alone.
     Low,
 }
 
@@ -34,7 +40,9 @@ pub enum Grounding {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Expect {
+    /// `expect: pass`: no error finding and TC at or above the suite's `pass` threshold.
     Pass,
+    /// `expect: fail`: the evaluation fails it, finding every fault the label names.
     Fail,
 }
 
@@ -52,13 +60,18 @@ pub enum Order {
 /// How an argument of an oracle call is compared with the agent's.
 #[derive(Clone, Debug)]
 pub enum MatchPolicy {
+    /// `exact`, and a parameter without a policy: equal to the step's value, numbers by value,
+    /// a model selector by the model its name resolves to (an alias matches its id).
     Exact,
+    /// `ignore`: any value, or none.
     Ignore,
     /// Equal to a value an earlier tool output produced.
     FromOutput,
     /// Left to the judge; deterministic scoring treats it as present-and-typed.
     Semantic,
+    /// `{regex: …}`: a string the regex matches anywhere in (Rust syntax; anchor it with `^…$`).
     Regex(Regex),
+    /// `{any_of: […]}`: one of several values.
     AnyOf(AnyOf),
     /// Numeric, within ± tolerance.
     Tolerance(f64),
@@ -69,6 +82,7 @@ pub enum MatchPolicy {
 /// The `any_of` policy: one of `options`, compared as configured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AnyOf {
+    /// The accepted values (`any_of:`).
     pub options: Vec<Value>,
     /// Leaving the parameter out is also correct (BFCL's `""` option).
     pub optional: bool,
@@ -130,12 +144,15 @@ pub fn bfcl_equal(a: &Value, b: &Value) -> bool {
 /// One tool call, normalised from any accepted shape.
 #[derive(Clone, Debug)]
 pub struct Call {
+    /// The tool's name, from `function_name`, `name`, `tool` or `function.name`.
     pub tool: String,
     /// Always a JSON object.
     pub arguments: Value,
     /// What the tool returned (transcripts) — MCP `CallToolResult` or any JSON.
     pub output: Option<Value>,
+    /// The call's `id:` as the client recorded it (OpenAI's `call_…`), if any.
     pub id: Option<String>,
+    /// Where the call's mapping starts in the YAML.
     pub location: Location,
     /// Each argument's line and column (in `location`'s file), in the arguments' key order: no
     /// second map of key copies beside the arguments.
@@ -166,6 +183,7 @@ impl Call {
             )
     }
 
+    /// The arguments as the object they always are.
     pub fn args(&self) -> &Map<String, Value> {
         self.arguments
             .as_object()
@@ -176,34 +194,57 @@ impl Call {
 /// One step of a scenario's oracle workflow.
 #[derive(Clone, Debug)]
 pub struct OracleCall {
+    /// The call the step expects; its `output` is always `None` (see `mock_output`).
     pub call: Call,
+    /// Why this call serves the step (`quick_explanation:`); quoted in `oracle.wrong_tool`
+    /// messages and the judge's reference workflow.
     pub quick_explanation: Option<String>,
+    /// How each argument is compared (`match:`), by parameter name; a parameter without an
+    /// entry is [`MatchPolicy::Exact`].
     pub match_policies: BTreeMap<String, MatchPolicy>,
+    /// What the mock tool returns (`mock_output:`): what `serve` answers, what a transcript
+    /// call with no recorded `output` is taken to have got, and what tells which later steps
+    /// consume this one's artifacts.
     pub mock_output: Option<Value>,
+    /// How the mock output was grounded (`grounding:`); `None` when not recorded.
     pub grounding: Option<Grounding>,
 }
 
+/// One user turn of a scenario and the oracle workflow that serves it.
 #[derive(Clone, Debug)]
 pub struct Turn {
+    /// The user's message (`prompt:`).
     pub prompt: String,
+    /// The held-out oracle (`workflow:`), in the listed order; empty when the right answer is
+    /// no tool call (usage necessity).
     pub workflow: Vec<OracleCall>,
+    /// What a good reply says after the calls (`expected_response:`).
     pub expected_response: Option<String>,
+    /// A natural next user message (`followup:`).
     pub followup: Option<String>,
     /// Whether every step must run in the listed order (`order: strict`).
     pub order_strict: bool,
 }
 
+/// One scenario of a harness (paper Table 1): a conversation and its oracle workflows.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// Unique in the harness; what a transcript's `scenario:` names.
     pub id: String,
+    /// `tier:`; `None` when not given.
     pub tier: Option<Tier>,
+    /// A short title (`title:`).
     pub title: Option<String>,
+    /// The use-case category (`category:`, e.g. `Marketing video`).
     pub category: Option<String>,
+    /// Why the scenario is a useful test (`novelty_reason:`).
     pub novelty_reason: Option<String>,
     /// Values that exist before the conversation starts (the user's files, ids, buckets),
     /// beyond those the prompts mention: references to them are grounded.
     pub artifacts: Vec<String>,
+    /// The user turns, in order; at least one.
     pub turns: Vec<Turn>,
+    /// Where the scenario's mapping starts in the harness file.
     pub location: Location,
 }
 
@@ -211,7 +252,10 @@ pub struct Scenario {
 /// mean(correct) − mean(broken) ≥ `min_gap`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Thresholds {
+    /// The lowest passing TC, in 0–1 (`thresholds.pass:`, default 0.8).
     pub pass: f64,
+    /// The least mean TC(correct) − mean TC(broken) the gate accepts, in 0–1
+    /// (`thresholds.min_gap:`, default 0.3).
     pub min_gap: f64,
 }
 
@@ -228,25 +272,38 @@ impl Default for Thresholds {
 /// A suite's harness file.
 #[derive(Clone, Debug)]
 pub struct Harness {
+    /// The suite's name: the file's stem (a `suite:` key must equal it).
     pub suite: String,
+    /// The harness file.
     pub path: PathBuf,
+    /// What the suite covers (`description:`); not read by any engine.
     pub description: Option<String>,
+    /// The server under test (`server:`, e.g. `mcp-veo-go`); not read by any engine.
     pub server: Option<String>,
     /// Tool spec files, resolved against the harness file's directory.
     pub tools: Vec<PathBuf>,
+    /// Capability matrices (`capabilities:`), resolved against the harness file's directory;
+    /// empty for none.
     pub capabilities: Vec<PathBuf>,
+    /// The suite's gates, defaults filled in.
     pub thresholds: Thresholds,
+    /// The scenarios in file order; ids are unique.
     pub scenarios: Vec<Scenario>,
+    /// The file's text, for errors that quote it.
     pub source: SourceFile,
     // Where each file reference is written, for "missing file" errors.
     refs: BTreeMap<PathBuf, (u32, u32)>,
 }
 
 impl Harness {
+    /// Reads and loads a harness file.
     pub fn load(path: &Path) -> Result<Self, SourceError> {
         Self::from_source(SourceFile::read(path)?)
     }
 
+    /// Loads a harness from text already read; the suite name comes from `file.path`'s stem.
+    /// Unknown keys, a `suite:` unlike the stem, duplicate scenario ids, a scenario without
+    /// turns and a malformed call or policy are errors at their line.
     pub fn from_source(file: SourceFile) -> Result<Self, SourceError> {
         let raw: RawHarness =
             serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
@@ -350,6 +407,7 @@ impl Harness {
         })
     }
 
+    /// The scenario with this id.
     pub fn scenario(&self, id: &str) -> Option<&Scenario> {
         self.scenarios.iter().find(|s| s.id == id)
     }
@@ -371,6 +429,8 @@ impl Harness {
 /// A transcript's label: what a correct evaluator must conclude about it.
 #[derive(Clone, Debug, Default)]
 pub struct Label {
+    /// `expect:`; `None` is held to `pass` by its trial and left out of the discrimination
+    /// gate.
     pub expect: Option<Expect>,
     /// What a correct evaluator must detect: finding codes, sub-dimensions, dimensions or
     /// engines (see [`crate::finding::Finding::matches_fault`]).
@@ -380,25 +440,41 @@ pub struct Label {
     pub xfail: Option<String>,
 }
 
+/// One turn of a transcript: what the agent called and said.
 #[derive(Clone, Debug)]
 pub struct TranscriptTurn {
+    /// The user's message as recorded (`prompt:`); `None` means the scenario's prompt for
+    /// this turn or, on the first turn, the transcript's `prompt:`.
     pub prompt: Option<String>,
+    /// The agent's calls in order, each with the `output` it got where one was recorded.
     pub calls: Vec<Call>,
+    /// The agent's final text for the turn (`reply:`).
     pub reply: Option<String>,
 }
 
 /// What an agent did, turn by turn.
 #[derive(Clone, Debug)]
 pub struct Transcript {
+    /// Its id: the file stem with [`Transcript::load`], the caller's with
+    /// [`Transcript::from_source`].
     pub id: String,
+    /// The transcript file.
     pub path: PathBuf,
+    /// The harness scenario it answers (`scenario:`); `None` for an inline `prompt:` only.
     pub scenario: Option<String>,
+    /// Where `scenario:` is written, for an "unknown scenario" error.
     pub scenario_location: Option<Location>,
+    /// An inline user prompt (`prompt:`), for transcripts without a scenario.
     pub prompt: Option<String>,
+    /// Which agent produced it (`agent:`, provenance); not graded.
     pub agent: Option<String>,
+    /// A free-form note (`note:`); not graded.
     pub note: Option<String>,
+    /// What a correct evaluator must conclude (`expect`, `faults`, `xfail`).
     pub label: Label,
+    /// The turns; top-level `calls:` and `reply:` load as one turn without a prompt.
     pub turns: Vec<TranscriptTurn>,
+    /// The file's text, for errors that quote it.
     pub source: SourceFile,
 }
 
@@ -409,6 +485,9 @@ impl Transcript {
         Self::from_source(SourceFile::read(path)?, id)
     }
 
+    /// Loads a transcript from text already read, with the id given. It needs `scenario:` or
+    /// `prompt:`; unknown keys and fault names, `faults` with `expect: pass`, both `turns:` and
+    /// `calls:`, and harness-only keys on a call are errors at their line.
     pub fn from_source(file: SourceFile, id: String) -> Result<Self, SourceError> {
         let raw: RawTranscript =
             serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;

@@ -134,22 +134,28 @@ pub struct HarnessDoc {
     /// Must equal the file's stem when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite: Option<String>,
+    /// `description:`, what the suite covers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// `server:`, the server under test (`mcp-veo-go`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     /// Tool spec files, relative to the harness; `None` is `<suite>.tools.json`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// Capability matrix files, relative to the harness; left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
+    /// `thresholds:`; `None` leaves both gates at the loader's defaults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thresholds: Option<ThresholdsDoc>,
+    /// `scenarios:`, ids unique (the loader refuses a duplicate).
     pub scenarios: Vec<ScenarioDoc>,
 }
 
 impl HarnessDoc {
-    pub fn to_yaml(&self) -> Result<String, WriteError> {
+    /// The harness file's text.
+    pub(crate) fn to_yaml(&self) -> Result<String, WriteError> {
         yaml("harness", self)
     }
 }
@@ -157,37 +163,53 @@ impl HarnessDoc {
 /// A suite's gates; a threshold left out takes the loader's default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ThresholdsDoc {
+    /// `pass:`, the lowest passing TC (0–1; default 0.8).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "finite_opt")]
     pub pass: Option<f64>,
+    /// `min_gap:`, the discrimination gate's least mean TC gap (0–1; default 0.3).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "finite_opt")]
     pub min_gap: Option<f64>,
 }
 
+/// One entry of a harness's `scenarios:`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ScenarioDoc {
+    /// `id:`, unique in the harness.
     pub id: String,
+    /// `tier:`, `simple` or `complex`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<Tier>,
+    /// `title:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// `category:`, the use case (`Marketing video`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// `novelty_reason:`, why the scenario is a useful test.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub novelty_reason: Option<String>,
+    /// `artifacts:`, values that exist before the conversation (references to them are
+    /// grounded); left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
     /// At least one (the loader refuses a scenario without turns).
     pub turns: Vec<TurnDoc>,
 }
 
+/// One entry of a scenario's `turns:`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TurnDoc {
+    /// `prompt:`, the user's message.
     pub prompt: String,
+    /// `workflow:`, the oracle steps in order (written even when empty: no call is right).
     pub workflow: Vec<StepDoc>,
+    /// `expected_response:`, what a good reply says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_response: Option<String>,
+    /// `followup:`, a natural next user message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub followup: Option<String>,
+    /// `order:`; `None` is `dataflow`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<Order>,
 }
@@ -195,14 +217,19 @@ pub struct TurnDoc {
 /// One step of an oracle workflow.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepDoc {
+    /// The tool and arguments, flattened into the step's mapping.
     #[serde(flatten)]
     pub call: StepCall,
+    /// `quick_explanation:`, why this call serves the step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quick_explanation: Option<String>,
+    /// `match:`, a policy per parameter; left out when empty (every argument `exact`).
     #[serde(rename = "match", skip_serializing_if = "BTreeMap::is_empty")]
     pub match_policies: BTreeMap<String, PolicyDoc>,
+    /// `mock_output:`, what the mock tool returns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mock_output: Option<Value>,
+    /// `grounding:`, how the mock output was grounded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grounding: Option<Grounding>,
 }
@@ -220,7 +247,7 @@ impl StepDoc {
     }
 
     /// The step as a one-item YAML mapping (what `bless` splices into a workflow).
-    pub fn to_yaml(&self) -> Result<String, WriteError> {
+    pub(crate) fn to_yaml(&self) -> Result<String, WriteError> {
         yaml("workflow step", self)
     }
 }
@@ -231,17 +258,22 @@ impl StepDoc {
 pub enum StepCall {
     /// `tool:` and `arguments:` (the MCP shape).
     Mcp {
+        /// `tool:`, the tool's name.
         tool: String,
+        /// `arguments:`.
         arguments: Map<String, Value>,
     },
     /// `function_name:` and `parameters:` (the Agent Seer paper's shape).
     AgentSeer {
+        /// `function_name:`, the tool's name.
         function_name: String,
+        /// `parameters:`.
         parameters: Map<String, Value>,
     },
 }
 
 impl StepCall {
+    /// The tool's name, under either key.
     pub fn tool(&self) -> &str {
         match self {
             StepCall::Mcp { tool, .. } => tool,
@@ -249,6 +281,7 @@ impl StepCall {
         }
     }
 
+    /// The arguments, under either key.
     pub fn arguments(&self) -> &Map<String, Value> {
         match self {
             StepCall::Mcp { arguments, .. } => arguments,
@@ -263,34 +296,50 @@ impl StepCall {
 pub enum PolicyDoc {
     /// `exact`, `ignore`, `from_output`, `semantic`, `absent`.
     Named(PolicyName),
+    /// `{regex: …}`.
     Regex {
+        /// The pattern, Rust regex syntax (the loader refuses one that does not compile).
         regex: String,
     },
+    /// `{any_of: […]}`.
     AnyOf(AnyOfDoc),
+    /// `{tolerance: …}`: a number within ± this of the step's.
     Tolerance {
+        /// The largest accepted difference; finite, or the write fails.
         #[serde(serialize_with = "finite")]
         tolerance: f64,
     },
 }
 
+/// A policy written as a bare name; each is the [`MatchPolicy`] variant of that name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyName {
+    /// `exact`: equal to the step's value (what a parameter without a policy gets).
     Exact,
+    /// `ignore`: any value, or none.
     Ignore,
+    /// `from_output`: a value an earlier call's output produced.
     FromOutput,
+    /// `semantic`: left to the judge; deterministically, present and of the step's type.
     Semantic,
+    /// `absent`: the agent must not pass the parameter.
     Absent,
 }
 
 /// The `any_of` policy.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AnyOfDoc {
+    /// `any_of:`, the accepted values.
     pub any_of: Vec<Value>,
+    /// `optional: true`: leaving the parameter out is correct too; written only when true.
     #[serde(skip_serializing_if = "is_false")]
     pub optional: bool,
+    /// `normalize:`; `None` compares as `exact` does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normalize: Option<Normalize>,
+    /// `strict_integer: true`: an integer option is not matched by a float (`3.0`); written
+    /// only when true.
     #[serde(skip_serializing_if = "is_false")]
     pub strict_integer: bool,
 }
@@ -299,6 +348,8 @@ pub struct AnyOfDoc {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Normalize {
+    /// `bfcl`: strings standardised as BFCL's checker does (no spaces or `,./-_*^`, lower
+    /// case, `'` as `"`), numbers by value, arrays element-wise, objects key-wise.
     Bfcl,
 }
 
@@ -328,22 +379,29 @@ impl From<&MatchPolicy> for PolicyDoc {
 /// `prompt` (or both).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TranscriptDoc {
+    /// `scenario:`, the id of a scenario in the suite's harness.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// `prompt:`, an inline user prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// `agent:`, which agent produced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// `note:`, free text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// `expect`, `faults` and `xfail`, flattened into the top-level mapping.
     #[serde(flatten)]
     pub label: LabelDoc,
+    /// `turns:`, or `calls:` and `reply:`, flattened likewise.
     #[serde(flatten)]
     pub body: TranscriptBody,
 }
 
 impl TranscriptDoc {
-    pub fn to_yaml(&self) -> Result<String, WriteError> {
+    /// The transcript file's text.
+    pub(crate) fn to_yaml(&self) -> Result<String, WriteError> {
         yaml("transcript", self)
     }
 }
@@ -352,17 +410,20 @@ impl TranscriptDoc {
 /// them) and `xfail`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LabelDoc {
+    /// `expect:`, `pass` or `fail`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<Expect>,
+    /// `faults:`, finding codes, sub-dimensions, dimensions or engines; left out when empty.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "flow_seq")]
     pub faults: Vec<String>,
+    /// `xfail:`, why the trial is expected to fail for now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub xfail: Option<String>,
 }
 
 impl LabelDoc {
     /// The label's lines alone (what `bless` puts in place of a transcript's `faults:`).
-    pub fn to_yaml(&self) -> Result<String, WriteError> {
+    pub(crate) fn to_yaml(&self) -> Result<String, WriteError> {
         yaml("label", self)
     }
 }
@@ -376,21 +437,31 @@ fn flow_seq<S: serde::Serializer>(v: &[String], s: S) -> Result<S::Ok, S::Error>
 #[serde(untagged)]
 pub enum TranscriptBody {
     /// `turns:`, one entry per user turn.
-    Turns { turns: Vec<TranscriptTurnDoc> },
+    Turns {
+        /// The turns, in order.
+        turns: Vec<TranscriptTurnDoc>,
+    },
     /// Top-level `calls:` and `reply:`: one turn, its prompt the transcript's (or the
     /// scenario's).
     Calls {
+        /// The calls, in order.
         calls: Vec<CallDoc>,
+        /// The agent's final text.
         #[serde(skip_serializing_if = "Option::is_none")]
         reply: Option<String>,
     },
 }
 
+/// One entry of a transcript's `turns:`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TranscriptTurnDoc {
+    /// `prompt:`, the user's message; `None` leaves it to the scenario (or, on the first
+    /// turn, to the transcript's `prompt:`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// `calls:`, in order (written even when empty).
     pub calls: Vec<CallDoc>,
+    /// `reply:`, the agent's final text for the turn.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply: Option<String>,
 }
@@ -398,8 +469,11 @@ pub struct TranscriptTurnDoc {
 /// One call an agent made.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CallDoc {
+    /// `tool:`, the tool's name.
     pub tool: String,
+    /// `arguments:`, as sent (see [`sent_arguments`] for arguments that are no object).
     pub arguments: Map<String, Value>,
+    /// `id:`, the client's id for the call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// What the tool returned. `Some(Value::Null)` is written as `output: null`, which loads

@@ -58,23 +58,41 @@ pub enum UnknownModel {
 /// array (`max_items`/`min_items` apply to the array itself).
 #[derive(Clone, Debug)]
 pub struct Constraint {
+    /// The rule id it encodes (`rule:`, e.g. `V2` of the server's RULES.md), carried by its
+    /// findings.
     pub rule: Option<String>,
+    /// A short reason (`note:`), appended to the finding's message.
     pub note: Option<String>,
     /// Applies only when this other parameter is absent from the call.
     pub when_absent: Option<String>,
+    /// `unsupported: true`: passing the parameter at all is a violation (a value the server
+    /// defaults it to is not).
     pub unsupported: bool,
+    /// `integer: true`: a number with a fraction is a violation.
     pub integer: bool,
+    /// `one_of:`, the allowed values (numbers compared by value).
     pub one_of: Option<Vec<Value>>,
+    /// `minimum:`, inclusive.
     pub minimum: Option<f64>,
+    /// `maximum:`, inclusive.
     pub maximum: Option<f64>,
+    /// `exclusive_minimum:`.
     pub exclusive_minimum: Option<f64>,
+    /// `exclusive_maximum:`.
     pub exclusive_maximum: Option<f64>,
+    /// `min_items:`, the fewest items an array may have.
     pub min_items: Option<usize>,
+    /// `max_items:`, the most items an array may have.
     pub max_items: Option<usize>,
+    /// `max_length:`, the longest a string may be, in characters.
     pub max_length: Option<usize>,
+    /// `pattern:`, a regex a string must match (unanchored).
     pub pattern: Option<Regex>,
+    /// `not_pattern:`, a regex a string must not match (unanchored).
     pub not_pattern: Option<Regex>,
+    /// What the server does on a violation (`on_violation:`, default `reject`).
     pub on_violation: Outcome,
+    /// The value `on_violation: coerce` substitutes; `None` when the matrix does not say.
     pub coerce_to: Option<Value>,
 }
 
@@ -92,25 +110,37 @@ pub struct Product {
     pub when: BTreeMap<String, Value>,
 }
 
+/// What kind of artifact a tool makes (`produces: [{kind: …}]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
+    /// `image`.
     Image,
+    /// `video`.
     Video,
+    /// `audio`: a track of its own, or a video's when `embedded`.
     Audio,
+    /// `text` (media info, a list of voices).
     Text,
+    /// `file`: a file of no one media kind (avtool's concatenation of its inputs).
     File,
 }
 
 /// A rule across parameters of one call.
 #[derive(Clone, Debug)]
 pub struct CrossRule {
+    /// The rule id it encodes (`rule:`, e.g. `V8`), carried by its findings.
     pub rule: Option<String>,
+    /// A short reason (`note:`), appended to the finding's message.
     pub note: Option<String>,
+    /// What must hold.
     pub kind: CrossKind,
+    /// What the server does when it does not: `reject` is `cap.cross_parameter`, `ignore`
+    /// `cap.ignored`, any other `cap.coerced`.
     pub on_violation: Outcome,
 }
 
+/// The one relation a cross rule states (`equal_length`, `at_least_one_of` or `requires`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum CrossKind {
     /// All these array parameters, when present together, have the same length.
@@ -118,11 +148,17 @@ pub enum CrossKind {
     /// At least one of these parameters is present.
     AtLeastOneOf(Vec<String>),
     /// When `param` is present, every one of `needs` is present too.
-    Requires { param: String, needs: Vec<String> },
+    Requires {
+        /// The parameter that needs others.
+        param: String,
+        /// The parameters it needs.
+        needs: Vec<String>,
+    },
 }
 
 impl CrossKind {
-    pub fn params(&self) -> Vec<&str> {
+    /// Every parameter the rule names, `param` before `needs`.
+    pub(crate) fn params(&self) -> Vec<&str> {
         match self {
             CrossKind::EqualLength(p) | CrossKind::AtLeastOneOf(p) => {
                 p.iter().map(String::as_str).collect()
@@ -141,9 +177,11 @@ pub struct ToolCaps {
     pub parameters: BTreeMap<String, Vec<Constraint>>,
     /// Handler fallbacks for absent parameters (X3: schema defaults are never applied).
     pub defaults: BTreeMap<String, Value>,
+    /// What the tool makes (`produces:`), for the flow engine.
     pub produces: Vec<Product>,
     /// Parameters whose values reference artifacts (URIs, paths) that must exist.
     pub inputs: Vec<String>,
+    /// The `cross:` rules that apply to this tool (those without `tools:` apply to all).
     pub cross: Vec<CrossRule>,
     /// Index into [`Capabilities::families`] of the family selecting this tool's model.
     pub family: Option<usize>,
@@ -153,14 +191,21 @@ pub struct ToolCaps {
 /// A set of models one selector parameter chooses between.
 #[derive(Clone, Debug)]
 pub struct Family {
+    /// Its key under `families:` (`veo`).
     pub name: String,
+    /// The parameter that picks the model (`selector:`, e.g. `model`).
     pub selector: String,
-    /// The model the handler uses when the selector is absent (V1).
+    /// The model the handler uses when the selector is absent (V1), as an index into
+    /// `models`; `None` when the matrix does not say.
     pub when_absent: Option<usize>,
+    /// What the server does with a name no model has (`unknown:`, default `reject`).
     pub unknown: UnknownModel,
+    /// Whether ids and aliases match in any case (`case_insensitive:`, default true; X1).
+    /// Surrounding whitespace never counts.
     pub case_insensitive: bool,
     /// The rule id behind the family's resolution facts (V1, X1, …).
     pub rule: Option<String>,
+    /// The models, by id in sorted order.
     pub models: Vec<Model>,
     lookup: HashMap<String, usize>,
 }
@@ -196,12 +241,20 @@ impl Family {
 /// One model of a family.
 #[derive(Clone, Debug)]
 pub struct Model {
+    /// Its key under `models:` (`veo-2.0-generate-001`).
     pub id: String,
+    /// Other names the server accepts for it (`aliases:`, e.g. `Veo 2`).
     pub aliases: Vec<String>,
     /// The tools this model can serve; `None` means every tool of the family.
     pub tools: Option<BTreeSet<String>>,
+    /// This model's rules by parameter (`parameters:`), checked after the server's and the
+    /// tool's.
     pub parameters: BTreeMap<String, Vec<Constraint>>,
+    /// The handler's fallbacks for absent parameters with this model (`defaults:`); they take
+    /// precedence over the tool's.
     pub defaults: BTreeMap<String, Value>,
+    /// Why this model no longer serves requests (`retired:`); a call choosing it gets
+    /// `cap.retired`.
     pub retired: Option<String>,
     // Where the model is defined in the YAML.
     at: (u32, u32),
@@ -210,12 +263,23 @@ pub struct Model {
 /// A server's capability matrix.
 #[derive(Clone, Debug)]
 pub struct Capabilities {
+    /// The server's name (`server:`, e.g. `mcp-veo-go`), as findings name it.
     pub server: String,
+    /// The server version described (`version:`); rules with a later `since:`, or an
+    /// `until:` at or below it, were dropped at load. `None` keeps every rule.
     pub version: Option<String>,
+    /// Where the facts were read from (`source:`, a repository at a commit); not checked.
     pub source: Option<String>,
+    /// Why the whole server no longer serves requests (`retired:`); every call gets
+    /// `cap.retired`.
     pub retired: Option<String>,
+    /// Each tool's facts by name (`tools:`), server-wide `parameters:` and `defaults:` merged
+    /// in.
     pub tools: BTreeMap<String, ToolCaps>,
+    /// The model families (`families:`), by name in sorted order; [`ToolCaps::family`]
+    /// indexes them.
     pub families: Vec<Family>,
+    /// The matrix file.
     pub file: Arc<Path>,
     // Where each tool is named in the YAML, to point check_against errors at it.
     tool_lines: BTreeMap<String, (u32, u32)>,
@@ -224,16 +288,22 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Reads and loads a matrix file.
     pub fn load(path: &Path) -> Result<Self, SourceError> {
         Self::from_source(&SourceFile::read(path)?)
     }
 
+    /// Loads a matrix from text already read. Errors (an unknown key, a constraint without a
+    /// predicate, an invalid pattern, a model name used twice, a family or cross rule naming a
+    /// tool not under `tools:`, …) point at their line; whether the tools and parameters exist
+    /// in the spec is for [`Capabilities::check_against`].
     pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
         let raw: RawMatrix = serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
         compile(raw, file)
     }
 
-    pub fn tool(&self, name: &str) -> Option<&ToolCaps> {
+    /// The facts about one tool; `None` for a tool the matrix does not list.
+    pub(crate) fn tool(&self, name: &str) -> Option<&ToolCaps> {
         self.tools.get(name)
     }
 

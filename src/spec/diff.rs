@@ -15,13 +15,17 @@ const DOCS: &[&str] = &["description", "title", "examples", "$comment"];
 /// One difference between the two specs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Change {
+    /// The tool it is about.
     pub tool: String,
+    /// The parameter, for `param.*` kinds; `None` for `tool.*` ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub param: Option<String>,
     /// `tool.added`, `tool.removed`, `tool.description`, `tool.output_schema`,
     /// `param.added`, `param.removed`, `param.required`, `param.optional`, `param.type`,
     /// `param.enum`, `param.default`, `param.constraint`, `param.description`.
     pub kind: &'static str,
+    /// What changed, for a person: `type "string" → "integer"`, `enum lost "a"`, `now
+    /// required`.
     pub detail: String,
     /// A call valid against the old spec may be invalid against the new one.
     pub breaking: bool,

@@ -23,10 +23,13 @@ pub use profile::Profile;
 /// One tool as the agent sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
+    /// The tool's name, unique in its set (MCP `name`, OpenAI `function.name`).
     pub name: String,
+    /// What the tool does, as the agent reads it; `""` when the spec gives none.
     pub description: String,
     /// JSON Schema for the arguments (always an object schema after loading).
     pub input_schema: Value,
+    /// JSON Schema for the result (MCP `outputSchema`); `None` when the spec declares none.
     pub output_schema: Option<Value>,
 }
 
@@ -38,7 +41,8 @@ impl ToolSpec {
             .and_then(Value::as_object)
     }
 
-    pub fn required(&self) -> impl Iterator<Item = &str> {
+    /// The names the schema lists in `required`.
+    pub(crate) fn required(&self) -> impl Iterator<Item = &str> {
         self.input_schema
             .get("required")
             .and_then(Value::as_array)
@@ -47,7 +51,8 @@ impl ToolSpec {
             .filter_map(Value::as_str)
     }
 
-    pub fn has_param(&self, name: &str) -> bool {
+    /// Whether `properties` declares `name`.
+    pub(crate) fn has_param(&self, name: &str) -> bool {
         self.properties().is_some_and(|p| p.contains_key(name))
     }
 }
@@ -99,7 +104,7 @@ impl std::error::Error for SpecError {
 
 /// The dialect a spec file was written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
+enum Dialect {
     Mcp,
     OpenAi,
     Bfcl,
@@ -112,6 +117,9 @@ impl ToolSet {
         Self::from_source(&file)
     }
 
+    /// Loads a spec from text already read: one JSON document, or JSON Lines of BFCL function
+    /// docs. A JSON syntax error points at its line; a document or tool of the wrong shape is
+    /// an error on the whole file.
     pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
         let value: Value = match serde_json::from_str(&file.text) {
             Ok(v) => v,
@@ -186,26 +194,32 @@ impl ToolSet {
         other.tools.into_iter().try_for_each(|t| self.push(t))
     }
 
-    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+    /// The tool with this name.
+    pub(crate) fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    pub fn index_of(&self, name: &str) -> Option<usize> {
+    /// The position of the tool with this name in [`tools`](Self::tools).
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }
 
+    /// Every tool, in the order added (the document's order).
     pub fn tools(&self) -> &[ToolSpec] {
         &self.tools
     }
 
+    /// How many tools the set holds.
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
+    /// Whether the set holds no tool.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
 
+    /// The paper's complexity profile of these schemas (§5).
     pub fn profile(&self) -> Profile {
         Profile::of(self)
     }

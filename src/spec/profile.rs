@@ -11,12 +11,19 @@ use super::ToolSet;
 /// How complex a tool set's schemas are.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Profile {
+    /// Tools in the set.
     pub tools: usize,
+    /// Declared parameters (`properties` keys), over all tools.
     pub parameters: usize,
+    /// `parameters / tools`; 0 for an empty set.
     pub mean_params_per_tool: f64,
+    /// The most parameters one tool declares.
     pub max_params: usize,
+    /// The first tool declaring `max_params`; `None` when no tool has a parameter.
     pub max_params_tool: Option<String>,
+    /// Parameters their tool's schema lists in `required`.
     pub required_params: usize,
+    /// Parameters it does not.
     pub optional_params: usize,
     /// optional / all parameters.
     pub optional_ratio: f64,
@@ -24,11 +31,13 @@ pub struct Profile {
     pub enum_params: usize,
     /// Parameters whose value is an object, or an array of objects.
     pub nested_params: usize,
+    /// Tools that declare an output schema.
     pub tools_with_output_schema: usize,
 }
 
 impl Profile {
-    pub fn of(set: &ToolSet) -> Self {
+    /// Counts `set`'s tools and parameters.
+    pub(crate) fn of(set: &ToolSet) -> Self {
         let mut p = Profile {
             tools: set.len(),
             parameters: 0,
