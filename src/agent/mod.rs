@@ -26,6 +26,7 @@ use crate::source::SourceError;
 pub struct Options {
     /// Rounds of tool calls allowed per turn before the runner stops the agent.
     pub step_budget: usize,
+    /// Runs per scenario (0 counts as 1); above 1 the transcripts get `-r<k>` names.
     pub repeat: usize,
     /// Where transcripts are written (`<scenario>.yaml`, or `<scenario>-r<k>.yaml`).
     pub out_dir: PathBuf,
@@ -38,14 +39,19 @@ pub struct Options {
 /// Why a run could not be completed (the agent's API failing, a file not written).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    /// A chat call failed after its retries.
     #[error("scenario `{scenario}`: the agent's API failed: {source}")]
     Llm {
+        /// The scenario's id.
         scenario: String,
+        /// The client's error.
         #[source]
         source: LlmError,
     },
+    /// A transcript could not be written, read back or evaluated.
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// A transcript could not be rendered as YAML.
     #[error(transparent)]
     Write(#[from] WriteError),
 }
@@ -53,19 +59,26 @@ pub enum RunError {
 /// One run of one scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct Run {
+    /// The transcript written for this run.
     pub transcript: PathBuf,
+    /// Its deterministic evaluation; a run stopped at the budget also carries a
+    /// [`Code::StepBudget`] finding and fails.
     pub evaluation: Evaluation,
+    /// The agent was still calling tools after [`Options::step_budget`] rounds in a turn.
     pub stopped_at_budget: bool,
 }
 
 /// Every run of one scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScenarioRuns {
+    /// The scenario's id.
     pub scenario: String,
+    /// Its runs, in order (`-r1`, `-r2`, …).
     pub runs: Vec<Run>,
 }
 
 impl ScenarioRuns {
+    /// Runs whose verdict is pass.
     pub fn passes(&self) -> usize {
         self.runs
             .iter()
@@ -80,9 +93,11 @@ impl ScenarioRuns {
     pub fn pass_any(&self) -> bool {
         self.passes() > 0
     }
+    /// Some runs passed and some failed.
     pub fn flaky(&self) -> bool {
         self.pass_any() && !self.pass_all()
     }
+    /// The mean TC (0–1) over the runs that have an oracle score; None when none has.
     pub fn mean_tc(&self) -> Option<f64> {
         let v: Vec<f64> = self
             .runs
@@ -97,7 +112,7 @@ const SYSTEM: &str = "You are an assistant with tools. Use them to do what the u
 passing values from earlier tool results where they are needed, then reply to the user.";
 
 /// The suite's tools as the chat API's tool declarations.
-pub fn tool_decls(suite: &Suite) -> Vec<ToolDecl> {
+pub(crate) fn tool_decls(suite: &Suite) -> Vec<ToolDecl> {
     suite
         .tools
         .tools()

@@ -11,20 +11,27 @@ use super::Generator;
 use super::mocks::Mocked;
 use crate::llm::{LlmError, Request};
 
-pub const PROMPT_VERSION: &str = "agent-seer-expand-1";
+/// Bumped when the prompt or schema changes meaning (part of the cache key).
+pub(crate) const PROMPT_VERSION: &str = "agent-seer-expand-1";
 
+/// One turn of an expansion.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpandedTurn {
+    /// The user's self-contained prompt for this turn (at most 800 characters).
     pub prompt: String,
     /// 1-based indices of the workflow's calls this turn makes.
     pub calls: Vec<usize>,
+    /// The turn's follow-up question (at most 300 characters; may be empty).
     pub followup: String,
 }
 
+/// Stage 4's answer for one scenario: its workflow split into turns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expansion {
+    /// The turns (the schema allows 1 to 8), every call in exactly one, in order;
+    /// [`Generator::expand`] keeps only expansions into two or more.
     pub turns: Vec<ExpandedTurn>,
 }
 
@@ -35,7 +42,9 @@ self-contained, and let later turns refer to concrete values (URIs, ids) from ea
 outputs. Every call must be in exactly one turn, in the original order; name calls by their \
 1-based numbers. Answer with one JSON object that follows the schema.";
 
-pub fn request(m: &Mocked) -> Request {
+/// The stage-4 prompt for one mocked scenario: its request and its numbered calls with their
+/// outputs.
+pub(crate) fn request(m: &Mocked) -> Request {
     let mut user = format!("## The request\n{}\n\n## The workflow\n", m.scenario.prompt);
     for (i, (c, o)) in m.scenario.agent_workflow.iter().zip(&m.outputs).enumerate() {
         user.push_str(&format!(
@@ -61,7 +70,7 @@ pub fn request(m: &Mocked) -> Request {
 }
 
 /// Every call exactly once, in order, prompts non-empty.
-pub fn check(m: &Mocked, e: &Expansion) -> Result<(), String> {
+pub(crate) fn check(m: &Mocked, e: &Expansion) -> Result<(), String> {
     let flat: Vec<usize> = e
         .turns
         .iter()

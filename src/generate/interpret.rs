@@ -10,7 +10,7 @@ use crate::llm::{LlmError, Request};
 use crate::spec::ToolSpec;
 
 /// Bumped when the prompt or schema changes meaning (part of the cache key).
-pub const PROMPT_VERSION: &str = "agent-seer-interpret-2";
+pub(crate) const PROMPT_VERSION: &str = "agent-seer-interpret-2";
 
 /// Stage 1's record of one tool.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,9 +18,14 @@ pub const PROMPT_VERSION: &str = "agent-seer-interpret-2";
 pub struct ToolExplanation {
     /// Exactly the tool's name in the spec.
     pub tool_name: String,
+    /// What the tool does and its scope (at most 600 characters).
     pub what_it_does: String,
+    /// Its parameters, types, allowed values, formats, defaults, and the server's limits
+    /// beyond the schema (at most 900 characters).
     pub what_it_needs: String,
+    /// Business reasons an assistant would call it (at most 600 characters).
     pub why_its_used: String,
+    /// Short domain tags (`Media Production`, `Marketing`), one to six.
     pub enterprise_context: Vec<String>,
 }
 
@@ -34,7 +39,7 @@ domain tags). Repeat the tool's name exactly as given. Answer with one JSON obje
 follows the schema.";
 
 /// The stage-1 prompt for one tool.
-pub fn request(generator: &Generator<'_>, tool: &ToolSpec) -> Request {
+pub(crate) fn request(generator: &Generator<'_>, tool: &ToolSpec) -> Request {
     let mut user = format!(
         "Tool name: {}\nDescription: {}\nInput schema: {}\n",
         tool.name,
@@ -134,7 +139,7 @@ fn schema(tool_name: &str) -> Value {
 }
 
 /// Checks a record against the spec: the name exactly as given, nothing empty.
-pub fn check(tool: &ToolSpec, e: &ToolExplanation) -> Result<(), String> {
+pub(crate) fn check(tool: &ToolSpec, e: &ToolExplanation) -> Result<(), String> {
     if e.tool_name != tool.name {
         return Err(format!(
             "tool_name must be exactly `{}`, not `{}`",

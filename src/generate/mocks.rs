@@ -23,11 +23,14 @@ use crate::llm::{LlmError, Request};
 use crate::source::SourceFile;
 use crate::spec::ToolSet;
 
-pub const PROMPT_VERSION: &str = "agent-seer-mocks-1";
+/// Bumped when the prompt or schema changes meaning (part of the cache key).
+pub(crate) const PROMPT_VERSION: &str = "agent-seer-mocks-1";
 
 /// Seed outputs per tool (`*.seed_outputs.json`: `{"samples": [{"tool", "result"}]}`).
 pub type Seeds = BTreeMap<String, Vec<Value>>;
 
+/// The samples of a seed-outputs document, grouped by tool in file order; entries without a
+/// `tool` string or a `result` are skipped.
 pub fn load_seeds(v: &Value) -> Seeds {
     let mut out = Seeds::new();
     for s in v
@@ -47,17 +50,26 @@ pub fn load_seeds(v: &Value) -> Seeds {
 /// Stage 3's answer for one scenario.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MockedWorkflow {
+pub(crate) struct MockedWorkflow {
+    /// One `CallToolResult` per call, in order.
     pub outputs: Vec<Value>,
+    /// The assistant's expected final reply, quoting a value from the outputs.
     pub expected_response: String,
 }
 
 /// A scenario with its mock outputs and their grounding tiers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mocked {
+    /// The stage-2 scenario, unchanged.
     pub scenario: GeneratedScenario,
+    /// One MCP `CallToolResult` per workflow call, in order, checked against the tool's
+    /// `outputSchema` when it has one.
     pub outputs: Vec<Value>,
+    /// Per call, how its output was grounded: high (seed samples of this tool), medium (only
+    /// of other tools), low (the schema alone).
     pub grounding: Vec<Grounding>,
+    /// The assistant's expected final reply; it quotes a value (a URI) from the outputs when
+    /// they produce one.
     pub expected_response: String,
 }
 
@@ -70,7 +82,9 @@ takes a URI or id as input, the earlier call that produces it must return exactl
 Also write the assistant's expected final response, quoting concrete values from the outputs. \
 Answer with one JSON object that follows the schema.";
 
-pub fn grounding(seeds: &Seeds, tool: &str) -> Grounding {
+/// The grounding tier of `tool`'s mock output: high with a sample of this tool, medium with
+/// samples only of other tools, low with none.
+pub(crate) fn grounding(seeds: &Seeds, tool: &str) -> Grounding {
     if seeds.get(tool).is_some_and(|s| !s.is_empty()) {
         Grounding::High
     } else if !seeds.is_empty() {
@@ -80,7 +94,9 @@ pub fn grounding(seeds: &Seeds, tool: &str) -> Grounding {
     }
 }
 
-pub fn request(generator: &Generator<'_>, s: &GeneratedScenario, seeds: &Seeds) -> Request {
+/// The stage-3 prompt for one scenario: its calls, each with the tool's output schema and up
+/// to two example outputs (this tool's seeds, else one of another tool's).
+pub(crate) fn request(generator: &Generator<'_>, s: &GeneratedScenario, seeds: &Seeds) -> Request {
     let mut user = format!("## The user asked\n{}\n\n## The workflow\n", s.prompt);
     for (i, c) in s.agent_workflow.iter().enumerate() {
         user.push_str(&format!(
@@ -155,7 +171,7 @@ fn as_transcript(s: &GeneratedScenario, outputs: &[Value]) -> Result<Transcript,
 }
 
 /// What is wrong with a mocked workflow, if anything.
-pub fn problems(
+pub(crate) fn problems(
     spec: &ToolSet,
     linter: &Linter,
     s: &GeneratedScenario,

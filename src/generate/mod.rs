@@ -4,9 +4,10 @@
 //! linter); an invalid answer is asked again with the problem fed back (3 attempts), then the
 //! record is dropped and counted, never written.
 //!
-//! This release has stages 1 ([`interpret`]) and 2 ([`scenarios`], with the coverage loop);
-//! the main type is [`Generator`], whose [`Report`] counts what each stage produced, retried
-//! and dropped.
+//! The stages are [`interpret`], [`scenarios`] (with the coverage loop), [`mocks`] and
+//! [`expand`]; [`write`](mod@write) turns their records into harness YAML. The main type is
+//! [`Generator`], built with [`Generator::new`], whose [`Report`] counts what each stage
+//! produced, retried and dropped.
 
 pub mod expand;
 pub mod interpret;
@@ -24,6 +25,7 @@ use crate::spec::{Capabilities, ToolSet};
 /// What a stage did, for the generation report.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct StageCounts {
+    /// Records that validated and were kept.
     pub produced: usize,
     /// Records that needed more than one attempt.
     pub retried: usize,
@@ -34,20 +36,27 @@ pub struct StageCounts {
 /// The generation report: per stage, what was produced, retried and dropped.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
+    /// Keyed by stage: `interpret`, `scenarios`, `mocks`, `expand` (a stage that made no
+    /// request has no entry).
     pub stages: BTreeMap<&'static str, StageCounts>,
 }
 
 /// A spec, its capability matrices, and the model that writes.
 pub struct Generator<'a> {
+    /// The writing model; its cache and ledger serve every stage.
     pub client: &'a Client,
+    /// The tool spec the harness is generated for.
     pub spec: &'a ToolSet,
+    /// The server's capability matrices; their facts go into stage 1's prompts.
     pub caps: &'a [Capabilities],
+    /// What each stage produced, retried and dropped so far.
     pub report: Report,
     /// Told of each stage answer.
     pub progress: Option<crate::check::Progress>,
 }
 
 impl<'a> Generator<'a> {
+    /// A generator with an empty report and no progress callback.
     pub fn new(client: &'a Client, spec: &'a ToolSet, caps: &'a [Capabilities]) -> Self {
         Self {
             client,

@@ -20,14 +20,19 @@ use crate::harness::Tier;
 use crate::lint::Linter;
 use crate::llm::{LlmError, Request, extract_json};
 
-pub const PROMPT_VERSION: &str = "agent-seer-scenarios-2";
+/// Bumped when the prompt or schema changes meaning (part of the cache key).
+pub(crate) const PROMPT_VERSION: &str = "agent-seer-scenarios-2";
 
 /// One generated call of a workflow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratedCall {
+    /// The tool, one of those the request offered (the schema's enum).
     pub function_name: String,
+    /// The arguments, a JSON object with no lint error against the spec and the matrices
+    /// (stage 2 drops the scenario otherwise).
     pub parameters: Value,
+    /// A one-line reason for the call (at most 200 characters).
     pub quick_explanation: String,
 }
 
@@ -35,12 +40,19 @@ pub struct GeneratedCall {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratedScenario {
+    /// A short title (at most 120 characters); the harness names the scenario by its slug.
     pub title: String,
+    /// Simple (one or two everyday calls) or complex (a novel multi-step chain).
     pub tier: Tier,
+    /// A domain category (at most 80 characters).
     pub category: String,
+    /// The user's request; it contains every input value (URI, id) the first call takes.
     pub prompt: String,
+    /// The oracle: the ordered calls that serve the prompt, one to eight.
     pub agent_workflow: Vec<GeneratedCall>,
+    /// Why the scenario is a useful test (at most 300 characters).
     pub novelty_reason: String,
+    /// A natural follow-up question (at most 300 characters).
     pub agent_followup: String,
 }
 
@@ -53,8 +65,11 @@ struct Batch {
 /// Coverage of a set of scenarios over a spec.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Coverage {
+    /// Tools offered: one per stage-1 record given to [`Generator::scenarios`].
     pub tools: usize,
+    /// Tools that at least one kept scenario calls.
     pub covered: usize,
+    /// The tools no kept scenario calls, sorted by name.
     pub uncovered: Vec<String>,
     /// Gini coefficient of calls per tool (0 = every tool used equally).
     pub gini: f64,
@@ -63,9 +78,14 @@ pub struct Coverage {
 /// How many scenarios per round, how many rounds, how many tools per batch.
 #[derive(Clone, Copy, Debug)]
 pub struct Plan {
+    /// Simple scenarios asked for per request (default 3).
     pub simple: usize,
+    /// Complex scenarios asked for per request (default 3).
     pub complex: usize,
+    /// Rounds of the coverage loop at most (default 5); the first offers every tool, later
+    /// ones only the uncovered.
     pub rounds: usize,
+    /// Tools offered per request (default 12; 0 counts as 1).
     pub batch: usize,
 }
 
@@ -111,7 +131,7 @@ fn schema(tools: &[&str]) -> Value {
 }
 
 /// The request for one round over a batch of tools.
-pub fn request(
+pub(crate) fn request(
     tools: &[&ToolExplanation],
     generator: &Generator<'_>,
     plan: &Plan,
@@ -160,7 +180,7 @@ pub fn request(
 }
 
 /// What is wrong with a scenario, if anything: unknown tools, calls the linter rejects.
-pub fn problems(s: &GeneratedScenario, linter: &Linter) -> Vec<String> {
+pub(crate) fn problems(s: &GeneratedScenario, linter: &Linter) -> Vec<String> {
     let mut out = Vec::new();
     for (i, c) in s.agent_workflow.iter().enumerate() {
         if linter.tool(&c.function_name).is_none() {
@@ -211,7 +231,7 @@ pub fn problems(s: &GeneratedScenario, linter: &Linter) -> Vec<String> {
 }
 
 /// Coverage and the Gini coefficient of tool use.
-pub fn coverage(scenarios: &[GeneratedScenario], tools: &[String]) -> Coverage {
+pub(crate) fn coverage(scenarios: &[GeneratedScenario], tools: &[String]) -> Coverage {
     let mut counts: BTreeMap<&str, usize> = tools.iter().map(|t| (t.as_str(), 0)).collect();
     for s in scenarios {
         for c in &s.agent_workflow {

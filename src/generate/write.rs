@@ -159,7 +159,7 @@ pub fn write(
 
 /// The oracle of a scenario as a transcript, and its mutants: each mutant names the fault it
 /// must be caught with.
-pub fn twins(suite: &Suite, id: &str) -> Vec<(&'static str, TranscriptDoc)> {
+pub(crate) fn twins(suite: &Suite, id: &str) -> Vec<(&'static str, TranscriptDoc)> {
     let Some(sc) = suite.harness.scenario(id) else {
         return Vec::new();
     };

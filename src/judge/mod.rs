@@ -7,9 +7,10 @@
 //! agent's calls and reply, a reference workflow, and the deterministic findings, which it is
 //! told are facts. **Raw-spec** mode gives only the specs and the transcript, to reproduce the
 //! seeds' schema-blind baseline. Prompts are ours; they carry the paper's instructions. The
-//! main entry is [`judge`]; [`render`] builds the request, [`agreement`] compares two judges,
-//! [`combine`] is the one rule joining the judge's verdict with the engines', and [`EnvJudge`]
-//! runs the harness's `judge::` trials.
+//! main entry is [`judge_many`], which gives a [`Judged`] (the [`Verdict`] and its [`Score`])
+//! per transcript; [`agreement`] compares two judges. Inside the crate, `render` builds the
+//! prompts, `trial::combine` is the one rule joining the judge's verdict with the engines', and
+//! `EnvJudge` runs the harness's `judge::` trials.
 
 pub mod agreement {
     //! Agreement between two judges (paper Appendix A.8): the statistics live in
@@ -19,7 +20,7 @@ pub mod agreement {
 mod prompt;
 mod trial;
 
-pub use trial::{EnvJudge, combine};
+pub(crate) use trial::EnvJudge;
 
 use std::collections::BTreeMap;
 
@@ -31,7 +32,7 @@ use crate::harness::{Scenario, Transcript};
 use crate::llm::{Client, LlmError, Request};
 use crate::score::Score;
 
-pub use prompt::{RUBRIC_VERSION, render, schema};
+pub(crate) use prompt::{RUBRIC_VERSION, render, schema};
 
 /// What the judge is shown.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -44,51 +45,83 @@ pub enum Mode {
     RawSpec,
 }
 
-/// The judge's answer, as the schema asks for it.
+/// The judge's answer, as the schema asks for it: the 14 tool-calling sub-dimensions on 0–10
+/// (Appendix E, Table 18), grouped as the rubric groups them, and coherence on 1–3.
+/// [`Verdict::check`] holds it to those ranges.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Verdict {
+    /// Whether tools were warranted, and overuse.
     pub usage: Usage,
+    /// Whether the right tools were chosen.
     pub selection: Selection,
+    /// Order and dataflow of the calls.
     pub ordering: Ordering,
+    /// The calls' arguments against the schemas.
     pub arguments: Arguments,
+    /// The reply's coherence.
     pub coherence: Coherence,
+    /// Sub-dimensions that scored below 10, by their [`SubDimension`] names
+    /// (`argument_value`, …); the schema allows 6.
     pub failures: Vec<String>,
+    /// The judge's short reason (the schema allows 400 characters).
     pub rationale: String,
 }
 
+/// The usage sub-dimensions, 0–10.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
+    /// Was calling tools warranted, rather than answering directly? The usage dimension.
     pub necessity: u8,
+    /// 10 when no call was redundant or unnecessary; recorded, not averaged into TC.
     pub overuse: u8,
 }
 
+/// The selection sub-dimensions, 0–10.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Selection {
+    /// Do the chosen tools match what the user asked for?
     pub correctness: u8,
+    /// Where several tools could serve, was the most specific one chosen?
     pub specificity: u8,
+    /// Was every tool the task needs called, and did those calls succeed?
     pub completeness: u8,
 }
 
+/// The ordering sub-dimensions, 0–10; they count only for two calls or more.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Ordering {
+    /// The judge's view of whether ordering applies (false under two calls); [`Verdict::score`]
+    /// also requires two calls.
     pub applicable: bool,
+    /// Is the order logical; do later calls build on earlier ones?
     pub sequence_logic: u8,
+    /// Does each call take its inputs from the outputs that produce them?
     pub dependency_handling: u8,
+    /// No wasted, repeated or avoidable call?
     pub execution_efficiency: u8,
 }
 
+/// The argument sub-dimensions, 0–10, under the rubric's cascade rules (the prompt: a wrong
+/// name or a missing required parameter puts value, type and format at 2 or below).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Arguments {
+    /// Are all required parameters given?
     pub completeness: u8,
+    /// Does every parameter name match the schema exactly (case-sensitive)?
     pub name_accuracy: u8,
+    /// Is every value correct, supported by the chosen model, and grounded in the request or
+    /// an earlier output?
     pub value_accuracy: u8,
+    /// Does every value have the schema's type?
     pub type_compliance: u8,
+    /// Does every value follow the expected format (enums, patterns, URIs, ranges)?
     pub format_compliance: u8,
+    /// No extra or invalid parameters outside the schema?
     pub relevancy: u8,
 }
 
@@ -96,10 +129,15 @@ pub struct Arguments {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Coherence {
+    /// Does the reply hold together logically?
     pub logical_flow: u8,
+    /// Does it answer everything the user asked?
     pub completeness: u8,
+    /// Is it concise?
     pub conciseness: u8,
+    /// Does it stay on the user's topic?
     pub topic_relevance: u8,
+    /// Does it use the earlier turns; 0 when there is none.
     pub context_retention: u8,
 }
 
@@ -259,14 +297,18 @@ impl Verdict {
 /// A judged transcript.
 #[derive(Clone, Debug, Serialize)]
 pub struct Judged {
+    /// The judge's answer, as it gave it.
     pub verdict: Verdict,
+    /// The answer as a tool-calling [`Score`] (0–1), from [`Verdict::score`].
     pub score: Score,
+    /// Coherence on 0–1, from [`Verdict::coherence`].
     pub coherence: f64,
+    /// What the judge was shown.
     pub mode: Mode,
 }
 
 /// The judge's request for a transcript.
-pub fn request(
+pub(crate) fn request(
     suite: &Suite,
     t: &Transcript,
     scenario: Option<&Scenario>,
@@ -292,7 +334,7 @@ pub fn request(
 }
 
 /// Judges one transcript (through the client's cache and retries).
-pub async fn judge(
+pub(crate) async fn judge(
     client: &Client,
     suite: &Suite,
     t: &Transcript,
@@ -314,8 +356,11 @@ pub async fn judge(
 /// One transcript to judge, owned so judgements can run concurrently.
 #[derive(Clone)]
 pub struct Job {
+    /// The suite the transcript belongs to (specs, matrices, the scenario), shared by its jobs.
     pub suite: std::sync::Arc<Suite>,
+    /// The transcript to judge.
     pub transcript: Transcript,
+    /// Its deterministic evaluation: findings for the enriched prompt, the oracle's score.
     pub evaluation: Evaluation,
 }
 

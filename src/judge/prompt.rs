@@ -14,7 +14,7 @@ use crate::harness::{Scenario, Transcript};
 use crate::spec::capability::{Constraint, Outcome};
 
 /// Bumped whenever the prompt or the schema changes meaning: it is part of every cache key.
-pub const RUBRIC_VERSION: &str = "agent-seer-judge-1";
+pub(crate) const RUBRIC_VERSION: &str = "agent-seer-judge-1";
 
 const SYSTEM: &str = "\
 You grade how an AI assistant used tools to serve a user. You do not run any tool: you read \
@@ -62,7 +62,7 @@ specs, the matrix and the dataflow between calls: they are facts. Never score a 
 as perfect when a finding says it is broken.";
 
 /// The system and user messages for one transcript.
-pub fn render(
+pub(crate) fn render(
     suite: &Suite,
     t: &Transcript,
     scenario: Option<&Scenario>,
@@ -294,7 +294,7 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 /// The answer's JSON Schema: every field required, no extras, scores bounded.
-pub fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     let ten = json!({"type": "integer", "minimum": 0, "maximum": 10});
     let three = json!({"type": "integer", "minimum": 1, "maximum": 3});
     let obj = |props: Value| {

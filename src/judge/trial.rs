@@ -18,7 +18,7 @@ use crate::llm::{Client, LlmConfig, LlmError};
 
 /// The combined TC and verdict of a judged transcript: TC is the lower of the oracle's (1
 /// without a scenario) and the judge's; any error finding fails, whatever the scores.
-pub fn combine(ev: &Evaluation, judged: &Judged) -> (f64, Verdict) {
+pub(crate) fn combine(ev: &Evaluation, judged: &Judged) -> (f64, Verdict) {
     let tc = ev.score.as_ref().map_or(1.0, |s| s.tc).min(judged.score.tc);
     (
         tc,
@@ -28,7 +28,7 @@ pub fn combine(ev: &Evaluation, judged: &Judged) -> (f64, Verdict) {
 
 /// The judge `AGENT_SEER_JUDGE` names, its client built at the first trial that needs it (so
 /// listing trials never reads a key), shared by every trial of the process.
-pub struct EnvJudge {
+pub(crate) struct EnvJudge {
     spec: String,
     mode: Mode,
     cache: PathBuf,
@@ -38,7 +38,7 @@ pub struct EnvJudge {
 
 impl EnvJudge {
     /// The judge a request names, answering from (and recording to) `cache`.
-    pub fn new(request: &JudgeRequest, cache: PathBuf) -> Self {
+    pub(crate) fn new(request: &JudgeRequest, cache: PathBuf) -> Self {
         Self {
             spec: request.spec.clone(),
             mode: if request.raw_spec {

@@ -14,35 +14,45 @@ use sha2::{Digest, Sha256};
 
 use super::{Answer, LlmError, Request};
 
+/// How the client uses the cache (`AGENT_SEER_LLM`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheMode {
+    /// Answer from the cache; on a miss call the provider and store the answer once it
+    /// validates.
     Live,
+    /// Always call the provider; an answer that validates overwrites the entry.
     Record,
+    /// Answer only from the cache; a miss is [`LlmError::CacheMiss`]. Needs no key.
     Replay,
 }
 
 /// One stored answer.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
+    /// The cache key, also the file's name.
     pub key: String,
     /// Where the answer came from: `"recorded"` from a model, or `"hand-written: …"` for
     /// entries a person wrote (never presented as a model's judgement).
     pub source: String,
+    /// The provider's name.
     pub provider: String,
+    /// The model id.
     pub model: String,
+    /// The answer, as the provider gave it.
     pub answer: Answer,
     /// The request, for people reading the cache (the key is its hash).
     pub request: Value,
 }
 
+/// The cache directory and the mode that decides what [`Cache::get`] and [`Cache::put`] do.
 #[derive(Clone, Debug)]
-pub struct Cache {
+pub(crate) struct Cache {
     dir: PathBuf,
     mode: CacheMode,
 }
 
 /// The cache key: SHA-256 of the canonical JSON of everything that determines the answer.
-pub fn key(provider: &str, model: &str, req: &Request) -> String {
+pub(crate) fn key(provider: &str, model: &str, req: &Request) -> String {
     let material = json!({
         "provider": provider,
         "model": model,
@@ -60,10 +70,12 @@ pub fn key(provider: &str, model: &str, req: &Request) -> String {
 }
 
 impl Cache {
+    /// A cache in `dir` (created on the first write).
     pub fn new(dir: PathBuf, mode: CacheMode) -> Self {
         Self { dir, mode }
     }
 
+    /// `<dir>/<first two characters of the key>/<key>.json`.
     pub fn path(&self, key: &str) -> PathBuf {
         self.dir
             .join(&key[..2.min(key.len())])
@@ -100,6 +112,7 @@ impl Cache {
         }
     }
 
+    /// Stores a model's answer (source `"recorded"`), except in replay mode, which never writes.
     pub fn put(
         &self,
         key: &str,
@@ -141,7 +154,7 @@ impl Cache {
 }
 
 /// [`crate::source::write_atomically`], its error as a cache error.
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), LlmError> {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), LlmError> {
     crate::source::write_atomically(path, text.as_bytes()).map_err(|e| LlmError::Cache {
         path: path.to_path_buf(),
         message: e.to_string(),

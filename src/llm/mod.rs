@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-pub use cache::{Cache, CacheMode};
+use cache::Cache;
+pub use cache::CacheMode;
 pub use ledger::{Ledger, LedgerEntry};
 pub use providers::Provider;
 pub use structured::extract_json;
@@ -31,12 +32,18 @@ pub use structured::extract_json;
 /// follow.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Request {
+    /// The system instruction: the task and its rules (the judge's rubric, a stage's brief).
     pub system: String,
+    /// The user message: the material to work on (a transcript, a tool spec, a workflow).
     pub user: String,
-    /// Name and JSON Schema of the structured answer.
+    /// Name of the structured answer, as the provider's JSON-schema mode wants one (OpenAI's
+    /// `json_schema.name`, Anthropic's forced tool).
     pub schema_name: String,
+    /// The JSON Schema the answer must follow.
     pub schema: Value,
+    /// Sampling temperature: 0.0 for the judge, 0.7 for the generation stages.
     pub temperature: f64,
+    /// The answer's token limit (`max_tokens`, Gemini's `maxOutputTokens`).
     pub max_tokens: u32,
     /// Extra key material for the cache (e.g. the rubric version).
     pub cache_tag: String,
@@ -45,14 +52,18 @@ pub struct Request {
 /// Tokens used by one call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens, as the provider counted them (0 when it did not say).
     pub input_tokens: u64,
+    /// Answer tokens, as the provider counted them (0 when it did not say).
     pub output_tokens: u64,
 }
 
 /// A provider's answer: the text that should hold the JSON object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Answer {
+pub(crate) struct Answer {
+    /// The answer text; from Anthropic, the forced tool call's input as JSON text.
     pub text: String,
+    /// Tokens the call used.
     pub usage: Usage,
     /// The provider stopped at `max_tokens` (OpenAI `finish_reason: "length"`, Anthropic
     /// `stop_reason: "max_tokens"`, Gemini `finishReason: "MAX_TOKENS"`): the text is cut off.
@@ -64,52 +75,91 @@ pub struct Answer {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LlmError {
+    /// The setup is wrong: a malformed `provider:model` or an unknown provider, a missing key,
+    /// an unknown `AGENT_SEER_LLM` mode, a provider that cannot chat, or an HTTP client that
+    /// did not build.
     #[error("configuration: {0}")]
     Config(String),
+    /// The provider answered with a non-2xx status (429 and 5xx are retried).
     #[error("{provider} answered HTTP {status}: {body}")]
     Http {
+        /// The provider's name (`openai`, `gemini`, `vertex`, `anthropic`).
         provider: &'static str,
+        /// The HTTP status code.
         status: u16,
+        /// The response body, cut at 300 characters.
         body: String,
+        /// The `Retry-After` delay, when the response gave one in seconds; it replaces the
+        /// backoff's next delay.
         retry_after: Option<Duration>,
     },
+    /// No answer within the request timeout (retried).
     #[error("{provider} did not answer within {0:?}", .timeout)]
     Timeout {
+        /// The provider's name.
         provider: &'static str,
+        /// The request timeout ([`LlmConfig::timeout`]); zero from [`Client::chat`], which
+        /// does not pass it down.
         timeout: Duration,
     },
+    /// The request or its response did not get through: connection refused or reset, DNS,
+    /// TLS (retried).
     #[error("{provider}: {message}")]
     Transport {
+        /// The provider's name, or `judge` for a judgement task that failed.
         provider: &'static str,
+        /// The HTTP client's error (its URL never carries a key).
         message: String,
     },
+    /// The model declined: OpenAI `refusal`, a Gemini block or safety `finishReason`,
+    /// Anthropic `stop_reason: "refusal"`. Not retried.
     #[error("{provider} refused to answer: {reason}")]
     Refusal {
+        /// The provider's name.
         provider: &'static str,
+        /// What the provider gave as the reason (e.g. `finishReason SAFETY`).
         reason: String,
     },
+    /// The response is not JSON, or has no answer text where the wire format puts it.
     #[error("{provider}: the response has no answer text ({detail})")]
     Malformed {
+        /// The provider's name.
         provider: &'static str,
+        /// What was missing (e.g. `no choices[0].message`), or the parse error and an excerpt.
         detail: String,
     },
+    /// Every attempt of a structured answer was rejected: cut off, no JSON object, not the
+    /// schema's shape, or refused by the caller's check.
     #[error(
         "no valid answer after {attempts} attempts; last problem: {problem}; last answer began: {excerpt:?}"
     )]
     InvalidOutput {
+        /// Attempts made (3).
         attempts: u32,
+        /// Why the last answer was rejected, as it was fed back to the model.
         problem: String,
+        /// The last answer's first 200 characters.
         excerpt: String,
     },
+    /// Replay mode and the cache holds no answer for the request.
     #[error("replay mode: no cached answer for key {key} (record it with AGENT_SEER_LLM=record)")]
-    CacheMiss { key: String },
+    CacheMiss {
+        /// The request's cache key ([`Client::cache_key`]), which names the missing file.
+        key: String,
+    },
+    /// A cache file could not be read, parsed or written.
     #[error("cache {path}: {message}")]
-    Cache { path: PathBuf, message: String },
+    Cache {
+        /// The file that could not be read or written.
+        path: PathBuf,
+        /// The I/O or JSON error.
+        message: String,
+    },
 }
 
 impl LlmError {
     /// 429, 5xx, timeouts and connection errors are worth another try.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         match self {
             LlmError::Http { status, .. } => *status == 429 || *status >= 500,
             LlmError::Timeout { .. } | LlmError::Transport { .. } => true,
@@ -117,7 +167,8 @@ impl LlmError {
         }
     }
 
-    pub fn retry_after(&self) -> Option<Duration> {
+    /// The server's `Retry-After` delay, on an HTTP error that carried one.
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
         match self {
             LlmError::Http { retry_after, .. } => *retry_after,
             _ => None,
@@ -128,13 +179,23 @@ impl LlmError {
 /// How calls are made: which provider and model, limits, and where the cache lives.
 #[derive(Clone, Debug)]
 pub struct LlmConfig {
+    /// Which API, where, with which credential.
     pub provider: Provider,
+    /// The model id the provider knows (`gemini-2.5-flash`, `gpt-4o-mini`, a local name).
     pub model: String,
+    /// Per HTTP request; from `AGENT_SEER_LLM_TIMEOUT_SECS`, 120 s by default.
     pub timeout: Duration,
+    /// Calls in flight at once; from `AGENT_SEER_LLM_CONCURRENCY` (at least 1), 4 by default.
     pub concurrency: usize,
+    /// How many times a retryable error is retried after the first attempt; 4 from
+    /// [`LlmConfig::from_env`].
     pub max_retries: usize,
+    /// The first backoff delay, growing exponentially (with jitter) up to 60 s; from
+    /// `AGENT_SEER_LLM_BACKOFF_MS`, 500 ms by default.
     pub min_backoff: Duration,
+    /// The answer cache's directory; `AGENT_SEER_LLM_CACHE`, else the caller's default.
     pub cache_dir: PathBuf,
+    /// Live, record or replay (`AGENT_SEER_LLM`).
     pub mode: CacheMode,
 }
 
@@ -190,6 +251,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client for `config`, with an empty ledger; fails only if the HTTP client cannot be
+    /// built.
     pub fn new(config: LlmConfig) -> Result<Self, LlmError> {
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
@@ -213,10 +276,12 @@ impl Client {
             .with_jitter()
     }
 
+    /// The configuration it was built with.
     pub fn config(&self) -> &LlmConfig {
         &self.config
     }
 
+    /// Calls, cache hits, tokens and estimated cost so far, shared by every clone.
     pub fn ledger(&self) -> &Ledger {
         &self.ledger
     }
@@ -228,7 +293,7 @@ impl Client {
 
     /// One raw answer, through the cache: replay answers only from it, live reads through it,
     /// record always calls and overwrites.
-    pub async fn answer(&self, req: &Request) -> Result<Answer, LlmError> {
+    pub(crate) async fn answer(&self, req: &Request) -> Result<Answer, LlmError> {
         let key = self.cache_key(req);
         if let Some(hit) = self.cache.get(&key)? {
             self.ledger.record(
@@ -249,12 +314,13 @@ impl Client {
         Ok(answer)
     }
 
-    pub fn cache(&self) -> &Cache {
+    /// The answer cache, for writing hand-made entries.
+    pub(crate) fn cache(&self) -> &Cache {
         &self.cache
     }
 
     /// Stores an answer that passed validation (invalid answers are never cached).
-    pub fn remember(&self, req: &Request, answer: &Answer) -> Result<(), LlmError> {
+    pub(crate) fn remember(&self, req: &Request, answer: &Answer) -> Result<(), LlmError> {
         self.cache.put(
             &self.cache_key(req),
             self.config.provider.name(),
@@ -297,15 +363,24 @@ impl Client {
 /// One message of a tool-using conversation (the agent under test's side).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ChatMessage {
+    /// The system instruction, first.
     System(String),
+    /// A user turn's prompt.
     User(String),
+    /// The model's turn, replayed to it as it was.
     Assistant {
+        /// Its text, if it wrote any.
         text: Option<String>,
+        /// The tool calls it made.
         calls: Vec<ToolCall>,
     },
+    /// The answer to one of the model's tool calls.
     Tool {
+        /// The [`ToolCall::id`] it answers (OpenAI's `tool_call_id`).
         id: String,
+        /// The tool's name (Gemini's `functionResponse` names it).
         name: String,
+        /// The tool's result as JSON text (the mock's `CallToolResult`).
         content: String,
     },
 }
@@ -313,7 +388,10 @@ pub enum ChatMessage {
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCall {
+    /// The provider's call id; `call_<i>` (its index in the turn) when it gives none, as
+    /// Gemini never does.
     pub id: String,
+    /// The tool the model called, as it spelled it (empty when it gave no name).
     pub name: String,
     /// The arguments; a model that sends unparsable JSON gets `{"__unparsable__": "<text>"}`,
     /// which the linter then reports as an unknown parameter.
@@ -323,16 +401,22 @@ pub struct ToolCall {
 /// A tool offered to the model.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolDecl {
+    /// The tool's name, as in the spec.
     pub name: String,
+    /// The spec's description.
     pub description: String,
+    /// The spec's input JSON Schema (MCP `inputSchema`).
     pub parameters: Value,
 }
 
 /// The model's next move: text, tool calls, or both.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChatTurn {
+    /// The model's text; None when it wrote none.
     pub text: Option<String>,
+    /// The tool calls it asked for, in order; none means it replied to the user.
     pub calls: Vec<ToolCall>,
+    /// Tokens the step used.
     pub usage: Usage,
 }
 

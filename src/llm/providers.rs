@@ -12,24 +12,39 @@ use super::{Answer, LlmError, Request, Usage};
 pub enum Provider {
     /// OpenAI-compatible `POST {base}/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp).
     OpenAi {
+        /// Everything before `/chat/completions`, no trailing slash
+        /// (`AGENT_SEER_OPENAI_BASE_URL`, default `https://api.openai.com/v1`).
         base_url: String,
+        /// `OPENAI_API_KEY`, sent as `Authorization: Bearer`; None for local servers that take
+        /// no key.
         key: Option<String>,
     },
     /// Gemini API `POST {base}/v1beta/models/{model}:generateContent`, key in `x-goog-api-key`.
     Gemini {
+        /// `AGENT_SEER_GEMINI_BASE_URL`, default `https://generativelanguage.googleapis.com`.
         base_url: String,
+        /// `GEMINI_API_KEY`, sent as `x-goog-api-key`; None sends no credential (replay mode
+        /// needs none).
         key: Option<String>,
     },
     /// Vertex AI `generateContent` with a bearer token.
     Vertex {
+        /// `AGENT_SEER_VERTEX_BASE_URL`, default `https://<location>-aiplatform.googleapis.com`.
         base_url: String,
+        /// `GOOGLE_CLOUD_PROJECT` (empty in replay mode when unset).
         project: String,
+        /// `GOOGLE_CLOUD_LOCATION`, default `us-central1`.
         location: String,
+        /// `GOOGLE_OAUTH_ACCESS_TOKEN`, sent as `Authorization: Bearer`; None sends no
+        /// credential (replay mode needs none).
         token: Option<String>,
     },
     /// Anthropic `POST {base}/v1/messages`; structured output through a forced tool call.
     Anthropic {
+        /// `AGENT_SEER_ANTHROPIC_BASE_URL`, default `https://api.anthropic.com`.
         base_url: String,
+        /// `ANTHROPIC_API_KEY`, sent as `x-api-key`; None sends no credential (replay mode
+        /// needs none).
         key: Option<String>,
     },
 }
@@ -42,7 +57,9 @@ impl std::fmt::Debug for Provider {
 }
 
 impl Provider {
-    pub fn name(&self) -> &'static str {
+    /// `openai`, `gemini`, `vertex` or `anthropic`: the `provider` of a `provider:model` spec,
+    /// part of every cache key, and of each ledger row's name.
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Provider::OpenAi { .. } => "openai",
             Provider::Gemini { .. } => "gemini",

@@ -22,13 +22,16 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The MCP protocol version we ask for.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
 
 /// Why talking to a server failed, with what it printed on stderr last.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}{}", tail(.stderr))]
 pub struct McpError {
+    /// What went wrong, e.g. the server could not start, exited, did not answer in time,
+    /// answered with a JSON-RPC error, or wrote something that is not JSON-RPC.
     pub message: String,
+    /// The server's last stderr lines (up to 20), oldest first.
     pub stderr: Vec<String>,
 }
 
@@ -46,10 +49,15 @@ fn tail(lines: &[String]) -> String {
 /// What `initialize` told us.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ServerInfo {
+    /// `serverInfo.name` (empty when missing).
     pub name: String,
+    /// `serverInfo.version` (empty when missing).
     pub version: String,
+    /// The protocol version the server chose (empty when missing).
     pub protocol_version: String,
+    /// The server's `capabilities` object, as sent (null when missing).
     pub capabilities: Value,
+    /// The server's `instructions`, if it sent any.
     pub instructions: Option<String>,
 }
 
@@ -61,6 +69,7 @@ pub struct Client {
     stderr: Arc<Mutex<VecDeque<String>>>,
     next_id: u64,
     timeout: Duration,
+    /// What `initialize` returned; always set once [`Client::start`] succeeds.
     pub info: Option<ServerInfo>,
 }
 
@@ -192,7 +201,8 @@ impl Client {
         self.error(format!("the server exited{status}: {what}"))
     }
 
-    pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), McpError> {
+    /// Sends a JSON-RPC notification (no id, no answer awaited).
+    pub(crate) async fn notify(&mut self, method: &str, params: Value) -> Result<(), McpError> {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
             .await
     }

@@ -18,18 +18,19 @@ use crate::harness::{
 
 /// The mock's answer to one call, and which workflow step it came from.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MockAnswer {
+pub(crate) struct MockAnswer {
+    /// The `CallToolResult` to send back (`isError: true` for a rejected or unknown call).
     pub result: Value,
     /// `(scenario id, turn index, step index)` of the matched step.
     pub step: Option<Step>,
 }
 
 /// `(scenario id, turn index, step index)` of a workflow step.
-pub type Step = (String, usize, usize);
+pub(crate) type Step = (String, usize, usize);
 
 /// Answers a call from the harness: lint errors first, then the best-matching step's mock
 /// output.
-pub fn mock_answer(suite: &Suite, tool: &str, args: &Value) -> MockAnswer {
+pub(crate) fn mock_answer(suite: &Suite, tool: &str, args: &Value) -> MockAnswer {
     let empty = Map::new();
     let given = args.as_object().unwrap_or(&empty);
     // (equal arguments, step arguments, step, its mock output)
@@ -103,7 +104,7 @@ fn error_result(text: &str) -> Value {
 }
 
 /// The harness's tools as MCP `Tool` objects.
-pub fn tools_json(suite: &Suite) -> Vec<Value> {
+pub(crate) fn tools_json(suite: &Suite) -> Vec<Value> {
     suite
         .tools
         .tools()
@@ -120,16 +121,20 @@ pub fn tools_json(suite: &Suite) -> Vec<Value> {
 
 /// A recorded call.
 #[derive(Clone, Debug)]
-pub struct Recorded {
+pub(crate) struct Recorded {
+    /// The tool the client called.
     pub tool: String,
+    /// The arguments as the client sent them (`{}` when it sent none).
     pub arguments: Value,
+    /// What the mock answered.
     pub output: Value,
+    /// The workflow step the call matched, if any.
     pub step: Option<Step>,
 }
 
 /// The recorded calls as transcript YAML (`scenario:` when every matched call belongs to one
 /// scenario).
-pub fn transcript_yaml(calls: &[Recorded], agent: &str) -> Result<String, WriteError> {
+pub(crate) fn transcript_yaml(calls: &[Recorded], agent: &str) -> Result<String, WriteError> {
     let mut scenarios: Vec<&str> = calls
         .iter()
         .filter_map(|c| c.step.as_ref().map(|s| s.0.as_str()))
