@@ -34,6 +34,7 @@
 //! With `default-features = false` only the harness is built (lint, flow, oracle, the gate,
 //! reports): no HTTP client, no async runtime, no clap CLI.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
+#![warn(missing_docs)]
 
 #[cfg(feature = "agent")]
 pub mod agent;

@@ -229,7 +229,7 @@ pub struct JudgeRecord {
     /// The oracle's TC and the combined (lower) one the verdict uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oracle_tc: Option<f64>,
-    /// The lower of the oracle's TC and the judge's ([`crate::judge::combine`]).
+    /// The lower of the oracle's TC and the judge's (`judge::combine`, with the `judge` feature).
     pub combined_tc: f64,
     /// The combined verdict.
     pub verdict: Verdict,

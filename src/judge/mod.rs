@@ -21,6 +21,7 @@ mod prompt;
 mod trial;
 
 pub(crate) use trial::EnvJudge;
+pub use trial::combine;
 
 use std::collections::BTreeMap;
 

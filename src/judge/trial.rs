@@ -18,7 +18,7 @@ use crate::llm::{Client, LlmConfig, LlmError};
 
 /// The combined TC and verdict of a judged transcript: TC is the lower of the oracle's (1
 /// without a scenario) and the judge's; any error finding fails, whatever the scores.
-pub(crate) fn combine(ev: &Evaluation, judged: &Judged) -> (f64, Verdict) {
+pub fn combine(ev: &Evaluation, judged: &Judged) -> (f64, Verdict) {
     let tc = ev.score.as_ref().map_or(1.0, |s| s.tc).min(judged.score.tc);
     (
         tc,

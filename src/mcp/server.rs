@@ -243,8 +243,12 @@ pub fn serve(
                         &format!("{client_name} (recorded by agent-seer serve)"),
                     )
                     .map_err(std::io::Error::other)?;
-                    crate::llm::cache::write_atomically(path, &text)
-                        .map_err(|e| std::io::Error::other(e.to_string()))?;
+                    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| {
+                        std::io::Error::new(
+                            e.kind(),
+                            format!("cannot write the recording {}: {e}", path.display()),
+                        )
+                    })?;
                 }
                 Ok(answer.result)
             }
