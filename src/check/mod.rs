@@ -1,7 +1,7 @@
 //! The evaluation layer: everything between the loaded files and whoever consumes a result.
 //!
 //! It owns the loaded [`Suite`], [`evaluate`] (every engine over one transcript, giving an
-//! [`Evaluation`]), the verdict alone by the [`fast`] path ([`verdict`], [`quick_verdict`]),
+//! [`Evaluation`]), the verdict alone by the fast path ([`verdict`], [`quick_verdict`]),
 //! the merge gate ([`Discrimination`]), the records a trial ends as ([`TrialRecord`],
 //! [`Status`]) and the **trial plan**: [`plan`] turns a [`Layout`](crate::harness::Layout) and
 //! a [`HarnessConfig`] into [`PlannedTrial`]s, and [`PlannedTrial::run`] runs one. The

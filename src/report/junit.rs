@@ -6,7 +6,7 @@
 //! `junit_awkward` snapshot pins it): the attribute order, four-space indentation with text
 //! right after its start tag, childless elements self-closed, `&<>"'` escaped in text and
 //! attributes alike, and every string first reduced to what a terminal would print
-//! ([`printable`]). quick-junit brought an XML stack, chrono, uuid and a terminal parser
+//! (`printable`). quick-junit brought an XML stack, chrono, uuid and a terminal parser
 //! into every build for this one document shape.
 
 use std::fmt::Write;
