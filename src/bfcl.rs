@@ -138,10 +138,10 @@ impl Imported {
     /// The suites an earlier import wrote under `out` (its `harnesses/*.yaml`).
     pub fn read(out: &Path) -> Result<Self, SourceError> {
         let dir = out.join("harnesses");
-        let entries = std::fs::read_dir(&dir).map_err(|e| SourceError::io(&dir, &e))?;
+        let entries = std::fs::read_dir(&dir).map_err(|e| SourceError::io(&dir, e))?;
         let mut paths = Vec::new();
         for e in entries {
-            paths.push(e.map_err(|e| SourceError::io(&dir, &e))?.path());
+            paths.push(e.map_err(|e| SourceError::io(&dir, e))?.path());
         }
         paths.sort();
         Self::load(paths, |_| {})
@@ -354,7 +354,7 @@ pub fn read(data_dir: &Path, category: &str) -> Result<Vec<Entry>, SourceError> 
     let (q, a) = files(data_dir, category).ok_or_else(|| {
         SourceError::io(
             &data_dir.join(format!("BFCL_v4_{category}.json")),
-            &std::io::Error::new(
+            std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 "no question file with its possible_answer/ twin for this category",
             ),
@@ -630,7 +630,7 @@ pub fn import(
 ) -> Result<Report, SourceError> {
     let mut report = Report::default();
     let harness_dir = out.join("harnesses");
-    std::fs::create_dir_all(&harness_dir).map_err(|e| SourceError::io(&harness_dir, &e))?;
+    std::fs::create_dir_all(&harness_dir).map_err(|e| SourceError::io(&harness_dir, e))?;
     for category in categories {
         let entries = read(data_dir, category)?;
         for (i, group) in groups(entries).into_iter().enumerate() {
@@ -672,7 +672,7 @@ pub fn import(
             let tools: Vec<&Value> = docs.values().collect();
             let tools_path = harness_dir.join(&tools_name);
             let tools_text = serde_json::to_string_pretty(&tools)
-                .map_err(|e| SourceError::io(&tools_path, &std::io::Error::other(e)))?;
+                .map_err(|e| SourceError::caused_by(&tools_path, e))?;
             write(&tools_path, &tools_text)?;
             let doc = HarnessDoc {
                 suite: Some(suite.clone()),
@@ -706,7 +706,7 @@ pub fn import(
             let harness_path = harness_dir.join(format!("{suite}.yaml"));
             let text = doc
                 .to_yaml()
-                .map_err(|e| SourceError::io(&harness_path, &std::io::Error::other(e)))?;
+                .map_err(|e| SourceError::caused_by(&harness_path, e))?;
             write(
                 &harness_path,
                 &format!(
@@ -746,9 +746,7 @@ pub fn import(
                         body: TranscriptBody::Calls { calls, reply: None },
                     };
                     let path = dir.join(format!("{}.yaml", e.id));
-                    let text = t
-                        .to_yaml()
-                        .map_err(|e| SourceError::io(&path, &std::io::Error::other(e)))?;
+                    let text = t.to_yaml().map_err(|e| SourceError::caused_by(&path, e))?;
                     write(&path, &text)?;
                     report.files.push(path);
                 }
@@ -760,5 +758,5 @@ pub fn import(
 }
 
 fn write(path: &Path, text: &str) -> Result<(), SourceError> {
-    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| SourceError::io(path, &e))
+    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| SourceError::io(path, e))
 }

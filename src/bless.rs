@@ -48,7 +48,7 @@ impl Edit {
     /// Writes the edit (temp file and rename).
     pub fn apply(&self) -> Result<(), SourceError> {
         crate::source::write_atomically(&self.file, self.after.as_bytes())
-            .map_err(|e| SourceError::io(&self.file, &e))
+            .map_err(|e| SourceError::io(&self.file, e))
     }
 }
 
@@ -75,8 +75,8 @@ pub fn bless_and_apply(harness: &Path, transcript: &Path) -> Result<Blessing, So
         .truncate(false)
         .write(true)
         .open(&lock_path)
-        .map_err(|e| SourceError::io(&lock_path, &e))?;
-    file.lock().map_err(|e| SourceError::io(&lock_path, &e))?;
+        .map_err(|e| SourceError::io(&lock_path, e))?;
+    file.lock().map_err(|e| SourceError::io(&lock_path, e))?;
     let result = bless(harness, transcript);
     if let Ok(Blessing::Edit(edit)) = &result {
         edit.apply()?;
@@ -131,7 +131,7 @@ fn bless_faults(t: &Transcript, ev: &crate::check::Evaluation) -> Result<Blessin
     };
     let line = label
         .to_yaml()
-        .map_err(|e| SourceError::io(&t.path, &std::io::Error::other(e)))?;
+        .map_err(|e| SourceError::caused_by(&t.path, e))?;
     let line = line.trim_end();
     let after = replace_top_level_key(&before, "faults", line)
         .unwrap_or_else(|| insert_after_key(&before, "expect", line));
@@ -217,7 +217,7 @@ fn bless_oracle(
                     o
                 });
             let step = render_step(call, old, shape, indent)
-                .map_err(|e| SourceError::io(harness, &std::io::Error::other(e)))?;
+                .map_err(|e| SourceError::caused_by(harness, e))?;
             text.push_str(&step);
         }
         after.replace_range(start..end, &text);

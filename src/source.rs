@@ -47,7 +47,7 @@ impl SourceFile {
     /// Reads a file as UTF-8. A directory, a missing file or invalid UTF-8 is a
     /// [`SourceError`] naming the path.
     pub fn read(path: &Path) -> Result<Self, SourceError> {
-        let bytes = std::fs::read(path).map_err(|e| SourceError::io(path, &e))?;
+        let bytes = std::fs::read(path).map_err(|e| SourceError::io(path, e))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             let valid = String::from_utf8_lossy(valid);
@@ -90,6 +90,7 @@ impl SourceFile {
             line: Some((line, column)),
             message: message.into(),
             snippet: snippet(&self.text, line, column),
+            cause: None,
         }
     }
 
@@ -100,6 +101,7 @@ impl SourceFile {
             line: None,
             message: message.into(),
             snippet: None,
+            cause: None,
         }
     }
 
@@ -129,7 +131,11 @@ impl SourceFile {
 ///
 /// `Display` gives the one-line form `path:line:column: message`; [`SourceError::render`]
 /// adds the quoted line with a caret, the way compilers do.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// The error that caused it (an I/O error, a serialiser's), when there is one, is kept as its
+/// [`source`](std::error::Error::source); two errors are equal when they say the same thing
+/// at the same place.
+#[derive(Clone, Debug)]
 pub struct SourceError {
     /// The file the error is about.
     pub path: PathBuf,
@@ -139,7 +145,17 @@ pub struct SourceError {
     /// What is wrong, without the place (that is [`SourceError::place`]).
     pub message: String,
     snippet: Option<String>,
+    cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+impl PartialEq for SourceError {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.path, self.line, &self.message, &self.snippet)
+            == (&other.path, other.line, &other.message, &other.snippet)
+    }
+}
+
+impl Eq for SourceError {}
 
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -147,12 +163,18 @@ impl fmt::Display for SourceError {
     }
 }
 
-impl std::error::Error for SourceError {}
+impl std::error::Error for SourceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl SourceError {
     /// A file that could not be read: `no such file`, `is a directory, expected a file`, or
     /// the OS's own error. It has no position.
-    pub fn io(path: &Path, err: &std::io::Error) -> Self {
+    pub fn io(path: &Path, err: std::io::Error) -> Self {
         let message = match err.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_owned(),
             std::io::ErrorKind::IsADirectory => "is a directory, expected a file".to_owned(),
@@ -165,6 +187,30 @@ impl SourceError {
             line: None,
             message,
             snippet: None,
+            cause: Some(Arc::new(err)),
+        }
+    }
+
+    /// An error about the whole file at `path` that another error caused (a serialiser's, a
+    /// writer's): its message is the cause's, and the cause is kept as the source.
+    pub fn caused_by(path: &Path, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line: None,
+            message: cause.to_string(),
+            snippet: None,
+            cause: Some(Arc::new(cause)),
+        }
+    }
+
+    /// An error about the whole file or directory at `path`, with no cause but its words.
+    pub fn about(path: &Path, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            line: None,
+            message: message.into(),
+            snippet: None,
+            cause: None,
         }
     }
 
@@ -174,6 +220,7 @@ impl SourceError {
             line: Some((line, column)),
             message: message.to_owned(),
             snippet: None,
+            cause: None,
         }
     }
 
@@ -313,6 +360,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The error behind a file error is kept as its source, not only as words.
+    #[test]
+    fn causes_are_kept() {
+        use std::error::Error;
+        let missing = std::fs::read("/no/such/agent-seer/file").unwrap_err();
+        let e = SourceError::io(Path::new("x.yaml"), missing);
+        assert_eq!(e.to_string(), "x.yaml: no such file");
+        let io = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            io.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        let parse = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let e = SourceError::caused_by(Path::new("y.json"), parse);
+        assert!(e.source().is_some_and(|s| s.is::<serde_json::Error>()));
+        assert!(e.message.contains("EOF"), "{}", e.message);
+    }
 
     #[test]
     fn snippet_points_at_column() {

@@ -257,6 +257,6 @@ async fn run_once(
     };
     let text = doc.to_yaml()?;
     crate::llm::cache::write_atomically(path, &text)
-        .map_err(|e| SourceError::io(path, &std::io::Error::other(e.to_string())))?;
+        .map_err(|e| SourceError::caused_by(path, e))?;
     Ok(stopped)
 }

@@ -41,7 +41,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (name, reader): (String, Box<dyn BufRead>) = if args.calls.as_os_str() == "-" {
         ("<stdin>".into(), Box::new(std::io::stdin().lock()))
     } else {
-        let f = std::fs::File::open(&args.calls).map_err(|e| SourceError::io(&args.calls, &e))?;
+        let f = std::fs::File::open(&args.calls).map_err(|e| SourceError::io(&args.calls, e))?;
         (
             args.calls.display().to_string(),
             Box::new(std::io::BufReader::new(f)),

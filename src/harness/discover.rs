@@ -205,21 +205,16 @@ fn walk(
             if let (Ok(real), Ok(here)) = (std::fs::canonicalize(&path), std::fs::canonicalize(dir))
                 && here.starts_with(&real)
             {
-                return Err(SourceError::io(
+                return Err(SourceError::about(
                     &path,
-                    &std::io::Error::other(format!(
-                        "a symlink loop: it leads back to {}",
-                        real.display()
-                    )),
+                    format!("a symlink loop: it leads back to {}", real.display()),
                 ));
             }
             // Any other runaway nesting ends here: a directory is entered at most 32 deep.
             if prefix.len() >= 32 {
-                return Err(SourceError::io(
+                return Err(SourceError::about(
                     &path,
-                    &std::io::Error::other(
-                        "directory nesting deeper than 32 levels (a symlink loop?)",
-                    ),
+                    "directory nesting deeper than 32 levels (a symlink loop?)",
                 ));
             }
             if name.contains("::") {
@@ -253,12 +248,12 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
             let mut paths = entries
                 .map(|e| e.map(|e| e.path()))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| SourceError::io(dir, &e))?;
+                .map_err(|e| SourceError::io(dir, e))?;
             paths.sort();
             Ok(paths)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(SourceError::io(dir, &e)),
+        Err(e) => Err(SourceError::io(dir, e)),
     }
 }
 
