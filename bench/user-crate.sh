@@ -33,7 +33,7 @@ TOML
   echo "" > "$dir/src/lib.rs"
   printf 'fn main() -> std::process::ExitCode {\n    agent_seer::harness::main()\n}\n' > "$dir/tests/agents.rs"
   cp harnesses/veo.* "$dir/harnesses/"
-  cp capabilities/veo.yaml "$dir/capabilities/"
+  cp capabilities/mcp-veo-go.yaml "$dir/capabilities/"
   cp -r transcripts/veo "$dir/transcripts/"
   # The same lock file as the checkout, so both configurations resolve the same versions.
   cp Cargo.lock "$dir/Cargo.lock"
