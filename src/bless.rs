@@ -170,11 +170,7 @@ fn bless_oracle(
             rejected.join("\n  ")
         )));
     }
-    let Some(scenario) = t
-        .scenario
-        .as_deref()
-        .and_then(|id| suite.harness.scenario(id))
-    else {
+    let Some(scenario) = suite.scenario_of(t) else {
         return Ok(Blessing::Refused(
             "the transcript names no scenario, so there is no oracle to bless".into(),
         ));

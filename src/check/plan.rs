@@ -502,11 +502,7 @@ impl CheckResult {
 pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
     let t = Transcript::load(path)?;
     let ev = evaluate(suite, &t)?;
-    let scenario = t
-        .scenario
-        .as_deref()
-        .and_then(|id| suite.scenario(id))
-        .map(|(_, sc)| sc);
+    let scenario = suite.scenario_of(&t);
     let agrees = ev
         .agrees_with_label()
         .map_err(|why| render::failure(&ev, &why, &t, scenario, &suite.harness.source));

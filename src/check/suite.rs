@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::fast::FastPath;
-use crate::harness::{Harness, Scenario};
+use crate::harness::{Harness, Scenario, Transcript};
 use crate::lint::Linter;
 use crate::source::SourceError;
 use crate::spec::{Capabilities, ToolSet};
@@ -59,6 +59,13 @@ impl Suite {
             index,
             fast,
         })
+    }
+
+    /// The scenario a transcript names, if the harness has it (a transcript with an inline
+    /// prompt, or an unknown id, has none; [`crate::evaluate`] says which).
+    pub fn scenario_of(&self, t: &Transcript) -> Option<&Scenario> {
+        let id = t.scenario.as_deref()?;
+        self.scenario(id).map(|(_, sc)| sc)
     }
 
     /// The scenario with this id, and its index in the harness.

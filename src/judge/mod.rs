@@ -377,11 +377,7 @@ pub async fn judge_many(
     for (i, job) in jobs.into_iter().enumerate() {
         let client = client.clone();
         set.spawn(async move {
-            let scenario = job
-                .transcript
-                .scenario
-                .as_deref()
-                .and_then(|s| job.suite.harness.scenario(s));
+            let scenario = job.suite.scenario_of(&job.transcript);
             (
                 i,
                 judge(
@@ -435,10 +431,7 @@ pub fn write_fixture(
     let Some(score) = &ev.score else {
         return Ok(false);
     };
-    let scenario = t
-        .scenario
-        .as_deref()
-        .and_then(|s| suite.harness.scenario(s));
+    let scenario = suite.scenario_of(t);
     let req = request(suite, t, scenario, ev, mode);
     let answer = crate::llm::Answer {
         text: serde_json::to_string(&Verdict::from_score(score)).unwrap_or_default(),

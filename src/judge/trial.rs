@@ -83,11 +83,7 @@ impl crate::check::Judge for EnvJudge {
         ev: &Evaluation,
     ) -> Result<JudgeRecord, JudgeError> {
         let client = self.client()?;
-        let scenario = t
-            .scenario
-            .as_deref()
-            .and_then(|s| suite.scenario(s))
-            .map(|(_, sc)| sc);
+        let scenario = suite.scenario_of(t);
         let judged = self
             .runtime()?
             .block_on(judge(client, suite, t, scenario, ev, self.mode))
