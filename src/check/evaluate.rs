@@ -84,31 +84,67 @@ impl Evaluation {
     }
 
     /// Whether the evaluation agrees with the label; `Err` says how it does not.
-    pub fn agrees_with_label(&self) -> Result<(), String> {
+    pub fn agrees_with_label(&self) -> Result<(), Disagreement> {
         match self.label.expect.unwrap_or(Expect::Pass) {
             Expect::Pass if self.verdict == Verdict::Pass => Ok(()),
-            Expect::Pass => Err(self.why_failed()),
+            Expect::Pass => Err(Disagreement::Fails(self.why_failed())),
             Expect::Fail => {
                 let missed = self.missed_faults();
                 match (self.verdict, missed.is_empty()) {
                     (Verdict::Fail, true) => Ok(()),
-                    (Verdict::Pass, _) => Err(format!(
-                        "expected to fail{}, but no engine found an error and TC is above the pass threshold",
-                        if self.label.faults.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" with {}", self.label.faults.join(", "))
-                        }
-                    )),
-                    (Verdict::Fail, false) => Err(format!(
-                        "fails as expected, but no finding names {} (the fault a correct evaluator must detect)",
-                        missed.join(", ")
-                    )),
+                    (Verdict::Pass, _) => Err(Disagreement::Passes {
+                        faults: self.label.faults.clone(),
+                    }),
+                    (Verdict::Fail, false) => Err(Disagreement::MissedFaults {
+                        missed: missed.into_iter().map(str::to_owned).collect(),
+                    }),
                 }
             }
         }
     }
 }
+
+/// How an evaluation disagrees with its transcript's label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Disagreement {
+    /// Labelled correct (or unlabelled), but it fails; why, in words.
+    Fails(String),
+    /// Labelled broken, but it passes; the faults the label names.
+    Passes {
+        /// The label's `faults`.
+        faults: Vec<String>,
+    },
+    /// Labelled broken and it fails, but no finding names these faults.
+    MissedFaults {
+        /// The label's faults no finding answers to.
+        missed: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Disagreement::Fails(why) => f.write_str(why),
+            Disagreement::Passes { faults } => write!(
+                f,
+                "expected to fail{}, but no engine found an error and TC is above the pass threshold",
+                if faults.is_empty() {
+                    String::new()
+                } else {
+                    format!(" with {}", faults.join(", "))
+                }
+            ),
+            Disagreement::MissedFaults { missed } => write!(
+                f,
+                "fails as expected, but no finding names {} (the fault a correct evaluator must detect)",
+                missed.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Disagreement {}
 
 /// The scenario a transcript answers (with its index in the harness), checked against the
 /// harness.

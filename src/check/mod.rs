@@ -24,7 +24,7 @@ mod suite;
 
 pub use config::{HarnessConfig, JudgeRequest, JudgeSetup, layout_at};
 pub use discrimination::{Discrimination, Row};
-pub use evaluate::{Evaluation, Verdict, evaluate, quick_verdict, verdict};
+pub use evaluate::{Disagreement, Evaluation, Verdict, evaluate, quick_verdict, verdict};
 pub use plan::{
     CheckResult, Judge, JudgeError, PlannedTrial, check_loaded, plan, plan_exact, status,
 };

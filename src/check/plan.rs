@@ -505,7 +505,7 @@ pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceErr
     let scenario = suite.scenario_of(&t);
     let agrees = ev
         .agrees_with_label()
-        .map_err(|why| render::failure(&ev, &why, &t, scenario, &suite.harness.source));
+        .map_err(|why| render::failure(&ev, &why.to_string(), &t, scenario, &suite.harness.source));
     let diff = match scenario {
         Some(sc) if agrees.is_err() || ev.verdict == Verdict::Fail => {
             Some(render::call_diff(&t, sc))
