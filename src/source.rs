@@ -203,6 +203,17 @@ impl SourceError {
         }
     }
 
+    /// The same error, caused by `cause` (kept as its [`source`](std::error::Error::source)).
+    pub fn with_cause(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(Arc::new(cause));
+        self
+    }
+
+    /// The error's cause, shared: for an error restated about another file.
+    pub(crate) fn cause(&self) -> Option<Arc<dyn std::error::Error + Send + Sync>> {
+        self.cause.clone()
+    }
+
     /// An error about the whole file or directory at `path`, with no cause but its words.
     pub fn about(path: &Path, message: impl Into<String>) -> Self {
         Self {

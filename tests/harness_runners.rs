@@ -425,7 +425,15 @@ fn names_that_cannot_be_trial_names_fail_discovery() {
                 ("transcripts/tiny/sub/x.yaml", TINY_OK),
                 ("transcripts/tiny/sub::x.yaml", TINY_OK),
             ],
-            "sub::x.yaml: transcript name: `::` separates the parts of a trial name",
+            "sub::x.yaml: transcript name: a `:` in a name (trial names join their parts with `::`)",
+        ),
+        (
+            "a suite ending in a colon",
+            &[
+                ("harnesses/veo:.yaml", TINY_HARNESS),
+                ("transcripts/veo:/x.yaml", TINY_OK),
+            ],
+            "harnesses/veo:.yaml: suite name: a `:` in a name",
         ),
     ];
     for (what, files, message) in cases {
@@ -446,6 +454,29 @@ fn names_that_cannot_be_trial_names_fail_discovery() {
         assert!(!o.status.success(), "{what}: {}", text(&o));
         assert!(text(&o).contains(message), "{what}: {}", text(&o));
     }
+    // `--exact` of a name with two files fails, rather than running 0 tests.
+    let dir = throwaway(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        ("transcripts/tiny/a0.yaml", TINY_OK),
+        ("transcripts/tiny/a0.yml", TINY_OK),
+    ]);
+    let o = agents_in(dir.path(), &["--exact", "tiny::a0"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("two files for one trial name"),
+        "{}",
+        text(&o)
+    );
+    // So does `--exact` of any name in a project discovery refuses.
+    let dir = throwaway(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        ("transcripts/tiny/discrimination.yaml", TINY_OK),
+    ]);
+    let o = agents_in(dir.path(), &["--exact", "tiny::discrimination"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("is reserved"), "{}", text(&o));
 }
 
 /// A moved or misspelt directory must not turn the gate off: before, a root without suites

@@ -164,7 +164,9 @@ pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
             ("harnesses", &mut layout.harnesses),
             ("transcripts", &mut layout.transcripts),
         ] {
-            match meta.get(key) {
+            // `harnesses.path = "…"` or `harnesses = { … }` is a table, not the path.
+            let nested = meta.keys().any(|k| k.starts_with(&format!("{key}.")));
+            match meta.get(key).or(nested.then_some(&Err(()))) {
                 Some(Ok(p)) => *slot = root.join(p),
                 Some(Err(())) => {
                     return Err(file.error(format!(
@@ -181,6 +183,31 @@ pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `harnesses` must be the path itself: a table under the key (`harnesses.path = "…"`)
+    /// is an error, not a setting silently ignored.
+    #[test]
+    fn a_table_where_a_path_belongs_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        for text in [
+            "[package.metadata.agent-seer]\nharnesses.path = \"x\"\n",
+            "[package.metadata.agent-seer]\ntranscripts = { path = \"x\" }\n",
+            "[package.metadata.agent-seer]\nharnesses = 3\n",
+        ] {
+            std::fs::write(dir.path().join("Cargo.toml"), text).unwrap();
+            let e = layout_at(dir.path()).unwrap_err();
+            assert!(e.message.contains("must be a string path"), "{text}: {e}");
+        }
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package.metadata.agent-seer]\nharnesses = \"h\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            layout_at(dir.path()).unwrap().harnesses,
+            dir.path().join("h")
+        );
+    }
 
     /// Judge trials say why they are not run: a lean build cannot judge at all.
     #[test]

@@ -19,7 +19,7 @@ use crate::source::SourceError;
 pub struct Evaluation {
     /// The suite's name.
     pub suite: String,
-    /// The transcript's id (its path below the suite directory, `sub::x`).
+    /// The transcript's id: its file's stem (`sub/x.yaml` → `x`; the trial name has the path).
     pub transcript: String,
     /// The scenario it answers, when it names one.
     pub scenario: Option<String>,

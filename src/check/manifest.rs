@@ -36,6 +36,10 @@ pub(crate) fn strings_under(
         s: manifest.as_bytes(),
         i: 0,
     };
+    // A byte-order mark is no key.
+    if p.s.starts_with("\u{feff}".as_bytes()) {
+        p.i = 3;
+    }
     let mut out = BTreeMap::new();
     let mut table: Vec<String> = Vec::new();
     loop {
@@ -230,26 +234,25 @@ impl Parser<'_> {
                 }
             }
             Some(b'{') => {
+                // Newlines, comments and a trailing comma inside are TOML 1.1's (cargo reads
+                // them).
                 self.i += 1;
                 let mut entries = Vec::new();
-                self.skip_ws();
-                if self.peek() == Some(b'}') {
-                    self.i += 1;
-                    return Ok(Value::Table(entries));
-                }
                 loop {
+                    self.skip_blank_lines()?;
+                    if self.peek() == Some(b'}') {
+                        self.i += 1;
+                        return Ok(Value::Table(entries));
+                    }
                     let key = self.key()?;
                     self.skip_ws();
                     self.expect(b'=')?;
                     self.skip_ws();
                     entries.push((key, self.value()?));
-                    self.skip_ws();
+                    self.skip_blank_lines()?;
                     match self.peek() {
                         Some(b',') => self.i += 1,
-                        Some(b'}') => {
-                            self.i += 1;
-                            return Ok(Value::Table(entries));
-                        }
+                        Some(b'}') => {}
                         _ => return Err(self.error("expected `,` or `}` in an inline table")),
                     }
                 }
@@ -290,8 +293,8 @@ impl Parser<'_> {
     fn basic_string(&mut self) -> Result<String, ManifestError> {
         let multi = self.s[self.i..].starts_with(b"\"\"\"");
         self.i += if multi { 3 } else { 1 };
-        if multi && self.peek() == Some(b'\n') {
-            self.i += 1;
+        if multi {
+            self.skip_newline();
         }
         let mut out = Vec::new();
         loop {
@@ -370,8 +373,8 @@ impl Parser<'_> {
         let multi = self.s[self.i..].starts_with(b"'''");
         let fence: &[u8] = if multi { b"'''" } else { b"'" };
         self.i += fence.len();
-        if multi && self.peek() == Some(b'\n') {
-            self.i += 1;
+        if multi {
+            self.skip_newline();
         }
         let start = self.i;
         loop {
@@ -379,18 +382,27 @@ impl Parser<'_> {
                 None => return Err(self.error("an unterminated string")),
                 Some(b'\n') if !multi => return Err(self.error("an unterminated string")),
                 _ if self.s[self.i..].starts_with(fence) => {
-                    let mut end = self.i;
-                    if multi {
-                        while self.s.get(end + 3) == Some(&b'\'') && end + 3 - self.i < 2 {
-                            end += 1;
-                        }
+                    // Up to two quotes may end the content just before the closing three.
+                    let mut quotes = fence.len();
+                    while multi && quotes < 5 && self.s.get(self.i + quotes) == Some(&b'\'') {
+                        quotes += 1;
                     }
+                    let end = self.i + quotes - fence.len();
                     let text = String::from_utf8_lossy(&self.s[start..end]).into_owned();
-                    self.i = end + fence.len();
+                    self.i += quotes;
                     return Ok(text);
                 }
                 _ => self.i += 1,
             }
+        }
+    }
+
+    /// The newline right after a multi-line string's opening quotes, which is not content.
+    fn skip_newline(&mut self) {
+        if self.s[self.i..].starts_with(b"\r\n") {
+            self.i += 2;
+        } else if self.peek() == Some(b'\n') {
+            self.i += 1;
         }
     }
 }
@@ -448,6 +460,26 @@ name = "x"
 harnesses = "real\tone\u00e9"
 "#;
         assert_eq!(read(text), ok(&[("harnesses", "real\tone\u{e9}")]));
+    }
+
+    /// What cargo reads and a strict TOML 1.0 reader might not: a byte-order mark, inline
+    /// tables over several lines with a trailing comma, quotes ending a multi-line literal,
+    /// CRLF after an opening `"""`.
+    #[test]
+    fn what_cargo_accepts_reads() {
+        let want = ok(&[("harnesses", "h"), ("transcripts", "t")]);
+        for text in [
+            "\u{feff}[package.metadata.agent-seer]\nharnesses = \"h\"\ntranscripts = \"t\"\n",
+            "[package.metadata]\nagent-seer = {\n  harnesses = \"h\", # the suites\n  transcripts = \"t\",\n}\n",
+            "[package]\ndescription = '''it's here''''\n[package.metadata.agent-seer]\nharnesses = \"h\"\ntranscripts = \"t\"\n",
+            "[package.metadata.agent-seer]\r\nharnesses = \"\"\"\r\nh\"\"\"\r\ntranscripts = '''\r\nt'''\r\n",
+        ] {
+            assert_eq!(read(text), want, "{text:?}");
+        }
+        let m = read(
+            "[package]\ndescription = '''x'''''\n[package.metadata.agent-seer]\nharnesses = \"h\"\n",
+        );
+        assert_eq!(m, ok(&[("harnesses", "h")]));
     }
 
     #[test]

@@ -172,15 +172,44 @@ pub fn plan(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
 }
 
 /// The one trial a name names, found from its files alone (no directory scan beyond a gate's
-/// own suite); `None` when the name maps to no unambiguous file, and the caller should plan
-/// everything to say why.
+/// own suite). A name whose files are ambiguous (`a0.yaml` beside `a0.yml`) or whose suite
+/// directory discovery refuses is a failing trial of that name; `None` when the name maps to
+/// no file, and the caller should plan everything (a broken project then says why).
 pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option<PlannedTrial> {
     let id: TrialId = name.parse().ok()?;
     let suite = id.suite.as_str();
     let harness = layout.harness_file(suite);
+    let both = |a: PathBuf, b: PathBuf| {
+        (a.is_file() && b.is_file()).then(|| {
+            format!(
+                "{} and {}: two files for one trial name; keep one",
+                a.display(),
+                b.display()
+            )
+        })
+    };
+    let two_harnesses = both(
+        layout.harnesses.join(format!("{suite}.yaml")),
+        layout.harnesses.join(format!("{suite}.yml")),
+    );
+    if let Some(message) = two_harnesses {
+        return Some(fail(id, message));
+    }
     match id.kind {
         TrialKind::Transcript | TrialKind::Judge => {
             let transcript = id.transcript.as_deref()?;
+            let file = layout
+                .transcripts
+                .join(suite)
+                .join(transcript.split("::").collect::<PathBuf>());
+            let name = file.file_name()?.to_string_lossy().into_owned();
+            let twins = both(
+                file.with_file_name(format!("{name}.yaml")),
+                file.with_file_name(format!("{name}.yml")),
+            );
+            if let Some(message) = twins {
+                return Some(fail(id, message));
+            }
             let path = layout.transcript_file(suite, transcript)?;
             let lazy = LazySuite::new(suite, harness.clone(), layout, Vec::new());
             Some(if id.kind == TrialKind::Judge {
@@ -196,7 +225,10 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
         }
         TrialKind::Discrimination => {
             harness.as_ref()?;
-            let ts = suite_transcripts(layout, suite).ok()?;
+            let ts = match suite_transcripts(layout, suite) {
+                Ok(ts) => ts,
+                Err(e) => return Some(fail(id, e.render())),
+            };
             if ts.is_empty() {
                 return None;
             }

@@ -36,9 +36,10 @@ impl Suite {
         let mut tools = ToolSet::default();
         for p in &harness.tools {
             let set = ToolSet::load(p).map_err(|e| reference(&harness, p, e))?;
-            tools
-                .extend(set)
-                .map_err(|msg| harness.source.error(format!("{}: {msg}", p.display())))?;
+            tools.extend(set).map_err(|e| {
+                let message = format!("{}: {e}", p.display());
+                harness.source.error(message).with_cause(e)
+            })?;
         }
         let mut caps = Vec::new();
         for p in &harness.capabilities {
@@ -46,7 +47,8 @@ impl Suite {
             matrix.check_against(&tools)?;
             caps.push(matrix);
         }
-        let linter = Linter::new(&tools, caps).map_err(|e| harness.source.error(e.to_string()))?;
+        let linter = Linter::new(&tools, caps)
+            .map_err(|e| harness.source.error(e.to_string()).with_cause(e))?;
         let fast = FastPath::new(&harness, &linter);
         let mut index = HashMap::with_capacity(harness.scenarios.len());
         for (i, sc) in harness.scenarios.iter().enumerate() {

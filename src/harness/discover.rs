@@ -89,11 +89,14 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
         if let Some(why) = name_problem(&suite, RESERVED_SUITES) {
             problems.push(format!("{}: suite name: {why}", path.display()));
         }
-        if let Some(prev) = suites.last().filter(|s| s.suite == suite) {
+        // `veo.yaml` and `veo.yml` need not sort next to each other (`veo.x.yaml` between).
+        if suites.iter().any(|s| s.suite == suite) {
+            let [yaml, yml] =
+                ["yaml", "yml"].map(|e| layout.harnesses.join(format!("{suite}.{e}")));
             problems.push(format!(
                 "{} and {}: two harness files for suite `{suite}`",
-                prev.harness.as_deref().unwrap_or(&path).display(),
-                path.display()
+                yaml.display(),
+                yml.display()
             ));
             continue;
         }
@@ -217,9 +220,9 @@ fn walk(
                     "directory nesting deeper than 32 levels (a symlink loop?)",
                 ));
             }
-            if name.contains("::") {
+            if name.contains(':') {
                 problems.push(format!(
-                    "{}: directory name: `::` separates the parts of a trial name",
+                    "{}: directory name: a `:` in a name (trial names join their parts with `::`)",
                     path.display()
                 ));
             }
@@ -229,9 +232,9 @@ fn walk(
         } else if is_yaml(&path) {
             let mut parts = prefix.clone();
             let stem = stem(&path);
-            if stem.contains("::") || stem.is_empty() {
+            if stem.contains(':') || stem.is_empty() {
                 problems.push(format!(
-                    "{}: transcript name: `::` separates the parts of a trial name",
+                    "{}: transcript name: a `:` in a name (trial names join their parts with `::`)",
                     path.display()
                 ));
             }

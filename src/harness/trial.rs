@@ -15,7 +15,8 @@
 //! A transcript id is its path below the suite directory with `::` for `/` (`sub/x.yaml` →
 //! `sub::x`). Names stay unambiguous because discovery refuses what would make two readings:
 //! suites named like a prefix ([`RESERVED_SUITES`]), transcripts named like a suite trial
-//! ([`RESERVED_TRANSCRIPTS`]), and `::` inside a file or directory name.
+//! ([`RESERVED_TRANSCRIPTS`]), and any `:` inside a file or directory name (so no name can
+//! begin or end a `::` of its own).
 
 use std::fmt;
 use std::str::FromStr;
@@ -181,8 +182,8 @@ impl FromStr for TrialId {
 pub(crate) fn name_problem(name: &str, reserved: &[&str]) -> Option<String> {
     if name.is_empty() {
         Some("an empty name".to_owned())
-    } else if name.contains("::") {
-        Some("`::` separates the parts of a trial name".to_owned())
+    } else if name.contains(':') {
+        Some("a `:` in a name (trial names join their parts with `::`)".to_owned())
     } else if reserved.contains(&name) {
         Some(format!("`{name}` is reserved ({})", reserved.join(", ")))
     } else {
@@ -233,6 +234,7 @@ mod tests {
         assert!(name_problem("run", RESERVED_SUITES).is_some());
         assert!(name_problem("harness", RESERVED_TRANSCRIPTS).is_some());
         assert!(name_problem("a::b", RESERVED_TRANSCRIPTS).is_some());
+        assert!(name_problem("veo:", RESERVED_SUITES).is_some());
         assert!(name_problem("veo", RESERVED_SUITES).is_none());
     }
 }

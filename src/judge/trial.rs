@@ -71,7 +71,7 @@ impl EnvJudge {
                     .map_err(std::sync::Arc::new)
             })
             .as_ref()
-            .map_err(|e| JudgeError::Setup(Box::new(std::io::Error::new(e.kind(), e.to_string()))))
+            .map_err(|e| JudgeError::Setup(Box::new(e.clone())))
     }
 }
 

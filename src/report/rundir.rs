@@ -1,5 +1,5 @@
 //! The run directory: every trial writes its [`TrialRecord`] as one JSON line under
-//! `target/agent-seer/<run-id>/` (one `records-<pid>.jsonl` per process), so a run split over
+//! `target/agent-seer/<run-id>/` (one `records-<pid>-<start>.jsonl` per process), so a run split over
 //! processes (nextest runs one per trial) or machines (`--partition`) can be assembled
 //! afterwards by `agent-seer report`.
 //!
@@ -8,7 +8,7 @@
 //! outright; `AGENT_SEER_REPORT=off` writes nothing. Each record is one
 //! `write` of a whole line in append mode; a reader drops a last line a killed process left
 //! unfinished. A process that ends normally closes its file with an end marker
-//! (`records-<pid>.end`, [`RunDir::close`]); a record file without one, or with a torn last
+//! (`records-<pid>-<start>.end`, [`RunDir::close`]); a record file without one, or with a torn last
 //! line, was left by a killed process, and [`RunDir::incomplete`] names it so a report on the
 //! run says it is incomplete (and does not pass). (One file per trial, written by rename, cost 4× the whole evaluation at 10,000
 //! trials.)
@@ -147,7 +147,7 @@ impl RunDir {
             .unwrap_or_else(|| root.join("target"))
     }
 
-    /// Appends one trial's record to this process's record file (`records-<pid>.jsonl`, one
+    /// Appends one trial's record to this process's record file (`records-<pid>-<start>.jsonl`, one
     /// line per trial, each written with a single `write`), and points `latest` at this run
     /// the first time. Returns the record file.
     pub fn write(&self, record: &TrialRecord) -> Result<PathBuf, RunDirError> {
@@ -160,9 +160,11 @@ impl RunDir {
         let files = files.get_or_insert_with(HashMap::new);
         if !files.contains_key(&self.path) {
             std::fs::create_dir_all(&self.path).map_err(io_err(&self.path))?;
-            let file = self
-                .path
-                .join(format!("records-{}.jsonl", std::process::id()));
+            let file = self.path.join(format!(
+                "records-{}-{}.jsonl",
+                std::process::id(),
+                process_nonce()
+            ));
             let handle = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -176,13 +178,21 @@ impl RunDir {
             files.insert(self.path.clone(), (file, handle));
         }
         let (file, handle) = files.get_mut(&self.path).expect("inserted above");
-        handle.write_all(line.as_bytes()).map_err(io_err(file))?;
+        if let Err(e) = handle.write_all(line.as_bytes()) {
+            // A record is lost: this process's file must not claim to be complete.
+            WRITE_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Err(io_err(file)(e));
+        }
         Ok(file.clone())
     }
 
     /// Ends this process's record file in this run: writes its end marker, so a reader knows
-    /// no record of it is missing. Does nothing when this process wrote no record here.
+    /// no record of it is missing. Does nothing when this process wrote no record here, or
+    /// when a write of one failed (the file is then reported incomplete).
     pub fn close(&self) -> Result<(), RunDirError> {
+        if WRITE_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
         let files = FILES.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((file, handle)) = files.as_ref().and_then(|f| f.get(&self.path)) {
             handle.sync_data().map_err(io_err(file))?;
@@ -268,9 +278,22 @@ impl RunDir {
     }
 }
 
+/// A number unique to this process among those sharing its pid over time (its start in
+/// nanoseconds), so a later process given the same pid cannot close an earlier one's file.
+fn process_nonce() -> u128 {
+    static NONCE: OnceLock<u128> = OnceLock::new();
+    *NONCE.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    })
+}
+
 /// This process's open record files, by run directory: (file, handle).
 type OpenFiles = HashMap<PathBuf, (PathBuf, std::fs::File)>;
 static FILES: Mutex<Option<OpenFiles>> = Mutex::new(None);
+/// Set when a record could not be appended: no end marker is written then.
+static WRITE_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The record files of a run directory (`*.jsonl`, `*.json`), sorted.
 fn record_files(dir: &Path) -> Result<Vec<PathBuf>, RunDirError> {

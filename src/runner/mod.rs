@@ -74,10 +74,11 @@ fn attach_judge(config: &mut HarnessConfig, layout: &Layout) {
 /// The libtest trials: the `--exact` fast path, or the whole plan.
 fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Trial> {
     let root = layout.root.clone();
-    if let Some(name) = args
+    let exact = args
         .filter
         .as_deref()
-        .filter(|_| args.exact && args.skip.is_empty())
+        .filter(|_| args.exact && args.skip.is_empty());
+    if let Some(name) = exact
         && let Some(t) = plan_exact(name, layout, config)
     {
         return vec![wrap(t, root, config.bless)];
@@ -90,7 +91,17 @@ fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Tria
         );
         return vec![wrap(t, root, false)];
     }
-    plan(layout, config)
+    let planned = plan(layout, config);
+    // `--exact NAME` of a project the harness cannot start on: NAME fails with the reason,
+    // instead of the filter leaving 0 tests and a green run.
+    if let Some(name) = exact
+        && let Ok(id) = name.parse::<TrialId>()
+        && let Some(setup) = planned.iter().find(|t| t.id.kind == TrialKind::Setup)
+    {
+        let message = setup.run().message.unwrap_or_default();
+        return vec![wrap(PlannedTrial::failing(id, message), root, false)];
+    }
+    planned
         .into_iter()
         .map(|t| wrap(t, root.clone(), config.bless))
         .collect()
@@ -100,7 +111,23 @@ fn wrap(planned: PlannedTrial, root: std::path::PathBuf, bless: bool) -> Trial {
     let name = planned.id.to_string();
     let ignored = planned.ignored.is_some();
     Trial::ignorable_test(name, move || {
-        let mut record = planned.run();
+        // A panic in a trial becomes its failed record, so the run report holds every trial.
+        let mut record =
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| planned.run())) {
+                Ok(record) => record,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a panic without a message".to_owned());
+                    TrialRecord::new(
+                        &planned.id,
+                        Status::Failed,
+                        Some(format!("the trial panicked: {what}")),
+                    )
+                }
+            };
         if bless && record.status == Status::Failed && record.kind == TrialKind::Transcript {
             let (harness, transcript) = planned.files();
             if let (Some(h), Some(t)) = (harness, transcript) {

@@ -108,8 +108,6 @@ impl Score {
     }
 }
 
-/// (arithmetic, harmonic, minimum) of the dimension scores; the harmonic mean of a set with a
-/// zero is zero.
 /// Pass or fail, for the transcript itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -131,7 +129,8 @@ pub fn verdict(tc: Option<f64>, errors: bool, pass: f64) -> Verdict {
     }
 }
 
-/// `(arithmetic, harmonic, minimum)` of dimension scores; all 1 for none.
+/// `(arithmetic, harmonic, minimum)` of dimension scores; all 1 for none. The harmonic mean
+/// of a set with a zero is zero.
 pub fn aggregate(dims: &[f64]) -> (f64, f64, f64) {
     if dims.is_empty() {
         return (1.0, 1.0, 1.0);
