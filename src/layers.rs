@@ -2,7 +2,8 @@
 //! in [`ORDER`], so there is no import cycle, and nothing imports the `runner`.
 //!
 //! The check reads the source (not the compiled crate): every `crate::<module>` path outside
-//! comments and test code counts as an import, including the braces of a grouped `use`.
+//! comments and `#[cfg(test)]` modules counts as an import, including the braces of a grouped
+//! `use`.
 
 /// The layers, lowest first (the module map of DESIGN.md). The binary's `cli` is its own crate
 /// target and comes after all of them.
@@ -49,9 +50,9 @@ mod tests {
                     continue;
                 }
                 let text = std::fs::read_to_string(&p).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap();
+                let code = without_test_modules(&text);
                 for (i, line) in code.lines().enumerate() {
-                    let line = line.split("//").next().unwrap();
+                    let line = code_of(line);
                     let mut names: Vec<String> = path_re
                         .captures_iter(line)
                         .map(|c| c[1].to_owned())
@@ -78,6 +79,68 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The text with every `#[cfg(test)] mod … { … }` block (and `#[cfg(test)] mod …;` line)
+    /// blanked, line count kept, so imports after a test module still count.
+    fn without_test_modules(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find("#[cfg(test)]") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at..];
+            let body_start = after.find(['{', ';']).unwrap_or(after.len());
+            let end = if after[body_start..].starts_with('{') {
+                let mut depth = 0usize;
+                let mut end = after.len();
+                for (k, c) in after[body_start..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = body_start + k + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            } else {
+                (body_start + 1).min(after.len())
+            };
+            out.extend(after[..end].chars().filter(|c| *c == '\n'));
+            rest = &after[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// A line without its `//` comment (a `//` inside a string literal is not one).
+    fn code_of(line: &str) -> &str {
+        let mut in_string = false;
+        let bytes = line.as_bytes();
+        for i in 0..bytes.len() {
+            match bytes[i] {
+                b'"' if i == 0 || bytes[i - 1] != b'\\' => in_string = !in_string,
+                b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
+                _ => {}
+            }
+        }
+        line
+    }
+
+    #[test]
+    fn the_scan_sees_past_test_modules_and_urls() {
+        let text = "use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::b;\n}\nuse crate::c; // crate::d\nconst U: &str = \"https://x\"; use crate::e;\n";
+        let code = without_test_modules(text);
+        let lines: Vec<&str> = code.lines().map(code_of).collect();
+        assert_eq!(lines.len(), 7);
+        assert_eq!(lines[0], "use crate::a;");
+        assert!(!code.contains("crate::b"));
+        assert_eq!(lines[5], "use crate::c; ");
+        assert!(lines[6].ends_with("use crate::e;"), "{}", lines[6]);
     }
 
     #[test]
