@@ -9,7 +9,7 @@ use crate::harness::Layout;
 use crate::source::{SourceError, SourceFile};
 
 /// What the harness needs to know besides the files.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct HarnessConfig {
     /// The project root: `AGENT_SEER_ROOT`, else `CARGO_MANIFEST_DIR` (set by cargo and
     /// nextest), else the working directory.
@@ -72,36 +72,11 @@ impl JudgeSetup {
     }
 }
 
-impl std::fmt::Debug for HarnessConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HarnessConfig")
-            .field("root", &self.root)
-            .field("harnesses", &self.harnesses)
-            .field("transcripts", &self.transcripts)
-            .field("judge", &self.judge)
-            .field("bless", &self.bless)
-            .field("full_scan_forbidden", &self.full_scan_forbidden)
-            .finish()
-    }
-}
-
 fn var(name: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
 impl HarnessConfig {
-    /// The configuration of a project at `root`, with nothing from the environment.
-    pub fn at(root: impl Into<PathBuf>) -> Self {
-        Self {
-            root: root.into(),
-            harnesses: None,
-            transcripts: None,
-            judge: JudgeSetup::Unset,
-            bless: false,
-            full_scan_forbidden: false,
-        }
-    }
-
     /// Every variable the harness honours, read once.
     pub fn from_env() -> Self {
         let root = var("AGENT_SEER_ROOT")
@@ -142,7 +117,7 @@ impl HarnessConfig {
 /// The layout of the project at `root`: `harnesses/` and `transcripts/`, moved by
 /// `[package.metadata.agent-seer]` (`harnesses = "…"`, `transcripts = "…"`) in its
 /// `Cargo.toml`. Reads no environment.
-pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
+pub(crate) fn layout_at(root: &Path) -> Result<Layout, SourceError> {
     // Relative paths read better in messages and keep snapshots machine-independent.
     let root = match std::env::current_dir() {
         Ok(cwd) if root.is_absolute() => root
@@ -164,9 +139,7 @@ pub fn layout_at(root: &Path) -> Result<Layout, SourceError> {
             ("harnesses", &mut layout.harnesses),
             ("transcripts", &mut layout.transcripts),
         ] {
-            // `harnesses.path = "…"` or `harnesses = { … }` is a table, not the path.
-            let nested = meta.keys().any(|k| k.starts_with(&format!("{key}.")));
-            match meta.get(key).or(nested.then_some(&Err(()))) {
+            match meta.get(key) {
                 Some(Ok(p)) => *slot = root.join(p),
                 Some(Err(())) => {
                     return Err(file.error(format!(

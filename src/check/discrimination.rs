@@ -62,11 +62,11 @@ impl Discrimination {
         suite: &str,
         pass_threshold: f64,
         min_gap: f64,
-        evals: &[(Evaluation, bool)],
+        evals: &[Evaluation],
         errors: Vec<String>,
     ) -> Self {
         let mut rows = Vec::new();
-        for (ev, xfail) in evals {
+        for ev in evals {
             let Some(expect) = ev.label.expect else {
                 continue;
             };
@@ -77,7 +77,7 @@ impl Discrimination {
                 verdict: ev.verdict,
                 faults: ev.label.faults.clone(),
                 missed: ev.missed_faults().into_iter().map(str::to_owned).collect(),
-                xfail: *xfail,
+                xfail: ev.label.xfail.is_some(),
                 agrees: ev.agrees_with_label().is_ok(),
             });
         }
@@ -254,7 +254,7 @@ mod tests {
     use crate::score::Score;
 
     /// An evaluation scoring `tc` on every sub-dimension, labelled `expect`.
-    fn ev(id: &str, expect: Expect, tc: f64, xfail: bool) -> (Evaluation, bool) {
+    fn ev(id: &str, expect: Expect, tc: f64, xfail: bool) -> Evaluation {
         let mut sub = BTreeMap::new();
         for d in [
             SubDimension::UsageNecessity,
@@ -269,7 +269,7 @@ mod tests {
         }
         let score = Score::from_sub(sub);
         let verdict = crate::score::verdict(Some(score.tc), false, 0.8);
-        let e = Evaluation {
+        Evaluation {
             suite: "s".into(),
             transcript: id.into(),
             scenario: Some("sc".into()),
@@ -283,8 +283,7 @@ mod tests {
                 faults: Vec::new(),
                 xfail: xfail.then(|| "known gap".to_owned()),
             },
-        };
-        (e, xfail)
+        }
     }
 
     #[test]

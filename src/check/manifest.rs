@@ -25,9 +25,10 @@ pub(crate) struct ManifestError {
     pub message: String,
 }
 
-/// The string values of `manifest` under the table `prefix` (`["package", "metadata",
-/// "agent-seer"]`), by key (dotted keys joined with `.`), in whichever form the manifest
-/// spells them: a `[prefix]` table, dotted keys under a parent table, an inline table.
+/// The values of the table `prefix` (`["package", "metadata", "agent-seer"]`) of `manifest`,
+/// by key: `Ok` for a string, `Err(())` for anything else (a number, a nested table), in
+/// whichever form the manifest spells them: a `[prefix]` table, dotted keys under a parent
+/// table, an inline table.
 pub(crate) fn strings_under(
     manifest: &str,
     prefix: &[&str],
@@ -58,11 +59,7 @@ pub(crate) fn strings_under(
                 p.expect(b']')?;
             }
         } else {
-            let key = p.key()?;
-            p.skip_ws();
-            p.expect(b'=')?;
-            p.skip_ws();
-            let value = p.value()?;
+            let (key, value) = p.key_value()?;
             let mut path = table.clone();
             path.extend(key);
             collect(&path, value, prefix, &mut out);
@@ -89,12 +86,13 @@ fn collect(
         leaf => {
             let under = path.len() > prefix.len() && path.iter().zip(prefix).all(|(a, b)| a == b);
             if under {
-                let key = path[prefix.len()..].join(".");
+                // A direct child of the table is its key's value; anything deeper
+                // (`harnesses.path = …`, `harnesses = { … }`) makes the key no string.
                 let v = match leaf {
-                    Value::Str(s) => Ok(s),
+                    Value::Str(s) if path.len() == prefix.len() + 1 => Ok(s),
                     _ => Err(()),
                 };
-                out.insert(key, v);
+                out.insert(path[prefix.len()].clone(), v);
             }
         }
     }
@@ -182,6 +180,15 @@ impl Parser<'_> {
         }
     }
 
+    /// `key = value`.
+    fn key_value(&mut self) -> Result<(Vec<String>, Value), ManifestError> {
+        let key = self.key()?;
+        self.skip_ws();
+        self.expect(b'=')?;
+        self.skip_ws();
+        Ok((key, self.value()?))
+    }
+
     /// A dotted key: bare, `"basic"` or `'literal'` parts separated by `.`.
     fn key(&mut self) -> Result<Vec<String>, ManifestError> {
         let mut parts = Vec::new();
@@ -244,11 +251,7 @@ impl Parser<'_> {
                         self.i += 1;
                         return Ok(Value::Table(entries));
                     }
-                    let key = self.key()?;
-                    self.skip_ws();
-                    self.expect(b'=')?;
-                    self.skip_ws();
-                    entries.push((key, self.value()?));
+                    entries.push(self.key_value()?);
                     self.skip_blank_lines()?;
                     match self.peek() {
                         Some(b',') => self.i += 1,

@@ -22,11 +22,11 @@ mod record;
 mod render;
 mod suite;
 
-pub use config::{HarnessConfig, JudgeRequest, JudgeSetup, layout_at};
+pub use config::{HarnessConfig, JudgeRequest, JudgeSetup};
 pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Disagreement, Evaluation, Verdict, evaluate, quick_verdict, verdict};
 pub use plan::{
-    CheckResult, Judge, JudgeError, PlannedTrial, check_loaded, plan, plan_exact, status,
+    CheckResult, Failure, Judge, JudgeError, PlannedTrial, check_loaded, plan, plan_exact,
 };
 pub use record::{
     FindingRecord, HarnessRecord, JudgeRecord, LedgerEntry, LiveRecord, ScoreRecord, Status,

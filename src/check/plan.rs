@@ -28,9 +28,9 @@ use super::render;
 use super::suite::Suite;
 use crate::finding::Severity;
 use crate::harness::{
-    Expect, Label, Layout, SuiteFiles, Transcript, TrialId, TrialKind, discover, suite_transcripts,
+    Expect, Layout, SuiteFiles, Transcript, TrialId, TrialKind, discover, suite_transcripts,
 };
-use crate::source::{SourceError, SourceFile};
+use crate::source::SourceError;
 
 /// An LLM judge the plan's `judge::` trials run through. The judge layer implements it (with
 /// the `judge` feature); the plan only calls it.
@@ -88,19 +88,17 @@ pub struct PlannedTrial {
 enum Work {
     Harness(LazySuite),
     Transcript(LazySuite, PathBuf),
-    Gate(LazySuite, Vec<(String, PathBuf)>),
+    Gate(LazySuite),
     Judge(LazySuite, PathBuf, JudgeSetup),
-    /// A setup failure, with its message.
-    Fail(String),
+    /// A setup failure.
+    Fail(Failure),
 }
 
 impl PlannedTrial {
     /// Runs the trial, once; every outcome, a load error included, is a record.
     pub fn run(&self) -> TrialRecord {
         match &self.work {
-            Work::Fail(message) => {
-                TrialRecord::new(&self.id, Status::Failed, Some(message.clone()))
-            }
+            Work::Fail(why) => TrialRecord::new(&self.id, Status::Failed, Some(why.to_string())),
             Work::Harness(lazy) => match lazy.get() {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 Ok(suite) => harness_record(&self.id, &suite),
@@ -111,9 +109,9 @@ impl PlannedTrial {
                     Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 }
             }
-            Work::Gate(lazy, transcripts) => match lazy.get() {
+            Work::Gate(lazy) => match lazy.get() {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
-                Ok(suite) => gate_record(&self.id, discriminate(lazy, &suite, transcripts)),
+                Ok(suite) => gate_record(&self.id, discriminate(lazy, &suite)),
             },
             Work::Judge(lazy, path, setup) => match setup {
                 JudgeSetup::Ready(judge) => judged(&self.id, lazy, path, judge.as_ref())
@@ -131,7 +129,7 @@ impl PlannedTrial {
     pub fn files(&self) -> (Option<&Path>, Option<&Path>) {
         match &self.work {
             Work::Fail(_) => (None, None),
-            Work::Harness(l) | Work::Gate(l, _) => (l.harness.as_deref(), None),
+            Work::Harness(l) | Work::Gate(l) => (l.harness.as_deref(), None),
             Work::Transcript(l, p) | Work::Judge(l, p, _) => (l.harness.as_deref(), Some(p)),
         }
     }
@@ -145,7 +143,7 @@ impl PlannedTrial {
             Work::Transcript(l, p) | Work::Judge(l, p, _) => {
                 keep(p) || l.harness.as_deref().is_some_and(keep)
             }
-            Work::Harness(l) | Work::Gate(l, _) => {
+            Work::Harness(l) | Work::Gate(l) => {
                 l.harness.as_deref().is_some_and(keep) || l.transcripts.iter().any(|(_, p)| keep(p))
             }
         }
@@ -158,10 +156,13 @@ impl PlannedTrial {
 pub fn plan(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
     let suites = match discover(layout) {
         Ok(s) => s,
-        Err(e) => return vec![fail(TrialId::setup("discovery"), e.render())],
+        Err(e) => return vec![PlannedTrial::failing(TrialId::setup("discovery"), e)],
     };
     if suites.is_empty() {
-        return vec![fail(TrialId::setup("discovery"), no_suites(layout))];
+        return vec![PlannedTrial::failing(
+            TrialId::setup("discovery"),
+            no_suites(layout),
+        )];
     }
     let mut out: Vec<PlannedTrial> = suites
         .iter()
@@ -178,39 +179,26 @@ pub fn plan(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
 pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option<PlannedTrial> {
     let id: TrialId = name.parse().ok()?;
     let suite = id.suite.as_str();
-    let harness = layout.harness_file(suite);
-    let both = |a: PathBuf, b: PathBuf| {
-        (a.is_file() && b.is_file()).then(|| {
-            format!(
-                "{} and {}: two files for one trial name; keep one",
-                a.display(),
-                b.display()
-            )
-        })
+    let two = |files: &[PathBuf]| {
+        let files: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "{}: two files for one trial name; keep one",
+            files.join(" and ")
+        )
     };
-    let two_harnesses = both(
-        layout.harnesses.join(format!("{suite}.yaml")),
-        layout.harnesses.join(format!("{suite}.yml")),
-    );
-    if let Some(message) = two_harnesses {
-        return Some(fail(id, message));
+    let harnesses = layout.harness_files(suite);
+    if harnesses.len() > 1 {
+        return Some(PlannedTrial::failing(id, two(&harnesses)));
     }
+    let harness = harnesses.into_iter().next();
     match id.kind {
         TrialKind::Transcript | TrialKind::Judge => {
             let transcript = id.transcript.as_deref()?;
-            let file = layout
-                .transcripts
-                .join(suite)
-                .join(transcript.split("::").collect::<PathBuf>());
-            let name = file.file_name()?.to_string_lossy().into_owned();
-            let twins = both(
-                file.with_file_name(format!("{name}.yaml")),
-                file.with_file_name(format!("{name}.yml")),
-            );
-            if let Some(message) = twins {
-                return Some(fail(id, message));
+            let mut files = layout.transcript_files(suite, transcript);
+            if files.len() > 1 {
+                return Some(PlannedTrial::failing(id, two(&files)));
             }
-            let path = layout.transcript_file(suite, transcript)?;
+            let path = files.pop()?;
             let lazy = LazySuite::new(suite, harness.clone(), layout, Vec::new());
             Some(if id.kind == TrialKind::Judge {
                 harness.as_ref()?;
@@ -227,13 +215,13 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
             harness.as_ref()?;
             let ts = match suite_transcripts(layout, suite) {
                 Ok(ts) => ts,
-                Err(e) => return Some(fail(id, e.render())),
+                Err(e) => return Some(PlannedTrial::failing(id, e)),
             };
             if ts.is_empty() {
                 return None;
             }
-            let lazy = LazySuite::new(suite, harness, layout, ts.clone());
-            Some(trial(id, Work::Gate(lazy, ts)))
+            let lazy = LazySuite::new(suite, harness, layout, ts);
+            Some(trial(id, Work::Gate(lazy)))
         }
         TrialKind::Live | TrialKind::Setup => None,
     }
@@ -263,14 +251,50 @@ fn trial(id: TrialId, work: Work) -> PlannedTrial {
     }
 }
 
-fn fail(id: TrialId, message: String) -> PlannedTrial {
-    trial(id, Work::Fail(message))
+/// Why a planned trial fails before it runs: a file error (kept typed, for a caller that
+/// reports it as an input error) or words.
+#[derive(Clone, Debug)]
+pub enum Failure {
+    /// A file the harness could not use (discovery, configuration), rendered with its place.
+    Source(SourceError),
+    /// Anything else.
+    Words(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Source(e) => f.write_str(&e.render()),
+            Failure::Words(w) => f.write_str(w),
+        }
+    }
+}
+
+impl From<SourceError> for Failure {
+    fn from(e: SourceError) -> Self {
+        Failure::Source(e)
+    }
+}
+
+impl From<String> for Failure {
+    fn from(w: String) -> Self {
+        Failure::Words(w)
+    }
 }
 
 impl PlannedTrial {
-    /// A trial that fails with `message`: it stands for a harness that could not start.
-    pub fn failing(id: TrialId, message: String) -> Self {
-        fail(id, message)
+    /// A trial that fails with `why` before it runs (a harness that could not start, a name
+    /// whose files are ambiguous).
+    pub fn failing(id: TrialId, why: impl Into<Failure>) -> Self {
+        trial(id, Work::Fail(why.into()))
+    }
+
+    /// Why the trial fails before it runs, if it does.
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.work {
+            Work::Fail(why) => Some(why),
+            _ => None,
+        }
     }
 }
 
@@ -309,10 +333,7 @@ fn suite_trials(files: &SuiteFiles, layout: &Layout, config: &HarnessConfig) -> 
         }
     }
     if files.harness.is_some() && !files.transcripts.is_empty() {
-        out.push(trial(
-            TrialId::discrimination(name),
-            Work::Gate(lazy, files.transcripts.clone()),
-        ));
+        out.push(trial(TrialId::discrimination(name), Work::Gate(lazy)));
     }
     out
 }
@@ -376,12 +397,14 @@ impl LazySuite {
                 Some(p) => Suite::load(p).map(Arc::new),
                 None => {
                     let expected = self.harness_dir.join(format!("{}.yaml", self.name));
-                    let file = SourceFile::from_text(&expected, "");
-                    Err(file.error(format!(
-                        "suite `{}` has transcripts but no harness (expected {})",
-                        self.name,
-                        expected.display()
-                    )))
+                    Err(SourceError::about(
+                        &expected,
+                        format!(
+                            "suite `{}` has transcripts but no harness (expected {})",
+                            self.name,
+                            expected.display()
+                        ),
+                    ))
                 }
             })
             .clone()
@@ -406,16 +429,12 @@ fn gate_record(id: &TrialId, d: Discrimination) -> TrialRecord {
 }
 
 /// Evaluates a suite's transcripts (or takes their trials' results) and builds its gate.
-fn discriminate(
-    lazy: &LazySuite,
-    suite: &Suite,
-    transcripts: &[(String, PathBuf)],
-) -> Discrimination {
+fn discriminate(lazy: &LazySuite, suite: &Suite) -> Discrimination {
     let mut evals = Vec::new();
     let mut errors = Vec::new();
-    for (id, path) in transcripts {
+    for (id, path) in lazy.transcripts.iter() {
         match lazy.check(suite, path) {
-            Ok(r) => evals.push((r.evaluation.clone(), r.xfail.is_some())),
+            Ok(r) => evals.push(r.evaluation.clone()),
             Err(e) => errors.push(format!("{id}: {e}")),
         }
     }
@@ -484,7 +503,7 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
 
 /// How a trial ends given whether its evaluation agrees with its label and its `xfail`: an
 /// expected failure is reported, not gating; an unexpected pass fails (strict xfail).
-pub fn status(agrees: Result<(), String>, xfail: Option<&str>) -> (Status, Option<String>) {
+fn status(agrees: Result<(), String>, xfail: Option<&str>) -> (Status, Option<String>) {
     match (agrees, xfail) {
         (Ok(()), None) => (Status::Passed, None),
         (Err(m), None) => (Status::Failed, Some(m)),
@@ -503,14 +522,11 @@ pub fn status(agrees: Result<(), String>, xfail: Option<&str>) -> (Status, Optio
 pub struct CheckResult {
     /// What the engines established.
     pub evaluation: Evaluation,
-    /// `Ok` when the evaluation agrees with the label; `Err` holds the full explanation.
+    /// `Ok` when the evaluation agrees with the label (`evaluation.label`); `Err` holds the
+    /// full explanation.
     pub agrees: Result<(), String>,
-    /// The label's `xfail` reason.
-    pub xfail: Option<String>,
     /// The transcript's file.
     pub path: PathBuf,
-    /// The transcript's label.
-    pub label: Label,
     /// The expected-vs-actual call diff, for transcripts that fail or disagree with their label.
     pub diff: Option<String>,
 }
@@ -518,12 +534,13 @@ pub struct CheckResult {
 impl CheckResult {
     /// The trial's record for the run report: its status and message, and the transcript's.
     pub fn record(&self, id: &TrialId) -> TrialRecord {
-        let (status, message) = status(self.agrees.clone(), self.xfail.as_deref());
+        let label = &self.evaluation.label;
+        let (status, message) = status(self.agrees.clone(), label.xfail.as_deref());
         let mut r = TrialRecord::new(id, status, message);
         r.transcript = Some(TranscriptRecord::new(
             &self.path,
             &self.evaluation,
-            &self.label,
+            label,
             self.diff.clone(),
         ));
         r
@@ -547,9 +564,7 @@ pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceErr
     Ok(CheckResult {
         evaluation: ev,
         agrees,
-        xfail: t.label.xfail.clone(),
         path: path.to_path_buf(),
-        label: t.label,
         diff,
     })
 }

@@ -315,7 +315,7 @@ impl TrialRecord {
         Self {
             kind: id.kind,
             name: id.to_string(),
-            suite: id.report_suite().to_owned(),
+            suite: id.suite.clone(),
             status,
             message,
             transcript: None,

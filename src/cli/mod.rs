@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use agent_seer::check::{HarnessConfig, Status, TrialRecord, plan};
+use agent_seer::check::{Failure, HarnessConfig, Status, TrialRecord, plan};
 use agent_seer::harness::{Layout, TrialKind};
 
 /// Grade how AI agents call MCP tools: schema and capability-matrix linting of tool calls, and
@@ -223,13 +223,15 @@ pub fn run_plan(
     progress: &mut dyn FnMut(&TrialRecord),
 ) -> anyhow::Result<Vec<TrialRecord>> {
     let planned = plan(layout, config);
-    if let Some(setup) = planned.iter().find(|t| t.id.kind == TrialKind::Setup) {
-        // A discovery error keeps its type (and its rendering); the rest is the trial's words.
-        agent_seer::harness::discover(layout)?;
-        anyhow::bail!(
-            "{}",
-            setup.run().message.unwrap_or_else(|| setup.id.to_string())
-        );
+    let setup = planned
+        .iter()
+        .filter(|t| t.id.kind == TrialKind::Setup)
+        .find_map(|t| t.failure());
+    match setup {
+        // A file error keeps its type, so it renders with its place.
+        Some(Failure::Source(e)) => return Err(e.clone().into()),
+        Some(why) => anyhow::bail!("{why}"),
+        None => {}
     }
     let mut out = Vec::new();
     for t in planned

@@ -40,23 +40,41 @@ impl Layout {
     /// The harness file of `suite`, if exactly one exists (`veo.yaml` or `veo.yml`; both is
     /// an error [`discover`] reports).
     pub fn harness_file(&self, suite: &str) -> Option<PathBuf> {
-        only_one(["yaml", "yml"].map(|ext| self.harnesses.join(format!("{suite}.{ext}"))))
+        only_one(self.harness_files(suite))
+    }
+
+    /// Every harness file of `suite` that exists: none, one, or (an error) both spellings.
+    pub fn harness_files(&self, suite: &str) -> Vec<PathBuf> {
+        existing(self.harnesses.join(suite))
     }
 
     /// The transcript file a trial id names, if exactly one exists.
     pub fn transcript_file(&self, suite: &str, id: &str) -> Option<PathBuf> {
+        only_one(self.transcript_files(suite, id))
+    }
+
+    /// Every transcript file a trial id names that exists: none, one, or (an error) both
+    /// spellings.
+    pub fn transcript_files(&self, suite: &str, id: &str) -> Vec<PathBuf> {
         let rel: PathBuf = id.split("::").collect();
-        let file = self.transcripts.join(suite).join(&rel);
-        let name = file.file_name()?.to_string_lossy().into_owned();
-        only_one(["yaml", "yml"].map(|ext| file.with_file_name(format!("{name}.{ext}"))))
+        existing(self.transcripts.join(suite).join(rel))
     }
 }
 
-/// The one candidate that is a file; `None` for none or several.
-fn only_one<const N: usize>(candidates: [PathBuf; N]) -> Option<PathBuf> {
-    let mut found = candidates.into_iter().filter(|p| p.is_file());
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
+/// `<base>.yaml` and `<base>.yml`, those that are files.
+fn existing(base: PathBuf) -> Vec<PathBuf> {
+    let Some(name) = base.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    ["yaml", "yml"]
+        .map(|ext| base.with_file_name(format!("{name}.{ext}")))
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect()
+}
+
+fn only_one(mut found: Vec<PathBuf>) -> Option<PathBuf> {
+    (found.len() == 1).then(|| found.remove(0))
 }
 
 /// One suite's files.
@@ -76,7 +94,7 @@ pub struct SuiteFiles {
 /// saying so, rather than being skipped unseen).
 ///
 /// Refused, all at once in one error: a suite named like a trial prefix (`judge`, `run`,
-/// `agent-seer`), a transcript named like a suite trial (`harness`, `discrimination`), `::`
+/// `agent-seer`), a transcript named like a suite trial (`harness`, `discrimination`), a `:`
 /// in a file or directory name, and two files for one name (`a0.yaml` beside `a0.yml`).
 pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
     let mut suites: Vec<SuiteFiles> = Vec::new();
@@ -91,12 +109,11 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
         }
         // `veo.yaml` and `veo.yml` need not sort next to each other (`veo.x.yaml` between).
         if suites.iter().any(|s| s.suite == suite) {
-            let [yaml, yml] =
-                ["yaml", "yml"].map(|e| layout.harnesses.join(format!("{suite}.{e}")));
+            let files = layout.harness_files(&suite);
+            let files: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
             problems.push(format!(
-                "{} and {}: two harness files for suite `{suite}`",
-                yaml.display(),
-                yml.display()
+                "{}: two harness files for suite `{suite}`",
+                files.join(" and ")
             ));
             continue;
         }
@@ -134,11 +151,13 @@ pub fn discover(layout: &Layout) -> Result<Vec<SuiteFiles>, SourceError> {
     if !problems.is_empty() {
         problems.sort();
         problems.dedup();
-        let file = crate::source::SourceFile::from_text(&layout.transcripts, "");
-        return Err(file.error(format!(
-            "names that cannot be trial names:\n  {}",
-            problems.join("\n  ")
-        )));
+        return Err(SourceError::about(
+            &layout.transcripts,
+            format!(
+                "names that cannot be trial names:\n  {}",
+                problems.join("\n  ")
+            ),
+        ));
     }
     Ok(suites)
 }
@@ -185,7 +204,7 @@ pub fn suite_transcripts(
     let out = suite_dir(&dir, &mut problems)?;
     match problems.first() {
         None => Ok(out),
-        Some(p) => Err(crate::source::SourceFile::from_text(&dir, "").error(p.clone())),
+        Some(p) => Err(SourceError::about(&dir, p.clone())),
     }
 }
 
@@ -220,11 +239,8 @@ fn walk(
                     "directory nesting deeper than 32 levels (a symlink loop?)",
                 ));
             }
-            if name.contains(':') {
-                problems.push(format!(
-                    "{}: directory name: a `:` in a name (trial names join their parts with `::`)",
-                    path.display()
-                ));
+            if let Some(why) = name_problem(&name, &[]) {
+                problems.push(format!("{}: directory name: {why}", path.display()));
             }
             prefix.push(name);
             walk(&path, prefix, out, problems)?;
@@ -232,11 +248,8 @@ fn walk(
         } else if is_yaml(&path) {
             let mut parts = prefix.clone();
             let stem = stem(&path);
-            if stem.contains(':') || stem.is_empty() {
-                problems.push(format!(
-                    "{}: transcript name: a `:` in a name (trial names join their parts with `::`)",
-                    path.display()
-                ));
+            if let Some(why) = name_problem(&stem, &[]) {
+                problems.push(format!("{}: transcript name: {why}", path.display()));
             }
             parts.push(stem);
             out.push((parts.join("::"), path));

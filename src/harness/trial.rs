@@ -53,10 +53,10 @@ pub enum TrialKind {
 pub struct TrialId {
     /// What the trial checks.
     pub kind: TrialKind,
-    /// The suite (for `Setup`, the word after `agent-seer::`).
+    /// The suite (`agent-seer` for a setup trial).
     pub suite: String,
     /// The transcript id (`sub::x`) of transcript and judge trials, `<scenario>#<n>` of live
-    /// ones; `None` for suite trials and setup trials.
+    /// ones, what failed (`discovery`) of setup trials; `None` for suite trials.
     pub transcript: Option<String>,
 }
 
@@ -88,11 +88,7 @@ impl TrialId {
 
     /// `agent-seer::<what>`: a trial standing for a harness that could not start.
     pub fn setup(what: &str) -> Self {
-        Self {
-            kind: TrialKind::Setup,
-            suite: what.to_owned(),
-            transcript: None,
-        }
+        Self::new(TrialKind::Setup, "agent-seer", Some(what))
     }
 
     fn new(kind: TrialKind, suite: &str, transcript: Option<&str>) -> Self {
@@ -100,14 +96,6 @@ impl TrialId {
             kind,
             suite: suite.to_owned(),
             transcript: transcript.map(str::to_owned),
-        }
-    }
-
-    /// The suite a report files the trial under (`agent-seer` for setup trials).
-    pub fn report_suite(&self) -> &str {
-        match self.kind {
-            TrialKind::Setup => "agent-seer",
-            _ => &self.suite,
         }
     }
 }
@@ -121,7 +109,7 @@ impl fmt::Display for TrialId {
             TrialKind::Discrimination => write!(f, "{}::discrimination", self.suite),
             TrialKind::Judge => write!(f, "judge::{}::{t}", self.suite),
             TrialKind::Live => write!(f, "run::{}::{t}", self.suite),
-            TrialKind::Setup => write!(f, "agent-seer::{}", self.suite),
+            TrialKind::Setup => write!(f, "agent-seer::{t}"),
         }
     }
 }

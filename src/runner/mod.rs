@@ -32,17 +32,19 @@ use crate::report::RunDir;
 pub fn main() -> ExitCode {
     let args = Arguments::from_args();
     let mut config = HarnessConfig::from_env();
-    let trials = match config.layout() {
+    let (trials, root) = match config.layout() {
         Ok(layout) => {
             attach_judge(&mut config, &layout);
-            trials(&args, &layout, &config)
+            (trials(&args, &layout, &config), layout.root)
         }
         Err(e) => {
-            let t = PlannedTrial::failing(TrialId::setup("configuration"), e.render());
-            vec![wrap(t, config.root.clone(), false)]
+            let t = PlannedTrial::failing(TrialId::setup("configuration"), e);
+            (
+                vec![wrap(t, config.root.clone(), false)],
+                config.root.clone(),
+            )
         }
     };
-    let root = config.root.clone();
     // Return the code instead of calling `Conclusion::exit` (datatest-stable#20: exit() breaks
     // coverage tools).
     let code = libtest_mimic::run(&args, trials).exit_code();
@@ -96,10 +98,12 @@ fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Tria
     // instead of the filter leaving 0 tests and a green run.
     if let Some(name) = exact
         && let Ok(id) = name.parse::<TrialId>()
-        && let Some(setup) = planned.iter().find(|t| t.id.kind == TrialKind::Setup)
+        && let Some(why) = planned
+            .iter()
+            .filter(|t| t.id.kind == TrialKind::Setup)
+            .find_map(PlannedTrial::failure)
     {
-        let message = setup.run().message.unwrap_or_default();
-        return vec![wrap(PlannedTrial::failing(id, message), root, false)];
+        return vec![wrap(PlannedTrial::failing(id, why.clone()), root, false)];
     }
     planned
         .into_iter()
