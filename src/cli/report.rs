@@ -26,8 +26,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Some(d) => d,
         None => RunDir::latest(&RunDir::cli_target(&super::project_root(args.root)))?,
     };
-    let records = RunDir::read(&dir)?;
-    let incomplete = RunDir::incomplete(&dir)?;
+    let (records, incomplete) = RunDir::read_run(&dir)?;
     let id = dir.file_name().map_or_else(
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

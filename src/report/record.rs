@@ -124,7 +124,7 @@ pub struct Report {
     /// Two graders' agreement, when a judge ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementRecord>,
-    /// What a killed process left unfinished in the run directory ([`crate::report::RunDir::incomplete`]);
+    /// What a killed process left unfinished in the run directory ([`crate::report::RunDir::read_run`]);
     /// a run with anything here does not pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incomplete: Vec<String>,

@@ -9,7 +9,7 @@
 //! `write` of a whole line in append mode; a reader drops a last line a killed process left
 //! unfinished. A process that ends normally closes its file with an end marker
 //! (`records-<pid>-<start>.end`, [`RunDir::close`]); a record file without one, or with a torn last
-//! line, was left by a killed process, and [`RunDir::incomplete`] names it so a report on the
+//! line, was left by a killed process, and [`RunDir::read_run`] names it so a report on the
 //! run says it is incomplete (and does not pass). (One file per trial, written by rename, cost 4× the whole evaluation at 10,000
 //! trials.)
 
@@ -202,32 +202,19 @@ impl RunDir {
         Ok(())
     }
 
-    /// What a killed process left unfinished in a run directory: each record file without
-    /// its end marker, or whose last line was cut off, in words. Empty for a complete run.
-    pub fn incomplete(dir: &Path) -> Result<Vec<String>, RunDirError> {
-        let mut out = Vec::new();
-        for p in record_files(dir)? {
-            if p.extension().is_none_or(|e| e != "jsonl") {
-                continue;
-            }
-            let text = std::fs::read(&p).map_err(io_err(&p))?;
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            if !text.is_empty() && !text.ends_with(b"\n") {
-                out.push(format!("{name}: its last record was cut off"));
-            } else if !p.with_extension("end").is_file() {
-                out.push(format!(
-                    "{name}: the process writing it did not finish (killed, or still running)"
-                ));
-            }
-        }
-        Ok(out)
-    }
-
     /// Reads every record of a run directory (`*.jsonl` record files, and `*.json` single
     /// records), sorted by trial name. A last line without its newline is a write a killed
     /// process never finished, and is left out; any other bad line is an error naming it.
     pub fn read(dir: &Path) -> Result<Vec<TrialRecord>, RunDirError> {
+        Self::read_run(dir).map(|(records, _)| records)
+    }
+
+    /// [`RunDir::read`], and what a killed process left unfinished, in words: each record
+    /// file without its end marker, or whose last line was cut off (empty for a complete
+    /// run). Each file is read once for both.
+    pub fn read_run(dir: &Path) -> Result<(Vec<TrialRecord>, Vec<String>), RunDirError> {
         let mut out = Vec::new();
+        let mut incomplete = Vec::new();
         for p in record_files(dir)? {
             let text = std::fs::read_to_string(&p).map_err(io_err(&p))?;
             let parse = |text: &str, first_line: usize| {
@@ -241,6 +228,14 @@ impl RunDir {
             if p.extension().is_some_and(|e| e == "json") {
                 out.push(parse(&text, 1)?);
                 continue;
+            }
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            if !text.is_empty() && !text.ends_with('\n') {
+                incomplete.push(format!("{name}: its last record was cut off"));
+            } else if !p.with_extension("end").is_file() {
+                incomplete.push(format!(
+                    "{name}: the process writing it did not finish (killed, or still running)"
+                ));
             }
             let complete = text.rfind('\n').map_or("", |end| &text[..end]);
             for (i, line) in complete.lines().enumerate() {
@@ -260,7 +255,7 @@ impl RunDir {
                 .then_with(|| (a.status != Status::Passed).cmp(&(b.status != Status::Passed)))
         });
         out.dedup_by(|later, first| later.name == first.name);
-        Ok(out)
+        Ok((out, incomplete))
     }
 
     /// The run `target/agent-seer/latest` names.
