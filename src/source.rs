@@ -209,9 +209,12 @@ impl SourceError {
         self
     }
 
-    /// The error's cause, shared: for an error restated about another file.
-    pub(crate) fn cause(&self) -> Option<Arc<dyn std::error::Error + Send + Sync>> {
-        self.cause.clone()
+    /// `other`, keeping this error's cause: for an error restated about another place.
+    pub(crate) fn restated_as(&self, other: SourceError) -> SourceError {
+        SourceError {
+            cause: self.cause.clone(),
+            ..other
+        }
     }
 
     /// An error about the whole file or directory at `path`, with no cause but its words.

@@ -423,26 +423,7 @@ impl Harness {
                 .source
                 .error(format!("{}: {}", referenced.display(), err.message)),
         };
-        match err.cause() {
-            Some(cause) => restated.with_cause(SharedCause(cause)),
-            None => restated,
-        }
-    }
-}
-
-/// An error shared between two `SourceError`s (the original and its restatement).
-#[derive(Debug)]
-struct SharedCause(std::sync::Arc<dyn std::error::Error + Send + Sync>);
-
-impl std::fmt::Display for SharedCause {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for SharedCause {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(self.0.as_ref())
+        err.restated_as(restated)
     }
 }
 
