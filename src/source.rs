@@ -387,6 +387,11 @@ mod tests {
             io.map(std::io::Error::kind),
             Some(std::io::ErrorKind::NotFound)
         );
+        let restated = e.restated_as(SourceError::about(
+            Path::new("h.yaml"),
+            "x.yaml: no such file",
+        ));
+        assert!(restated.source().is_some_and(|s| s.is::<std::io::Error>()));
         let parse = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
         let e = SourceError::caused_by(Path::new("y.json"), parse);
         assert!(e.source().is_some_and(|s| s.is::<serde_json::Error>()));
