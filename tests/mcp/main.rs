@@ -279,4 +279,5 @@ fn inspect_saves_and_profiles() {
     assert_eq!(saved, captured);
 }
 
+mod generic_pypi;
 mod real;
