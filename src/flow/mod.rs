@@ -52,6 +52,8 @@ pub struct Reference {
 pub struct CallFlow {
     /// Whether the call failed (an error finding, or a tool output with `isError`), so it produced nothing.
     pub failed: bool,
+    /// Whether the server refused it: its output (recorded, or the step's mock) is an MCP error.
+    pub refused: bool,
     /// The call's argument values that reference artifacts.
     pub references: Vec<Reference>,
     /// Artifacts this call produced (normalised), when it succeeded.
@@ -156,6 +158,7 @@ pub fn analyze(
         };
         if outputs[i].is_some_and(is_error_output) {
             cf.failed = true;
+            cf.refused = true;
         }
         for (pointer, value) in references(linter, call, inferred.get(call.tool.as_str())) {
             let norm = normalize(&value);
@@ -174,7 +177,7 @@ pub fn analyze(
             if origin.is_none() {
                 let makes = |p: &usize| offered[*p].produces(&value, &ground);
                 let earlier_failed = (0..i).filter(|&p| flow.calls[p].failed).find(makes);
-                let later = (i..calls.len()).find(makes);
+                let later = (i + 1..calls.len()).find(makes);
                 finding = Some(match (earlier_failed, later) {
                     (Some(p), _) => Finding::new(
                         Code::FailedDependency,
@@ -336,8 +339,8 @@ impl Source {
         self.values.contains(value) || (value.len() >= 4 && self.text.contains(value))
     }
 
-    /// Whether `name` is printed here as a whole word of a listing (`[FILE] notes.txt`): not
-    /// inside a longer name or path.
+    /// Whether `name` is printed here as a whole word of a listing (`[FILE] notes.txt`) or as
+    /// the tail of a path (`~/project/docs/a.md` gives `docs/a.md`): not inside a longer name.
     fn lists(&self, name: &str) -> bool {
         if self.values.contains(name) {
             return true;
@@ -351,7 +354,7 @@ impl Source {
                 Some('.') => rest.next().filter(|c| c.is_alphanumeric()),
                 other => other,
             };
-            !before.is_some_and(part) && !after.is_some_and(part)
+            !before.is_some_and(|c| c != '/' && part(c)) && !after.is_some_and(part)
         })
     }
 
@@ -424,34 +427,33 @@ impl Ground {
     }
 }
 
-/// Per tool, the argument positions the scenario's own workflow shows to be references: a step
-/// value (a string of three characters or more, an integer of four digits or more) at a
-/// position the step compares exactly, which an earlier step's mock output produced (or lists
-/// the name of, under a directory the prompt gives) and the prompts so far do not give. Array
-/// indices become `*`, so every item of the agent's array is checked.
+/// Per tool, the argument positions the scenario's own workflow shows to be references: where
+/// a step's value (a string of three characters or more, an integer of four digits or more)
+/// is one an earlier step's mock output produced (or the listed name of a path under a
+/// directory the prompt gives) and the prompts so far do not give, and no step of the tool has
+/// a value there the prompt gives or a policy that lets it vary. Array indices become `*`, so
+/// every item of the agent's array is checked.
 pub(crate) fn inferred_references(sc: &Scenario) -> HashMap<&str, Vec<String>> {
-    let mut out: HashMap<&str, Vec<String>> = HashMap::new();
+    // (tool, pattern) → whether every step that has a value there takes it from an output.
+    let mut votes: Vec<((&str, String), bool)> = Vec::new();
     let mut outputs: Vec<Source> = Vec::new();
     let mut prompts = Ground::default();
     prompts.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
     for (ti, turn) in sc.turns.iter().enumerate() {
         prompts.push(Origin::Prompt(ti), Source::of_text(&turn.prompt));
         for step in &turn.workflow {
-            if !outputs.is_empty() {
-                let mut leaves = Vec::new();
-                leaves_of(&step.call.arguments, String::new(), &mut leaves);
-                for (pointer, value) in leaves {
-                    if !compared_exactly(step, &pointer) || prompts.origin_of(&value).is_some() {
-                        continue;
-                    }
-                    if outputs.iter().any(|o| o.produces(&value, &prompts)) {
-                        let pattern = generalize(&pointer);
-                        for tool in step.tools() {
-                            let list = out.entry(tool).or_default();
-                            if !list.contains(&pattern) {
-                                list.push(pattern.clone());
-                            }
-                        }
+            let mut leaves = Vec::new();
+            leaves_of(&step.call.arguments, String::new(), &mut leaves);
+            for (pointer, value) in leaves {
+                let produced = compared_exactly(step, &pointer)
+                    && prompts.origin_of(&value).is_none()
+                    && outputs.iter().any(|o| o.produces(&value, &prompts));
+                let pattern = generalize(&pointer);
+                for tool in step.tools() {
+                    let key = (tool, pattern.clone());
+                    match votes.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, all)) => *all &= produced,
+                        None => votes.push((key, produced)),
                     }
                 }
             }
@@ -460,6 +462,12 @@ pub(crate) fn inferred_references(sc: &Scenario) -> HashMap<&str, Vec<String>> {
             {
                 outputs.push(Source::of_output(m));
             }
+        }
+    }
+    let mut out: HashMap<&str, Vec<String>> = HashMap::new();
+    for ((tool, pattern), all) in votes {
+        if all {
+            out.entry(tool).or_default().push(pattern);
         }
     }
     out

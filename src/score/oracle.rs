@@ -147,7 +147,7 @@ impl Turn<'_> {
         let pairing: Vec<Option<usize>> = assign(&sim)
             .into_iter()
             .enumerate()
-            .map(|(i, j)| j.filter(|&j| sim[i][j] >= 0.25))
+            .map(|(i, j)| j.filter(|&j| sim[i][j] >= 0.2))
             .collect();
         let mut step_of = vec![None; calls.len()];
         for (i, j) in pairing.iter().enumerate() {
@@ -227,8 +227,17 @@ impl Turn<'_> {
                     .effect(&steps[i].call.tool, steps[i].call.args())
                     .read_only
         };
+        // A call whose values break the step's policies did something else than the step.
+        let right_values = |i: usize, j: usize| {
+            self.compare(steps[i], calls[j], self.first + j)
+                .iter()
+                .all(|(_, bad)| bad.is_none())
+        };
         let done = |i: usize, j: usize| {
-            steps[i].accepts_tool(&calls[j].tool) && !failed(j) && !changes_nothing(i, j)
+            steps[i].accepts_tool(&calls[j].tool)
+                && !failed(j)
+                && !changes_nothing(i, j)
+                && right_values(i, j)
         };
         let required_done = pairs
             .iter()
@@ -275,25 +284,39 @@ impl Turn<'_> {
                         .is_some_and(|c| !c.references.is_empty())
                 })
                 .collect();
-            let grounded = with_refs
+            // Under `order: strict` the workflow makes every step depend on the one before: a
+            // call out of that order breaks a dependency as a reference to nothing does.
+            let out_of_order: Vec<usize> = if strict {
+                judged
+                    .iter()
+                    .filter(|(a, b)| pairing[*a] > pairing[*b])
+                    .filter_map(|(_, b)| pairing[*b])
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let dependent: Vec<usize> = (0..calls.len())
+                .filter(|j| with_refs.contains(j) || out_of_order.contains(j))
+                .collect();
+            let respected = dependent
                 .iter()
                 .filter(|j| {
-                    !self.has(
-                        self.first + **j,
-                        &[
-                            Code::UnknownReference,
-                            Code::UseBeforeProduce,
-                            Code::FailedDependency,
-                        ],
-                    )
+                    !out_of_order.contains(j)
+                        && !self.has(
+                            self.first + **j,
+                            &[
+                                Code::UnknownReference,
+                                Code::UseBeforeProduce,
+                                Code::FailedDependency,
+                            ],
+                        )
                 })
                 .count();
-            sub.insert(OrderingDependency, ratio(grounded, with_refs.len(), 1.0));
+            sub.insert(OrderingDependency, ratio(respected, dependent.len(), 1.0));
             // Work that did nothing for the user: unrequested, redundant or failed calls.
             let wasted = (0..calls.len())
                 .filter(|j| {
-                    step_of[*j].is_none()
-                        || failed(*j)
+                    step_of[*j].is_none_or(|i| !done(i, *j))
                         || self.has(self.first + j, &[Code::RedundantCall])
                 })
                 .count();
@@ -312,6 +335,20 @@ impl Turn<'_> {
         };
         for (i, j) in &pairs {
             keep_weakest(self.arguments(steps[*i], calls[*j], self.first + *j, &mut out));
+        }
+        // A required step nobody called had none of its arguments provided: completeness 0,
+        // and the cascades take the rest.
+        if pairing
+            .iter()
+            .enumerate()
+            .any(|(i, j)| j.is_none() && !self.optional[i])
+        {
+            keep_weakest(
+                SubDimension::ARGUMENTS
+                    .into_iter()
+                    .map(|d| (d, if d == ArgumentName { 1.0 } else { 0.0 }))
+                    .collect(),
+            );
         }
         // A call that does what no step asks for (makes media, changes state) has no correct
         // values: nobody asked for any.
@@ -352,13 +389,10 @@ impl Turn<'_> {
                 out.push(f);
             } else if !self.optional[*i] && !done(*i, *j) {
                 // A call the engines rejected has its error already; one the server refused, or
-                // a dry run, leaves the step undone without one.
+                // a dry run, leaves the step undone and says so.
                 let index = self.first + j;
-                let rejected = self
-                    .findings
-                    .iter()
-                    .any(|f| f.call == Some(index) && f.severity == Severity::Error);
-                if !rejected {
+                let refused = self.flow.calls.get(index).is_some_and(|c| c.refused);
+                if refused || changes_nothing(*i, *j) {
                     let why = if changes_nothing(*i, *j) {
                         "changes nothing with these arguments (a dry run)"
                     } else {
@@ -388,6 +422,25 @@ impl Turn<'_> {
                     .any(|&k: &usize| std::ptr::eq(steps[k], steps[i]))
             {
                 missing_reported.push(i);
+                // A dry run of the step's tool, in its place, is the step left undone.
+                let dry = (0..calls.len()).find(|&j| {
+                    steps[i].accepts_tool(&calls[j].tool) && changes_nothing(i, j)
+                });
+                if let Some(j) = dry {
+                    let mut f = Finding::new(
+                        Code::StepUndone,
+                        "",
+                        format!(
+                            "the workflow's step {} (`{}`) is not done: call {} changes nothing with its arguments (a dry run), and no call of the turn does the step",
+                            i + 1,
+                            steps[i].call.tool,
+                            self.first + j + 1
+                        ),
+                    );
+                    f.call = Some(self.first + j);
+                    out.push(f);
+                    continue;
+                }
                 let mut f = Finding::new(
                     Code::MissingCall,
                     "",
@@ -520,6 +573,10 @@ impl Turn<'_> {
     /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for it
     /// (a wrong tool), anything less is unrelated.
     fn similarity(&self, o: &OracleCall, a: &Call, index: usize) -> f64 {
+        if o.optional && !o.accepts_tool(&a.tool) {
+            // Another tool standing in for a step the agent may skip is just another call.
+            return 0.0;
+        }
         if o.accepts_tool(&a.tool) {
             let compared = self.compare(o, a, index);
             let matched = compared.iter().filter(|(_, ok)| ok.is_none()).count();
@@ -546,7 +603,8 @@ impl Turn<'_> {
         scalars(&a.arguments, "", None, &mut given);
         let shared = wanted.iter().filter(|w| given.contains(w)).count();
         let frac = shared as f64 / wanted.len() as f64;
-        if frac >= 0.5 { 0.5 * frac } else { 0.0 }
+        // Below any call of the step's own tool (0.5 or more), so a tie goes to the right tool.
+        if frac >= 0.5 { 0.45 * frac } else { 0.0 }
     }
 
     /// Each compared parameter and, when the call's value does not match the step's, the
@@ -650,9 +708,11 @@ impl Turn<'_> {
         if o.accepts_tool(&a.tool) {
             for (p, bad) in &compared {
                 let Some(at) = bad else { continue };
-                let flagged = mine
-                    .iter()
-                    .any(|f| f.pointer.split('/').nth(1) == Some(escape(p).as_str()));
+                // A value the linter or the matrix already rejects is reported once, by them.
+                let flagged = mine.iter().any(|f| {
+                    !f.code.as_str().starts_with("flow.")
+                        && f.pointer.split('/').nth(1) == Some(escape(p).as_str())
+                });
                 if !flagged {
                     let want = match policy_at(o, at) {
                         Some(MatchPolicy::Absent) => "no value".to_owned(),
