@@ -620,7 +620,7 @@ pub(crate) fn value_matches(
 }
 
 /// `from_output`: the value (a string, or an array of strings) was produced by an earlier call.
-fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
+pub(crate) fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
     let values: Vec<&str> = match g {
         Value::String(s) => vec![s.as_str()],
         Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),

@@ -1,0 +1,484 @@
+//! Trajectory metrics: the agent's calls against the workflow in the vocabulary other tools
+//! report — Google ADK's `tool_trajectory_avg_score` (`EXACT`, `IN_ORDER`, `ANY_ORDER`), Vertex
+//! AI's `trajectory_exact_match`, `trajectory_in_order_match`, `trajectory_any_order_match`,
+//! `trajectory_precision` and `trajectory_recall`, agentevals' strict / superset modes — so a
+//! team can set agent-seer beside what it uses today. They go in the JSON report next to TC and
+//! never decide the verdict.
+//!
+//! Per turn, the reference trajectory is the turn's workflow steps and the predicted one the
+//! agent's calls. A call *matches* a step under two rules, both reported:
+//!
+//! - **policy** ([`policy_matches`]): the same tool, and every argument the step compares
+//!   matches under the step's match policy — the oracle's own comparison
+//!   ([`oracle::value_matches`]), so `ignore`, `any_of`, `tolerance`, `from_output`… count as
+//!   they do for TC. Arguments the step does not name are not compared (the linter judges
+//!   them);
+//! - **literal** ([`literal_matches`]): the same tool and arguments equal as JSON, numbers by
+//!   value — ADK's default (Python dict equality), so these numbers are ADK's.
+//!
+//! From the match relation, per turn ([`Metrics::of`]), each 0–1:
+//!
+//! - `exact_match`: as many calls as steps, call *i* matching step *i*;
+//! - `in_order_match`: the steps match a subsequence of the calls, in order (extra calls
+//!   allowed; the greedy scan ADK uses is optimal for a subsequence);
+//! - `any_order_match`: every step matched by a call of its own, in any order (extra calls
+//!   allowed);
+//! - `precision` (matched calls / calls), `recall` (matched steps / steps) and `f1` (their
+//!   harmonic mean), matched one to one under the optimal pairing ([`assign`] on 0/1
+//!   similarity). ADK pairs first-match, which can mis-pair repeated calls to one tool
+//!   (adk-python #5306); under the literal rule the two agree, since equality is transitive.
+//!
+//! Empty trajectories: no steps and no calls scores 1 everywhere. No steps but calls: exact 0,
+//! in-order and any-order 1 (nothing was required, as in ADK), precision 0, recall 1, F1 0. Steps
+//! but no calls: the three matches 0, precision 1 (no wrong call), recall 0, F1 0.
+//!
+//! A transcript's metrics are the mean over its scenario's turns (a turn the transcript never
+//! reached counts with no calls): the three matches become ADK's `tool_trajectory_avg_score`
+//! for that match type, and F1 is the mean of the turns' F1 (not the F1 of the mean precision
+//! and recall). The main type is [`Trajectory`], made by [`transcript`]; [`turn`] does one turn.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::flow::Flow;
+use crate::harness::{Call, OracleCall, Scenario, Transcript};
+use crate::lint::Linter;
+use crate::score::{assign, oracle};
+
+/// One trajectory's six metrics, each 0–1: a turn's (the three matches 0 or 1) or the mean of a
+/// transcript's turns.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Same length, call *i* matching step *i* (ADK `EXACT`, Vertex `trajectory_exact_match`).
+    pub exact_match: f64,
+    /// The steps match a subsequence of the calls, in order (ADK `IN_ORDER`, Vertex
+    /// `trajectory_in_order_match`).
+    pub in_order_match: f64,
+    /// Every step matched by a call of its own, in any order (ADK `ANY_ORDER`, Vertex
+    /// `trajectory_any_order_match`).
+    pub any_order_match: f64,
+    /// Matched calls / calls under the optimal pairing; 1 without calls (Vertex
+    /// `trajectory_precision`).
+    pub precision: f64,
+    /// Matched steps / steps under the optimal pairing; 1 without steps (Vertex
+    /// `trajectory_recall`).
+    pub recall: f64,
+    /// The harmonic mean of precision and recall; 0 when both are.
+    pub f1: f64,
+}
+
+impl Metrics {
+    /// A turn's metrics, from how many steps and calls it has and whether call `j` matches step
+    /// `i` (`matches(i, j)`).
+    pub fn of(steps: usize, calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
+        let m: Vec<Vec<bool>> = (0..steps)
+            .map(|i| (0..calls).map(|j| matches(i, j)).collect())
+            .collect();
+        let exact = steps == calls && (0..steps).all(|i| m[i][i]);
+        // Greedy: each step takes the earliest matching call after the previous step's, which
+        // leaves the most calls for the steps after it.
+        let mut next = 0;
+        let in_order = (0..steps).all(|i| match (next..calls).find(|&j| m[i][j]) {
+            Some(j) => {
+                next = j + 1;
+                true
+            }
+            None => false,
+        });
+        let matched = if steps == 0 || calls == 0 {
+            0
+        } else {
+            let sim: Vec<Vec<f64>> = m
+                .iter()
+                .map(|row| row.iter().map(|&b| f64::from(u8::from(b))).collect())
+                .collect();
+            assign(&sim)
+                .iter()
+                .enumerate()
+                .filter(|(i, j)| j.is_some_and(|j| m[*i][j]))
+                .count()
+        };
+        let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
+        let (precision, recall) = (ratio(matched, calls), ratio(matched, steps));
+        let f1 = if precision + recall > 0.0 {
+            2.0 * precision * recall / (precision + recall)
+        } else {
+            0.0
+        };
+        let one = |b: bool| if b { 1.0 } else { 0.0 };
+        Self {
+            exact_match: one(exact),
+            in_order_match: one(in_order),
+            any_order_match: one(matched == steps),
+            precision,
+            recall,
+            f1,
+        }
+    }
+
+    /// The mean of each metric over `turns`; all 1 for none (as for an empty trajectory).
+    pub fn mean(turns: &[Metrics]) -> Self {
+        if turns.is_empty() {
+            return Self::of(0, 0, |_, _| false);
+        }
+        let n = turns.len() as f64;
+        let avg = |f: fn(&Metrics) -> f64| turns.iter().map(f).sum::<f64>() / n;
+        Self {
+            exact_match: avg(|t| t.exact_match),
+            in_order_match: avg(|t| t.in_order_match),
+            any_order_match: avg(|t| t.any_order_match),
+            precision: avg(|t| t.precision),
+            recall: avg(|t| t.recall),
+            f1: avg(|t| t.f1),
+        }
+    }
+}
+
+/// One turn's trajectory metrics under both matching rules.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnTrajectory {
+    /// The turn's workflow steps (the reference trajectory's length).
+    pub steps: usize,
+    /// The agent's calls in the turn (the predicted trajectory's length).
+    pub calls: usize,
+    /// A call matches a step under the step's match policies ([`policy_matches`]).
+    pub policy: Metrics,
+    /// A call matches a step when tool and arguments are equal ([`literal_matches`]), as ADK
+    /// compares by default.
+    pub literal: Metrics,
+}
+
+/// A transcript's trajectory metrics: the mean over its scenario's turns, and each turn's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// The turns' mean under the match policies.
+    pub policy: Metrics,
+    /// The turns' mean under literal equality (ADK's `tool_trajectory_avg_score`).
+    pub literal: Metrics,
+    /// Each of the scenario's turns, in order.
+    pub turns: Vec<TurnTrajectory>,
+}
+
+/// A transcript's trajectory against its scenario. `flow` (the flow engine's analysis of the
+/// transcript) decides `from_output` arguments.
+pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -> Trajectory {
+    let mut turns = Vec::with_capacity(sc.turns.len());
+    let mut first = 0;
+    for (ti, st) in sc.turns.iter().enumerate() {
+        let calls: Vec<&Call> = t
+            .turns
+            .get(ti)
+            .map(|tt| tt.calls.iter().collect())
+            .unwrap_or_default();
+        turns.push(turn(&st.workflow, &calls, first, linter, &|v, i| {
+            flow.produced_before(v, i)
+        }));
+        first += calls.len();
+    }
+    let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
+    let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
+    Trajectory {
+        policy: Metrics::mean(&policy),
+        literal: Metrics::mean(&literal),
+        turns,
+    }
+}
+
+/// One turn's trajectory: its workflow `steps` against the agent's `calls`, the first of which
+/// is call `first` of the transcript. `produced_before(value, index)` says whether a call
+/// before transcript call `index` produced `value` (the flow engine's
+/// [`Flow::produced_before`]), for `from_output` arguments.
+pub fn turn(
+    steps: &[OracleCall],
+    calls: &[&Call],
+    first: usize,
+    linter: &Linter,
+    produced_before: &dyn Fn(&str, usize) -> bool,
+) -> TurnTrajectory {
+    let policy = Metrics::of(steps.len(), calls.len(), |i, j| {
+        policy_matches(&steps[i], calls[j], linter, &|g| {
+            oracle::from_output(g, |v| produced_before(v, first + j))
+        })
+    });
+    let literal = Metrics::of(steps.len(), calls.len(), |i, j| {
+        literal_matches(&steps[i], calls[j])
+    });
+    TurnTrajectory {
+        steps: steps.len(),
+        calls: calls.len(),
+        policy,
+        literal,
+    }
+}
+
+/// Whether call `a` does step `o` under the step's match policies: the same tool, and every
+/// parameter the step compares ([`oracle::compared_params`]) matching as the oracle compares
+/// it. `from_output` decides a present value under the `from_output` policy.
+pub fn policy_matches(
+    o: &OracleCall,
+    a: &Call,
+    linter: &Linter,
+    from_output: &dyn Fn(&Value) -> bool,
+) -> bool {
+    o.call.tool == a.tool
+        && oracle::compared_params(o).into_iter().all(|p| {
+            oracle::value_matches(
+                Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+                a,
+                p,
+                a.args().get(p.as_str()),
+                o.match_policies.get(p),
+                o.call.args().get(p),
+                from_output,
+            )
+        })
+}
+
+/// Whether call `a` is step `o` literally: the same tool and equal arguments, numbers by value
+/// (`1` is `1.0`, as Python's `==` has it), match policies disregarded — ADK's default.
+pub fn literal_matches(o: &OracleCall, a: &Call) -> bool {
+    o.call.tool == a.tool && json_equal(&o.call.arguments, &a.arguments)
+}
+
+fn json_equal(x: &Value, y: &Value) -> bool {
+    match (x, y) {
+        (Value::Number(p), Value::Number(q)) => match (p.as_i64(), q.as_i64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => p.as_f64() == q.as_f64(),
+        },
+        (Value::Array(p), Value::Array(q)) => {
+            p.len() == q.len() && p.iter().zip(q).all(|(p, q)| json_equal(p, q))
+        }
+        (Value::Object(p), Value::Object(q)) => {
+            p.len() == q.len()
+                && p.iter()
+                    .all(|(k, v)| q.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => x == y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Severity;
+    use crate::harness::Harness;
+    use crate::source::SourceFile;
+    use crate::spec::ToolSet;
+
+    const TOOLS: &str = r#"[
+        {"name": "find", "inputSchema": {"type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}}},
+        {"name": "open", "inputSchema": {"type": "object",
+            "properties": {"id": {"type": "string"}}}},
+        {"name": "save", "inputSchema": {"type": "object",
+            "properties": {"id": {"type": "string"}, "note": {"type": "string"}}}}]"#;
+
+    /// The trajectory of `calls` (a transcript's `turns:` list) against a scenario whose turns
+    /// have these workflows (each a YAML flow sequence of steps).
+    fn trajectory(workflows: &[&str], turns: &str) -> Trajectory {
+        let spec = ToolSet::from_json(&serde_json::from_str(TOOLS).unwrap()).unwrap();
+        let linter = Linter::new(&spec, vec![]).unwrap();
+        let mut text = String::from("scenarios:\n  - id: s\n    turns:\n");
+        for w in workflows {
+            text.push_str(&format!("      - prompt: go\n        workflow: {w}\n"));
+        }
+        let harness =
+            Harness::from_source(SourceFile::from_text("harnesses/t.yaml", text)).unwrap();
+        let t = Transcript::from_source(
+            SourceFile::from_text("t.yaml", format!("scenario: s\nturns:\n{turns}")),
+            "t".into(),
+        )
+        .unwrap();
+        let failed: Vec<bool> = t
+            .calls()
+            .map(|(_, c)| {
+                linter
+                    .lint(&c.tool, &c.arguments)
+                    .iter()
+                    .any(|f| f.severity == Severity::Error)
+            })
+            .collect();
+        let sc = harness.scenario("s").unwrap();
+        let flow = crate::flow::analyze(&t, Some(sc), &linter, &failed);
+        transcript(&t, sc, &linter, &flow)
+    }
+
+    fn metrics(e: f64, io: f64, ao: f64, p: f64, r: f64) -> Metrics {
+        let f1 = if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        };
+        Metrics {
+            exact_match: e,
+            in_order_match: io,
+            any_order_match: ao,
+            precision: p,
+            recall: r,
+            f1,
+        }
+    }
+
+    const TWO_STEPS: &str =
+        "[{tool: find, arguments: {q: cats}}, {tool: open, arguments: {id: a}}]";
+
+    #[test]
+    fn the_workflow_itself_matches_everywhere() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+        assert_eq!((t.turns[0].steps, t.turns[0].calls), (2, 2));
+    }
+
+    /// Both steps done, in the other order: any-order holds, exact and in-order do not;
+    /// precision and recall are 2/2.
+    #[test]
+    fn reordered_calls() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: open, arguments: {id: a}}\n    - {tool: find, arguments: {q: cats}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 0.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+    }
+
+    /// An extra call between the steps: in-order and any-order hold, exact does not; precision
+    /// 2/3, recall 1, F1 2·(2/3)/(5/3) = 0.8.
+    #[test]
+    fn an_extra_call() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: find, arguments: {q: dogs}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 1.0, 1.0, 2.0 / 3.0, 1.0));
+        assert!((t.policy.f1 - 0.8).abs() < 1e-12);
+    }
+
+    /// One of two steps never called: no match holds; precision 1/1, recall 1/2, F1 2/3.
+    #[test]
+    fn a_missing_step() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 1.0, 0.5));
+        assert!((t.policy.f1 - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    /// `save` where the workflow opens: the wrong tool matches nothing, even with the step's
+    /// arguments. Precision 1/2, recall 1/2.
+    #[test]
+    fn a_wrong_tool() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: save, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 0.5, 0.5));
+        assert_eq!(t.literal, t.policy);
+    }
+
+    /// A variant the step's policies accept (another `q` under `ignore`, `n` within tolerance)
+    /// matches under the policies and not literally, as ADK would score it; so does a call
+    /// with an argument the step does not compare.
+    #[test]
+    fn a_variant_the_policies_accept() {
+        let t = trajectory(
+            &["[{tool: find, arguments: {q: cats, n: 10}, match: {q: ignore, n: {tolerance: 1}}}]"],
+            "  - calls:\n    - {tool: find, arguments: {q: kittens, n: 11}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        let t = trajectory(
+            &["[{tool: find, arguments: {q: cats}}]"],
+            "  - calls:\n    - {tool: find, arguments: {q: cats, n: 3}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        // Numbers compare by value literally too, as Python's dict equality has it.
+        let t = trajectory(
+            &["[{tool: find, arguments: {n: 10}}]"],
+            "  - calls:\n    - {tool: find, arguments: {n: 10.0}}\n",
+        );
+        assert_eq!(t.literal, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// `from_output` is decided by the flow engine at the call's transcript-wide index: a value
+    /// the first turn's call produced matches in the second turn, another does not.
+    #[test]
+    fn from_output_across_turns() {
+        let workflows = [
+            "[{tool: find, arguments: {q: cats}}]",
+            "[{tool: open, arguments: {id: 'gs://b/a.png'}, match: {id: from_output}}]",
+        ];
+        let first = "  - calls:\n    - tool: find\n      arguments: {q: cats}\n      output: {content: [{type: text, text: 'gs://b/z.png'}]}\n";
+        let t = trajectory(
+            &workflows,
+            &format!(
+                "{first}  - calls:\n    - {{tool: open, arguments: {{id: 'gs://b/z.png'}}}}\n"
+            ),
+        );
+        assert_eq!(t.turns[1].policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.turns[1].literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        let t = trajectory(
+            &workflows,
+            &format!(
+                "{first}  - calls:\n    - {{tool: open, arguments: {{id: 'gs://b/q.png'}}}}\n"
+            ),
+        );
+        assert_eq!(t.turns[1].policy, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+    }
+
+    /// No steps and no calls: all 1. No steps but a call: exact 0, in-order and any-order 1
+    /// (nothing was required), precision 0, recall 1, F1 0.
+    #[test]
+    fn empty_trajectories() {
+        let t = trajectory(&["[]"], "  - calls: []\n");
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+        let t = trajectory(
+            &["[]"],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 1.0, 1.0, 0.0, 1.0));
+    }
+
+    /// Two turns, the first perfect, the second never reached (it counts with no calls: the
+    /// three matches 0, precision 1, recall 0, F1 0): the transcript's metrics are their means.
+    #[test]
+    fn a_transcript_is_the_mean_of_its_turns() {
+        let t = trajectory(
+            &[TWO_STEPS, "[{tool: save, arguments: {id: a}}]"],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.turns.len(), 2);
+        assert_eq!(t.turns[1].policy, metrics(0.0, 0.0, 0.0, 1.0, 0.0));
+        assert_eq!(
+            t.policy,
+            Metrics {
+                exact_match: 0.5,
+                in_order_match: 0.5,
+                any_order_match: 0.5,
+                precision: 1.0,
+                recall: 0.5,
+                f1: 0.5,
+            }
+        );
+    }
+
+    /// Repeated calls to one tool: a first-match pairing would give step 0's call to step 1's
+    /// and leave it unmatched; the optimal pairing matches both (adk-python #5306).
+    #[test]
+    fn the_pairing_is_optimal() {
+        // Step 0 accepts any `q`; step 1 only `dogs`. Call 0 is `dogs`, call 1 `cats`.
+        let m = Metrics::of(2, 2, |i, j| i == 0 || j == 0);
+        assert_eq!(m.any_order_match, 1.0);
+        assert_eq!((m.precision, m.recall), (1.0, 1.0));
+        // In order, step 0 takes call 0 and leaves step 1 nothing: in-order is strict.
+        assert_eq!(m.in_order_match, 0.0);
+        assert_eq!(m.exact_match, 0.0);
+    }
+}
