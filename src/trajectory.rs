@@ -8,25 +8,34 @@
 //! Per turn, the reference trajectory is the turn's workflow steps and the predicted one the
 //! agent's calls. A call *matches* a step under two rules, both reported:
 //!
-//! - **policy** ([`policy_matches`]): the same tool, and every argument the step compares
-//!   matches under the step's match policy — the oracle's own comparison
+//! - **policy** ([`policy_matches`]): one of the step's tools, and every argument the step
+//!   compares matching under the step's match policy — the oracle's own comparison
 //!   ([`oracle::value_matches`]), so `ignore`, `any_of`, `tolerance`, `from_output`… count as
 //!   they do for TC. Arguments the step does not name are not compared (the linter judges
 //!   them);
-//! - **literal** ([`literal_matches`]): the same tool and arguments equal as JSON, numbers by
-//!   value — ADK's default (Python dict equality), so these numbers are ADK's.
+//! - **literal** ([`literal_matches`]): one of the step's tools and arguments equal as JSON,
+//!   numbers by value — ADK's default (Python dict equality), so for a plain workflow these
+//!   numbers are ADK's.
 //!
 //! From the match relation, per turn ([`Metrics::of`]), each 0–1:
 //!
-//! - `exact_match`: as many calls as steps, call *i* matching step *i*;
+//! - `exact_match`: the calls are the steps in order, call *i* matching step *i*, nothing else;
 //! - `in_order_match`: the steps match a subsequence of the calls, in order (extra calls
 //!   allowed; the greedy scan ADK uses is optimal for a subsequence);
 //! - `any_order_match`: every step matched by a call of its own, in any order (extra calls
 //!   allowed);
 //! - `precision` (matched calls / calls), `recall` (matched steps / steps) and `f1` (their
-//!   harmonic mean), matched one to one under the optimal pairing ([`assign`] on 0/1
-//!   similarity). ADK pairs first-match, which can mis-pair repeated calls to one tool
-//!   (adk-python #5306); under the literal rule the two agree, since equality is transitive.
+//!   harmonic mean), matched one to one under the optimal pairing ([`assign`]). ADK pairs
+//!   first-match, which can mis-pair repeated calls to one tool (adk-python #5306); under the
+//!   literal rule the two agree, since equality is transitive.
+//!
+//! The general workflow ([`Times`]): a step done `count: n` times stands for n steps (a `min`..
+//! `max` range: `min` required, the rest allowed, so exact takes any number in the range); an
+//! `optional` step is allowed, not required — a call doing it is matched (precision), but
+//! leaving it out costs nothing (recall counts required steps). A turn with `any_of:` step lists
+//! is scored against each combination of lists ([`Turn::variants`]): each match is 1 when some
+//! combination gives 1, and precision, recall and F1 are those of the combination with the best
+//! F1.
 //!
 //! Empty trajectories: no steps and no calls scores 1 everywhere. No steps but calls: exact 0,
 //! in-order and any-order 1 (nothing was required, as in ADK), precision 0, recall 1, F1 0. Steps
@@ -41,7 +50,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::flow::Flow;
-use crate::harness::{Call, OracleCall, Scenario, Transcript};
+use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
 use crate::lint::Linter;
 use crate::score::{assign, oracle};
 
@@ -49,57 +58,130 @@ use crate::score::{assign, oracle};
 /// transcript's turns.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
-    /// Same length, call *i* matching step *i* (ADK `EXACT`, Vertex `trajectory_exact_match`).
+    /// The calls are the steps in order, nothing else (ADK `EXACT`, Vertex
+    /// `trajectory_exact_match`).
     pub exact_match: f64,
     /// The steps match a subsequence of the calls, in order (ADK `IN_ORDER`, Vertex
     /// `trajectory_in_order_match`).
     pub in_order_match: f64,
-    /// Every step matched by a call of its own, in any order (ADK `ANY_ORDER`, Vertex
+    /// Every required step matched by a call of its own, in any order (ADK `ANY_ORDER`, Vertex
     /// `trajectory_any_order_match`).
     pub any_order_match: f64,
     /// Matched calls / calls under the optimal pairing; 1 without calls (Vertex
     /// `trajectory_precision`).
     pub precision: f64,
-    /// Matched steps / steps under the optimal pairing; 1 without steps (Vertex
-    /// `trajectory_recall`).
+    /// Matched required steps / required steps under the optimal pairing; 1 without any
+    /// (Vertex `trajectory_recall`).
     pub recall: f64,
     /// The harmonic mean of precision and recall; 0 when both are.
     pub f1: f64,
 }
 
+/// How many of a turn's calls one reference step takes: a plain step once ([`Times::ONCE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    /// Required: 0 for an optional step.
+    pub min: usize,
+    /// Allowed at most; `None` for any number.
+    pub max: Option<usize>,
+}
+
+impl Times {
+    /// A plain step: done once, required.
+    pub const ONCE: Times = Times {
+        min: 1,
+        max: Some(1),
+    };
+
+    /// A workflow step's: `count:`, `min:` and `max:` as written, `min` 0 when `optional`.
+    pub fn of(o: &OracleCall) -> Self {
+        Self {
+            min: if o.optional { 0 } else { o.min as usize },
+            max: o.max.map(|m| m as usize),
+        }
+    }
+}
+
 impl Metrics {
-    /// A turn's metrics, from how many steps and calls it has and whether call `j` matches step
-    /// `i` (`matches(i, j)`).
-    pub fn of(steps: usize, calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
-        let m: Vec<Vec<bool>> = (0..steps)
+    /// A turn's metrics, from its reference `steps` (in order, each with how many calls it
+    /// takes), how many calls the agent made, and whether call `j` matches step `i`
+    /// (`matches(i, j)`).
+    pub fn of(steps: &[Times], calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
+        let m: Vec<Vec<bool>> = (0..steps.len())
             .map(|i| (0..calls).map(|j| matches(i, j)).collect())
             .collect();
-        let exact = steps == calls && (0..steps).all(|i| m[i][i]);
-        // Greedy: each step takes the earliest matching call after the previous step's, which
-        // leaves the most calls for the steps after it.
-        let mut next = 0;
-        let in_order = (0..steps).all(|i| match (next..calls).find(|&j| m[i][j]) {
-            Some(j) => {
-                next = j + 1;
-                true
+        // A step takes at most every call.
+        let most = |t: &Times| t.max.map_or(calls, |x| x.min(calls));
+
+        // Exact: `reach[i][j]` when steps ..i take exactly calls ..j, each a run of matches.
+        let mut reach = vec![vec![false; calls + 1]; steps.len() + 1];
+        reach[0][0] = true;
+        for (i, t) in steps.iter().enumerate() {
+            for j in 0..=calls {
+                if !reach[i][j] {
+                    continue;
+                }
+                if t.min == 0 {
+                    reach[i + 1][j] = true;
+                }
+                let mut k = 0;
+                while k < most(t) && j + k < calls && m[i][j + k] {
+                    k += 1;
+                    if k >= t.min {
+                        reach[i + 1][j + k] = true;
+                    }
+                }
             }
-            None => false,
-        });
-        let matched = if steps == 0 || calls == 0 {
-            0
-        } else {
-            let sim: Vec<Vec<f64>> = m
+        }
+        let exact = reach[steps.len()][calls];
+
+        // In order: each step's required calls the earliest matching ones after the previous
+        // step's, which leaves the most calls for the steps after it.
+        let mut next = 0;
+        let mut in_order = true;
+        'steps: for (i, t) in steps.iter().enumerate() {
+            for _ in 0..t.min {
+                match (next..calls).find(|&j| m[i][j]) {
+                    Some(j) => next = j + 1,
+                    None => {
+                        in_order = false;
+                        break 'steps;
+                    }
+                }
+            }
+        }
+
+        // The optimal pairing: a row per time a step may be done, its required times weighing
+        // 2 and its allowed ones 1. The optimum matches the most calls and, among those
+        // pairings, the most required times (both maxima are reached together, by the
+        // Mendelsohn–Dulmage theorem).
+        let mut rows: Vec<(usize, bool)> = Vec::new();
+        for (i, t) in steps.iter().enumerate() {
+            rows.extend(std::iter::repeat_n((i, true), t.min));
+            rows.extend(std::iter::repeat_n(
+                (i, false),
+                most(t).saturating_sub(t.min),
+            ));
+        }
+        let (mut matched, mut required) = (0, 0);
+        if !rows.is_empty() && calls > 0 {
+            let sim: Vec<Vec<f64>> = rows
                 .iter()
-                .map(|row| row.iter().map(|&b| f64::from(u8::from(b))).collect())
+                .map(|&(i, req)| {
+                    let w = if req { 2.0 } else { 1.0 };
+                    m[i].iter().map(|&b| if b { w } else { 0.0 }).collect()
+                })
                 .collect();
-            assign(&sim)
-                .iter()
-                .enumerate()
-                .filter(|(i, j)| j.is_some_and(|j| m[*i][j]))
-                .count()
-        };
+            for (r, j) in assign(&sim).into_iter().enumerate() {
+                if j.is_some_and(|j| sim[r][j] > 0.0) {
+                    matched += 1;
+                    required += usize::from(rows[r].1);
+                }
+            }
+        }
+        let wanted: usize = steps.iter().map(|t| t.min).sum();
         let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
-        let (precision, recall) = (ratio(matched, calls), ratio(matched, steps));
+        let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
         let f1 = if precision + recall > 0.0 {
             2.0 * precision * recall / (precision + recall)
         } else {
@@ -109,7 +191,7 @@ impl Metrics {
         Self {
             exact_match: one(exact),
             in_order_match: one(in_order),
-            any_order_match: one(matched == steps),
+            any_order_match: one(required == wanted),
             precision,
             recall,
             f1,
@@ -119,7 +201,7 @@ impl Metrics {
     /// The mean of each metric over `turns`; all 1 for none (as for an empty trajectory).
     pub fn mean(turns: &[Metrics]) -> Self {
         if turns.is_empty() {
-            return Self::of(0, 0, |_, _| false);
+            return Self::of(&[], 0, |_, _| false);
         }
         let n = turns.len() as f64;
         let avg = |f: fn(&Metrics) -> f64| turns.iter().map(f).sum::<f64>() / n;
@@ -132,12 +214,34 @@ impl Metrics {
             f1: avg(|t| t.f1),
         }
     }
+
+    /// The best of a turn's alternatives (its `any_of:` combinations): each match where any
+    /// gives it, precision, recall and F1 from the one with the best F1 (then recall).
+    fn best(each: &[Metrics]) -> Self {
+        let max = |f: fn(&Metrics) -> f64| each.iter().map(f).fold(0.0, f64::max);
+        let top = each
+            .iter()
+            .max_by(|a, b| {
+                (a.f1, a.recall)
+                    .partial_cmp(&(b.f1, b.recall))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .copied()
+            .unwrap_or_else(|| Self::of(&[], 0, |_, _| false));
+        Self {
+            exact_match: max(|t| t.exact_match),
+            in_order_match: max(|t| t.in_order_match),
+            any_order_match: max(|t| t.any_order_match),
+            ..top
+        }
+    }
 }
 
 /// One turn's trajectory metrics under both matching rules.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnTrajectory {
-    /// The turn's workflow steps (the reference trajectory's length).
+    /// The turn's workflow steps as written, every `any_of:` list's included (the reference
+    /// trajectory).
     pub steps: usize,
     /// The agent's calls in the turn (the predicted trajectory's length).
     pub calls: usize,
@@ -170,7 +274,7 @@ pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -
             .get(ti)
             .map(|tt| tt.calls.iter().collect())
             .unwrap_or_default();
-        turns.push(turn(&st.workflow, &calls, first, linter, &|v, i| {
+        turns.push(turn(st, &calls, first, linter, &|v, i| {
             flow.produced_before(v, i)
         }));
         first += calls.len();
@@ -184,43 +288,60 @@ pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -
     }
 }
 
-/// One turn's trajectory: its workflow `steps` against the agent's `calls`, the first of which
-/// is call `first` of the transcript. `produced_before(value, index)` says whether a call
-/// before transcript call `index` produced `value` (the flow engine's
-/// [`Flow::produced_before`]), for `from_output` arguments.
+/// One turn's trajectory: its workflow against the agent's `calls`, the first of which is call
+/// `first` of the transcript. `produced_before(value, index)` says whether a call before
+/// transcript call `index` produced `value` (the flow engine's [`Flow::produced_before`]), for
+/// `from_output` arguments.
 pub fn turn(
-    steps: &[OracleCall],
+    st: &Turn,
     calls: &[&Call],
     first: usize,
     linter: &Linter,
     produced_before: &dyn Fn(&str, usize) -> bool,
 ) -> TurnTrajectory {
-    let policy = Metrics::of(steps.len(), calls.len(), |i, j| {
-        policy_matches(&steps[i], calls[j], linter, &|g| {
+    let steps = &st.workflow;
+    let matrix = |matches: &dyn Fn(&OracleCall, usize) -> bool| -> Vec<Vec<bool>> {
+        steps
+            .iter()
+            .map(|o| (0..calls.len()).map(|j| matches(o, j)).collect())
+            .collect()
+    };
+    let policy = matrix(&|o, j| {
+        policy_matches(o, calls[j], linter, &|g| {
             oracle::from_output(g, |v| produced_before(v, first + j))
         })
     });
-    let literal = Metrics::of(steps.len(), calls.len(), |i, j| {
-        literal_matches(&steps[i], calls[j])
-    });
+    let literal = matrix(&|o, j| literal_matches(o, calls[j]));
+    let variants = st.variants();
+    let score = |m: &[Vec<bool>]| {
+        let each: Vec<Metrics> = variants
+            .iter()
+            .map(|v| {
+                let times: Vec<Times> = v.iter().map(|&i| Times::of(&steps[i])).collect();
+                Metrics::of(&times, calls.len(), |a, j| m[v[a]][j])
+            })
+            .collect();
+        Metrics::best(&each)
+    };
     TurnTrajectory {
         steps: steps.len(),
         calls: calls.len(),
-        policy,
-        literal,
+        policy: score(&policy),
+        literal: score(&literal),
     }
 }
 
-/// Whether call `a` does step `o` under the step's match policies: the same tool, and every
-/// parameter the step compares ([`oracle::compared_params`]) matching as the oracle compares
-/// it. `from_output` decides a present value under the `from_output` policy.
+/// Whether call `a` does step `o` under the step's match policies: one of the step's tools
+/// ([`OracleCall::accepts_tool`]), and every parameter the step compares
+/// ([`oracle::compared_params`]) matching as the oracle compares it. `from_output` decides a
+/// present value under the `from_output` policy.
 pub fn policy_matches(
     o: &OracleCall,
     a: &Call,
     linter: &Linter,
     from_output: &dyn Fn(&Value) -> bool,
 ) -> bool {
-    o.call.tool == a.tool
+    o.accepts_tool(&a.tool)
         && oracle::compared_params(o).into_iter().all(|p| {
             oracle::value_matches(
                 Some(linter).filter(|l| l.is_selector(&a.tool, p)),
@@ -234,10 +355,11 @@ pub fn policy_matches(
         })
 }
 
-/// Whether call `a` is step `o` literally: the same tool and equal arguments, numbers by value
-/// (`1` is `1.0`, as Python's `==` has it), match policies disregarded — ADK's default.
+/// Whether call `a` is step `o` literally: one of the step's tools and equal arguments,
+/// numbers by value (`1` is `1.0`, as Python's `==` has it), match policies disregarded —
+/// ADK's default.
 pub fn literal_matches(o: &OracleCall, a: &Call) -> bool {
-    o.call.tool == a.tool && json_equal(&o.call.arguments, &a.arguments)
+    o.accepts_tool(&a.tool) && json_equal(&o.call.arguments, &a.arguments)
 }
 
 fn json_equal(x: &Value, y: &Value) -> bool {
@@ -469,16 +591,84 @@ mod tests {
         );
     }
 
+    /// An optional step left out costs nothing; done, it is a matched call. A step with a
+    /// tool alternative is done by either tool, under both rules.
+    #[test]
+    fn optional_steps_and_tool_alternatives() {
+        let workflow = "[{tool: find, arguments: {q: cats}, optional: true}, {tool: [open, save], arguments: {id: a}}]";
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: save, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// `count: 2` stands for two steps: one call is half the recall; three are one too many for
+    /// exact (precision 2/3), still in order.
+    #[test]
+    fn a_repeated_step() {
+        let workflow = "[{tool: find, arguments: {q: cats}, match: {q: ignore}, count: 2}]";
+        let one = "  - calls:\n    - {tool: find, arguments: {q: a}}\n";
+        let t = trajectory(&[workflow], one);
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 1.0, 0.5));
+        let two = format!("{one}    - {{tool: find, arguments: {{q: b}}}}\n");
+        assert_eq!(
+            trajectory(&[workflow], &two).policy,
+            metrics(1.0, 1.0, 1.0, 1.0, 1.0)
+        );
+        let three = format!("{two}    - {{tool: find, arguments: {{q: c}}}}\n");
+        let t = trajectory(&[workflow], &three);
+        assert_eq!(t.policy, metrics(0.0, 1.0, 1.0, 2.0 / 3.0, 1.0));
+        // `min: 1` with no `max` takes all three.
+        let t = trajectory(
+            &["[{tool: find, arguments: {q: cats}, match: {q: ignore}, min: 1}]"],
+            &three,
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// `any_of:` step lists: the turn is scored against each combination, the best kept.
+    #[test]
+    fn any_of_step_lists() {
+        let workflow = "[{tool: find, arguments: {q: cats}}, {any_of: [[{tool: open, arguments: {id: a}}], [{tool: save, arguments: {id: a}}, {tool: open, arguments: {id: a}}]]}]";
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: save, arguments: {id: a}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.turns[0].steps, 4);
+        // `save` alone does neither list: the first list's `open` is missing, the second's too.
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: save, arguments: {id: a}}\n",
+        );
+        // Best F1: the second list (precision 2/2, recall 2/3) over the first (1/2, 1/2).
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 1.0, 2.0 / 3.0));
+    }
+
     /// Repeated calls to one tool: a first-match pairing would give step 0's call to step 1's
     /// and leave it unmatched; the optimal pairing matches both (adk-python #5306).
     #[test]
     fn the_pairing_is_optimal() {
         // Step 0 accepts any `q`; step 1 only `dogs`. Call 0 is `dogs`, call 1 `cats`.
-        let m = Metrics::of(2, 2, |i, j| i == 0 || j == 0);
+        let m = Metrics::of(&[Times::ONCE; 2], 2, |i, j| i == 0 || j == 0);
         assert_eq!(m.any_order_match, 1.0);
         assert_eq!((m.precision, m.recall), (1.0, 1.0));
         // In order, step 0 takes call 0 and leaves step 1 nothing: in-order is strict.
         assert_eq!(m.in_order_match, 0.0);
         assert_eq!(m.exact_match, 0.0);
+        // One call that an optional step and a required one both accept goes to the required.
+        let optional = Times {
+            min: 0,
+            max: Some(1),
+        };
+        let m = Metrics::of(&[optional, Times::ONCE], 1, |_, _| true);
+        assert_eq!(m, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
     }
 }
