@@ -9,8 +9,8 @@
 //! agent's calls. A call *matches* a step under two rules, both reported:
 //!
 //! - **policy** ([`policy_matches`]): one of the step's tools, and every argument the step
-//!   compares matching under the step's match policy — the oracle's own comparison
-//!   ([`oracle::value_matches`]), so `ignore`, `any_of`, `tolerance`, `from_output`… count as
+//!   compares matching under the step's match policies — the oracle's own comparison
+//!   (`oracle::deep_mismatch`, pointer keys included), so `ignore`, `any_of`, `tolerance`, `from_output`… count as
 //!   they do for TC. Arguments the step does not name are not compared (the linter judges
 //!   them);
 //! - **literal** ([`literal_matches`]): one of the step's tools and arguments equal as JSON,
@@ -341,17 +341,23 @@ pub fn policy_matches(
     linter: &Linter,
     from_output: &dyn Fn(&Value) -> bool,
 ) -> bool {
+    // As the oracle's own comparison of a pair (`Turn::compare`), pointer keys included.
     o.accepts_tool(&a.tool)
         && oracle::compared_params(o).into_iter().all(|p| {
-            oracle::value_matches(
-                Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+            let cx = oracle::Cmp {
+                o,
                 a,
-                p,
+                param: p,
+                selector: Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+                from: from_output,
+            };
+            oracle::deep_mismatch(
+                &cx,
+                &format!("/{}", oracle::escape(p)),
+                o.call.args().get(p.as_str()),
                 a.args().get(p.as_str()),
-                o.match_policies.get(p),
-                o.call.args().get(p),
-                from_output,
             )
+            .is_none()
         })
 }
 
@@ -390,7 +396,8 @@ mod tests {
 
     const TOOLS: &str = r#"[
         {"name": "find", "inputSchema": {"type": "object",
-            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}}},
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"},
+                           "opts": {"type": "object", "properties": {"n": {"type": "integer"}}}}}},
         {"name": "open", "inputSchema": {"type": "object",
             "properties": {"id": {"type": "string"}}}},
         {"name": "save", "inputSchema": {"type": "object",
@@ -517,6 +524,13 @@ mod tests {
         let t = trajectory(
             &["[{tool: find, arguments: {q: cats}}]"],
             "  - calls:\n    - {tool: find, arguments: {q: cats, n: 3}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        // A policy keyed by a JSON pointer reaches inside an argument.
+        let t = trajectory(
+            &["[{tool: find, arguments: {opts: {n: 10}}, match: {/opts/n: {tolerance: 1}}}]"],
+            "  - calls:\n    - {tool: find, arguments: {opts: {n: 9}}}\n",
         );
         assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
         assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));

@@ -236,6 +236,13 @@ fn scenario_index(suite: &Suite, t: &Transcript) -> Result<Option<usize>, Source
     Ok(scenario_of(suite, t)?.map(|(i, _)| i))
 }
 
+/// The severity the suite sets for the finding's code (`severity:`), over the engine's.
+fn suite_severity(suite: &Suite, f: &mut Finding) {
+    if let Some(s) = suite.harness.severity.get(&f.code) {
+        f.severity = *s;
+    }
+}
+
 /// Runs the engines over a transcript: lint each call, then flow across the calls, then the
 /// oracle against the scenario's workflow. The verdict is [`crate::score::verdict`]: Fail on
 /// any error finding, or when the oracle's TC is below the suite's pass threshold.
@@ -248,7 +255,8 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     let mut findings = Vec::new();
     let mut lint_failed = Vec::with_capacity(calls.len());
     for (index, call) in calls.iter().enumerate() {
-        let found = suite.linter.lint(&call.tool, &call.arguments);
+        let mut found = suite.linter.lint(&call.tool, &call.arguments);
+        found.iter_mut().for_each(|f| suite_severity(suite, f));
         lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
         for mut f in found {
             f.call = Some(index);
@@ -271,9 +279,12 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         if let (Some(i), None) = (f.call, &f.location) {
             f.location = calls.get(i).map(|c| c.location_of(&f.pointer));
         }
+        suite_severity(suite, f);
     }
     findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
-    let pass = suite.harness.thresholds.pass;
+    let pass = scenario
+        .and_then(|s| s.pass)
+        .unwrap_or(suite.harness.thresholds.pass);
     let errors = findings.iter().any(|f| f.severity == Severity::Error);
     let verdict = crate::score::verdict(score.as_ref().map(|s| s.tc), errors, pass);
     Ok(Evaluation {
