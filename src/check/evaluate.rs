@@ -13,6 +13,7 @@ use crate::harness::{Call, Expect, Label, Scenario, Transcript};
 pub use crate::score::Verdict;
 use crate::score::{Score, oracle};
 use crate::source::SourceError;
+use crate::trajectory::{self, Trajectory};
 
 /// Everything the engines established about one transcript.
 #[derive(Clone, Debug, Serialize)]
@@ -31,6 +32,10 @@ pub struct Evaluation {
     /// The score of each of the scenario's turns, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub turn_scores: Vec<Score>,
+    /// The ADK / Vertex AI trajectory metrics ([`crate::trajectory`]), when the transcript
+    /// answers a scenario: reported beside the score, never part of the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Trajectory>,
     /// The suite's pass threshold on TC.
     pub pass_threshold: f64,
     /// Every engine's findings, sorted by call, errors first.
@@ -260,14 +265,15 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     }
     let flow = flow::analyze(t, scenario, &suite.linter, &lint_failed);
     findings.extend(flow.findings.iter().cloned());
-    let (score, turn_scores) = match scenario {
+    let (score, turn_scores, trajectory) = match scenario {
         Some(sc) => {
             let (score, turns, oracle_findings) =
                 oracle::score(t, sc, &suite.linter, &flow, &findings);
             findings.extend(oracle_findings);
-            (Some(score), turns)
+            let trajectory = trajectory::transcript(t, sc, &suite.linter, &flow);
+            (Some(score), turns, Some(trajectory))
         }
-        None => (None, Vec::new()),
+        None => (None, Vec::new(), None),
     };
     for f in &mut findings {
         if let (Some(i), None) = (f.call, &f.location) {
@@ -288,6 +294,7 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         verdict,
         score,
         turn_scores,
+        trajectory,
         pass_threshold: pass,
         findings,
         label: t.label.clone(),

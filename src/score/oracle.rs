@@ -797,12 +797,12 @@ pub(crate) fn compared_params(o: &OracleCall) -> Vec<&String> {
 }
 
 /// What one comparison of a call with a step needs, below the parameter.
-struct Cmp<'a> {
-    o: &'a OracleCall,
-    a: &'a Call,
-    param: &'a str,
-    selector: Option<&'a Linter>,
-    from: &'a dyn Fn(&Value) -> bool,
+pub(crate) struct Cmp<'a> {
+    pub(crate) o: &'a OracleCall,
+    pub(crate) a: &'a Call,
+    pub(crate) param: &'a str,
+    pub(crate) selector: Option<&'a Linter>,
+    pub(crate) from: &'a dyn Fn(&Value) -> bool,
 }
 
 /// The policy a step sets for the value at `pointer`: a pointer key (`*` for any index) that
@@ -836,7 +836,12 @@ fn policy_below(o: &OracleCall, pointer: &str) -> bool {
 /// The first pointer at which the call's value (`got`) breaks the step's (`want`), `None` when
 /// it matches: under the policy for the pointer, else — where pointer keys lie inside —
 /// member by member and item by item, else exactly.
-fn deep_mismatch(cx: &Cmp, at: &str, want: Option<&Value>, got: Option<&Value>) -> Option<String> {
+pub(crate) fn deep_mismatch(
+    cx: &Cmp,
+    at: &str,
+    want: Option<&Value>,
+    got: Option<&Value>,
+) -> Option<String> {
     let leaf = |policy: Option<&MatchPolicy>| {
         let ok = value_matches(cx.selector, cx.a, cx.param, got, policy, want, cx.from);
         (!ok).then(|| at.to_owned())
@@ -879,7 +884,7 @@ fn generalize(pointer: &str) -> String {
         .join("/")
 }
 
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
@@ -964,7 +969,7 @@ pub(crate) fn value_matches(
 
 /// `from_output`: the value — a string, a number, or every string and number in an array or
 /// object — was produced by an earlier call.
-fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
+pub(crate) fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
     let mut values = Vec::new();
     scalars(g, "", None, &mut values);
     !values.is_empty()
