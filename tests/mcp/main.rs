@@ -280,3 +280,4 @@ fn inspect_saves_and_profiles() {
 }
 
 mod real;
+mod generic;
