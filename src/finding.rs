@@ -162,6 +162,11 @@ macro_rules! codes {
             /// Every code, in table order.
             pub(crate) const ALL: &'static [Code] = &[$(Code::$variant),*];
 
+            /// The code with this string form.
+            pub fn parse(s: &str) -> Option<Code> {
+                Code::ALL.iter().copied().find(|c| c.as_str() == s)
+            }
+
             /// The stable string form, `<engine>.<name>` (`cap.unsupported_value`).
             pub(crate) fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $name,)* }
@@ -239,6 +244,14 @@ codes! {
     UnrequestedCall = "oracle.unrequested_call", UsageOveruse, Error;
     /// A call that no step of the workflow asks for, making no media (a lookup, a listing).
     ExtraCall = "oracle.extra_call", UsageOveruse, Warning;
+    /// A call that no step of the workflow asks for and that may change state (its tool is not
+    /// read-only, by its MCP annotations or the capability matrix).
+    UnrequestedEffect = "oracle.unrequested_effect", UsageOveruse, Error;
+    /// A call the scenario or turn forbids (`forbid:`), by name or by what it does.
+    ForbiddenCall = "oracle.forbidden_call", SelectionCorrectness, Error;
+    /// A required step whose call the server refused (`isError`) or that changed nothing (a
+    /// dry run), and that no later call of the turn did.
+    StepUndone = "oracle.step_undone", SelectionCompleteness, Error;
     /// An argument differs from the workflow's under its match policy.
     ValueMismatch = "oracle.value_mismatch", ArgumentValue, Warning;
     /// Two calls run in the opposite order from the one the workflow needs.

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
-use super::raw::{Args, RawCall, RawHarness, RawPolicy, RawTranscript};
-use crate::finding::is_known_fault;
+use super::raw::{Args, RawCall, RawHarness, RawPolicy, RawToolName, RawTranscript};
+use crate::finding::{Code, Severity, is_known_fault};
 use crate::source::{Location, SourceError, SourceFile};
 
 /// Scenario tier (paper §3.2).
@@ -208,6 +208,63 @@ pub struct OracleCall {
     pub mock_output: Option<Value>,
     /// How the mock output was grounded (`grounding:`); `None` when not recorded.
     pub grounding: Option<Grounding>,
+    /// Other tools that do this step as well (`tool: [a, b]`: `call.tool` is `a`, this `[b]`),
+    /// taking the same arguments.
+    pub alternatives: Vec<String>,
+    /// The step may be left out (`optional: true`).
+    pub optional: bool,
+    /// How many times the step must be done (`count:`, `min:`; 1 by default).
+    pub min: u32,
+    /// How many times it may be done (`count:`, `max:`); `None` for any number from `min` on.
+    pub max: Option<u32>,
+    /// For a step of an `any_of:` item: which item of the turn (`.0`) and which of its step
+    /// lists (`.1`). A turn is done by one list of each item, with the steps outside them.
+    pub branch: Option<(usize, usize)>,
+}
+
+impl OracleCall {
+    /// Whether a call of `tool` does this step's tool (its own, or an alternative).
+    pub fn accepts_tool(&self, tool: &str) -> bool {
+        self.call.tool == tool || self.alternatives.iter().any(|a| a == tool)
+    }
+
+    /// The step's tool and its alternatives.
+    pub fn tools(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.call.tool.as_str()).chain(self.alternatives.iter().map(String::as_str))
+    }
+
+    /// Whether the step is a plain one: one tool, done once, required, outside any `any_of`.
+    pub fn is_plain(&self) -> bool {
+        self.alternatives.is_empty()
+            && !self.optional
+            && self.min == 1
+            && self.max == Some(1)
+            && self.branch.is_none()
+    }
+}
+
+/// A tool a scenario or turn must not call (`forbid:`): by name, or by what it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forbid {
+    /// `forbid: [delete_entities]`.
+    Tool(String),
+    /// `destructive`: any call that may destroy or overwrite (MCP `destructiveHint`).
+    Destructive,
+    /// `mutating`: any call that may change state (not `readOnlyHint`).
+    Mutating,
+    /// `open_world`: any call that reaches outside a closed domain (`openWorldHint`).
+    OpenWorld,
+}
+
+impl std::fmt::Display for Forbid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Forbid::Tool(t) => write!(f, "`{t}`"),
+            Forbid::Destructive => f.write_str("destructive calls"),
+            Forbid::Mutating => f.write_str("calls that change state"),
+            Forbid::OpenWorld => f.write_str("open-world calls"),
+        }
+    }
 }
 
 /// One user turn of a scenario and the oracle workflow that serves it.
@@ -224,6 +281,54 @@ pub struct Turn {
     pub followup: Option<String>,
     /// Whether every step must run in the listed order (`order: strict`).
     pub order_strict: bool,
+    /// What the agent must not call in this turn (`forbid:`), with the scenario's.
+    pub forbid: Vec<Forbid>,
+}
+
+impl Turn {
+    /// Whether every step is plain ([`OracleCall::is_plain`]) and nothing is forbidden: the
+    /// workflow is one list of steps, each done once.
+    pub fn is_plain(&self) -> bool {
+        self.forbid.is_empty() && self.workflow.iter().all(OracleCall::is_plain)
+    }
+
+    /// The step lists that do this turn: one per choice of a list in each `any_of:` item (one
+    /// list when the turn has none), each in workflow order, as indices into `workflow`.
+    pub fn variants(&self) -> Vec<Vec<usize>> {
+        let mut groups: Vec<usize> = Vec::new(); // branch count per group
+        for o in &self.workflow {
+            if let Some((g, b)) = o.branch {
+                if groups.len() <= g {
+                    groups.resize(g + 1, 0);
+                }
+                groups[g] = groups[g].max(b + 1);
+            }
+        }
+        let mut choices: Vec<Vec<usize>> = vec![Vec::new()];
+        for &n in &groups {
+            choices = choices
+                .into_iter()
+                .flat_map(|c| {
+                    (0..n).map(move |b| {
+                        let mut c = c.clone();
+                        c.push(b);
+                        c
+                    })
+                })
+                .collect();
+        }
+        choices
+            .into_iter()
+            .map(|choice| {
+                (0..self.workflow.len())
+                    .filter(|&i| match self.workflow[i].branch {
+                        None => true,
+                        Some((g, b)) => choice[g] == b,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 /// One scenario of a harness (paper Table 1): a conversation and its oracle workflows.
@@ -244,6 +349,9 @@ pub struct Scenario {
     pub artifacts: Vec<String>,
     /// The user turns, in order; at least one.
     pub turns: Vec<Turn>,
+    /// The pass threshold for this scenario's transcripts (`thresholds: {pass: …}`), over the
+    /// suite's.
+    pub pass: Option<f64>,
     /// Where the scenario's mapping starts in the harness file.
     pub location: Location,
 }
@@ -287,6 +395,8 @@ pub struct Harness {
     pub capabilities: Vec<PathBuf>,
     /// The suite's gates, defaults filled in.
     pub thresholds: Thresholds,
+    /// Finding severities the suite sets over the codes' own (`severity:`).
+    pub severity: BTreeMap<Code, Severity>,
     /// The scenarios in file order; ids are unique.
     pub scenarios: Vec<Scenario>,
     /// The file's text, for errors that quote it.
@@ -350,6 +460,32 @@ impl Harness {
             thresholds.pass = t.pass.unwrap_or(thresholds.pass);
             thresholds.min_gap = t.min_gap.unwrap_or(thresholds.min_gap);
         }
+        let mut severity = BTreeMap::new();
+        for (code, level) in &raw.severity {
+            let Some(c) = Code::parse(code) else {
+                let hint = crate::finding::did_you_mean(code, Code::ALL.iter().map(|c| c.as_str()));
+                return Err(at(
+                    &file,
+                    level,
+                    format!("`severity:` names `{code}`, which is no finding code{hint}"),
+                ));
+            };
+            let s = match level.value.as_str() {
+                "error" => Severity::Error,
+                "warning" => Severity::Warning,
+                "info" => Severity::Info,
+                other => {
+                    return Err(at(
+                        &file,
+                        level,
+                        format!(
+                            "unknown severity `{other}` for `{code}`: use error, warning or info"
+                        ),
+                    ));
+                }
+            };
+            severity.insert(c, s);
+        }
         let mut scenarios: Vec<Scenario> = Vec::with_capacity(raw.scenarios.len());
         for sc in raw.scenarios {
             if scenarios.iter().any(|s| s.id == sc.value.id.value) {
@@ -367,19 +503,42 @@ impl Harness {
                 ));
             }
             let location = loc(&file, &sc);
+            let scenario_forbid = forbids(&file, &sc.value.forbid)?;
+            let pass = match &sc.value.thresholds {
+                Some(t) if !(0.0..=1.0).contains(&t.value.pass) => {
+                    return Err(at(
+                        &file,
+                        t,
+                        format!("`thresholds.pass` must be within 0–1, got {}", t.value.pass),
+                    ));
+                }
+                Some(t) => Some(t.value.pass),
+                None => None,
+            };
             let mut turns = Vec::new();
             for t in sc.value.turns {
-                let workflow = t
-                    .workflow
-                    .into_iter()
-                    .map(|c| oracle_call(&file, c))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let workflow = workflow(&file, t.workflow)?;
+                let mut forbid = scenario_forbid.clone();
+                forbid.extend(forbids(&file, &t.forbid)?);
+                for o in &workflow {
+                    if let Some(tool) = o
+                        .tools()
+                        .find(|t| forbid.contains(&Forbid::Tool((*t).to_owned())))
+                    {
+                        return Err(file.error_at(
+                            o.call.location.line,
+                            o.call.location.column,
+                            format!("the workflow calls `{tool}`, which `forbid:` forbids"),
+                        ));
+                    }
+                }
                 turns.push(Turn {
                     prompt: t.prompt,
                     workflow,
                     expected_response: t.expected_response,
                     followup: t.followup,
                     order_strict: t.order == Some(Order::Strict),
+                    forbid,
                 });
             }
             scenarios.push(Scenario {
@@ -390,6 +549,7 @@ impl Harness {
                 novelty_reason: sc.value.novelty_reason,
                 artifacts: sc.value.artifacts,
                 turns,
+                pass,
                 location,
             });
         }
@@ -401,6 +561,7 @@ impl Harness {
             tools,
             capabilities,
             thresholds,
+            severity,
             scenarios,
             source: file,
             refs,
@@ -613,7 +774,15 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
             format!("call `type: {kind}` is not supported; tool calls have `type: function`"),
         ));
     }
-    let names: Vec<&String> = [&c.function_name, &c.name, &c.tool]
+    let tool_name = match &c.tool {
+        None => None,
+        Some(RawToolName::One(t)) => Some(t),
+        Some(RawToolName::Many(ts)) => match ts.first() {
+            Some(t) => Some(t),
+            None => return Err(at(file, sc, "`tool: []` names no tool".into())),
+        },
+    };
+    let names: Vec<&String> = [c.function_name.as_ref(), c.name.as_ref(), tool_name]
         .into_iter()
         .flatten()
         .collect();
@@ -728,8 +897,21 @@ fn transcript_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<Call, Sour
         || !c.match_policies.is_empty()
         || c.mock_output.is_some()
         || c.grounding.is_some()
+        || c.optional
+        || c.count.is_some()
+        || c.min.is_some()
+        || c.max.is_some()
+        || c.any_of.is_some()
     {
-        return Err(at(file, &sc, "`quick_explanation`, `match`, `mock_output` and `grounding` belong to a harness workflow; a transcript call records `output`".into()));
+        return Err(at(file, &sc, "`quick_explanation`, `match`, `mock_output`, `grounding`, `optional`, `count`, `min`, `max` and `any_of` belong to a harness workflow; a transcript call records `output`".into()));
+    }
+    if matches!(c.tool, Some(RawToolName::Many(_))) {
+        return Err(at(
+            file,
+            &sc,
+            "a transcript call names one tool; `tool: [a, b]` lists a workflow step's alternatives"
+                .into(),
+        ));
     }
     let mut call = call_shape(file, &sc)?;
     call.output = sc.value.output;
@@ -790,14 +972,140 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
         };
         match_policies.insert(param.clone(), policy);
     }
+    for key in match_policies.keys().filter(|k| k.starts_with('/')) {
+        if key.len() == 1 || key.contains("//") {
+            return Err(at(
+                file,
+                &sc,
+                format!(
+                    "`match:` key `{key}` is no JSON pointer into the arguments (`/param/0/field`, `*` for every item)"
+                ),
+            ));
+        }
+    }
+    let (min, max) = match (sc.value.count, sc.value.min, sc.value.max) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            return Err(at(
+                file,
+                &sc,
+                "a step gives `count`, or `min`/`max`, not both".into(),
+            ));
+        }
+        (Some(0), _, _) => {
+            return Err(at(
+                file,
+                &sc,
+                "`count: 0`: a step done no times is no step (use `forbid:`)".into(),
+            ));
+        }
+        (Some(n), _, _) => (n, Some(n)),
+        (None, lo, hi) => {
+            let lo = lo.unwrap_or(1);
+            if hi.is_some_and(|h| h < lo.max(1)) {
+                return Err(at(
+                    file,
+                    &sc,
+                    format!("`max: {}` is below `min: {lo}` (or 1)", hi.unwrap_or(0)),
+                ));
+            }
+            // `min: 0` is `optional: true`.
+            (
+                lo,
+                if sc.value.min.is_none() && sc.value.max.is_none() {
+                    Some(1)
+                } else {
+                    hi
+                },
+            )
+        }
+    };
     let v = sc.value;
+    let alternatives = match v.tool {
+        Some(RawToolName::Many(ts)) => ts.into_iter().skip(1).collect(),
+        _ => Vec::new(),
+    };
     Ok(OracleCall {
         call,
         quick_explanation: v.quick_explanation,
         match_policies,
         mock_output: v.mock_output,
         grounding: v.grounding,
+        alternatives,
+        optional: v.optional || min == 0,
+        min: min.max(1),
+        max,
+        branch: None,
     })
+}
+
+/// A turn's `workflow:`: its steps, an `any_of:` item's lists flattened into it with their
+/// [`OracleCall::branch`].
+fn workflow(
+    file: &SourceFile,
+    items: Vec<Spanned<RawCall>>,
+) -> Result<Vec<OracleCall>, SourceError> {
+    let mut out = Vec::new();
+    let mut group = 0;
+    for mut item in items {
+        let Some(lists) = item.value.any_of.take() else {
+            out.push(oracle_call(file, item)?);
+            continue;
+        };
+        let c = &item.value;
+        let alone = c.function_name.is_none()
+            && c.name.is_none()
+            && c.tool.is_none()
+            && c.function.is_none()
+            && c.parameters.is_none()
+            && c.arguments.is_none()
+            && c.match_policies.is_empty()
+            && c.mock_output.is_none()
+            && !c.optional
+            && c.count.is_none()
+            && c.min.is_none()
+            && c.max.is_none();
+        if !alone {
+            return Err(at(
+                file,
+                &item,
+                "an `any_of:` item holds step lists and nothing else".into(),
+            ));
+        }
+        if lists.len() < 2 || lists.iter().any(Vec::is_empty) {
+            return Err(at(
+                file,
+                &item,
+                "`any_of:` needs two or more non-empty step lists".into(),
+            ));
+        }
+        for (b, list) in lists.into_iter().enumerate() {
+            for step in list {
+                if step.value.any_of.is_some() {
+                    return Err(at(file, &step, "`any_of:` items do not nest".into()));
+                }
+                let mut o = oracle_call(file, step)?;
+                o.branch = Some((group, b));
+                out.push(o);
+            }
+        }
+        group += 1;
+    }
+    Ok(out)
+}
+
+/// A `forbid:` list: tool names, or `destructive`, `mutating`, `open_world`.
+fn forbids(file: &SourceFile, list: &[Spanned<String>]) -> Result<Vec<Forbid>, SourceError> {
+    list.iter()
+        .map(|f| {
+            Ok(match f.value.as_str() {
+                "destructive" => Forbid::Destructive,
+                "mutating" => Forbid::Mutating,
+                "open_world" => Forbid::OpenWorld,
+                "" => return Err(at(file, f, "`forbid:` names an empty tool".into())),
+                t => Forbid::Tool(t.to_owned()),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,8 @@ pub(super) struct RawHarness {
     pub capabilities: Vec<Spanned<String>>,
     #[serde(default)]
     pub thresholds: Option<RawThresholds>,
+    #[serde(default)]
+    pub severity: BTreeMap<String, Spanned<String>>,
     pub scenarios: Vec<Spanned<RawScenario>>,
 }
 
@@ -33,6 +35,12 @@ pub(super) struct RawThresholds {
     pub pass: Option<f64>,
     #[serde(default)]
     pub min_gap: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenarioThresholds {
+    pub pass: f64,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +57,10 @@ pub(super) struct RawScenario {
     pub novelty_reason: Option<String>,
     #[serde(default)]
     pub artifacts: Vec<String>,
+    #[serde(default)]
+    pub forbid: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub thresholds: Option<Spanned<RawScenarioThresholds>>,
     pub turns: Vec<RawTurn>,
 }
 
@@ -64,6 +76,8 @@ pub(super) struct RawTurn {
     pub followup: Option<String>,
     #[serde(default)]
     pub order: Option<super::Order>,
+    #[serde(default)]
+    pub forbid: Vec<Spanned<String>>,
 }
 
 /// Every call shape we accept, in one struct: which fields may appear depends on the context
@@ -80,7 +94,7 @@ pub(super) struct RawCall {
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
-    pub tool: Option<String>,
+    pub tool: Option<RawToolName>,
     #[serde(default)]
     pub arguments: Option<Spanned<Args>>,
     // OpenAI shape
@@ -102,6 +116,24 @@ pub(super) struct RawCall {
     pub mock_output: Option<Value>,
     #[serde(default)]
     pub grounding: Option<super::Grounding>,
+    #[serde(default)]
+    pub optional: bool,
+    #[serde(default)]
+    pub count: Option<u32>,
+    #[serde(default)]
+    pub min: Option<u32>,
+    #[serde(default)]
+    pub max: Option<u32>,
+    #[serde(default)]
+    pub any_of: Option<Vec<Vec<Spanned<RawCall>>>>,
+}
+
+/// `tool: name`, or a step's alternatives `tool: [a, b]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawToolName {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Deserialize)]

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::finding::{Code, Finding};
 use crate::spec::capability::{Model, ToolCaps};
-use crate::spec::{Capabilities, ToolSet, ToolSpec};
+use crate::spec::{Capabilities, Effect, ToolSet, ToolSpec};
 
 /// Why a linter could not be built.
 #[derive(Debug)]
@@ -183,6 +183,28 @@ impl Linter {
         model_default
             .or_else(|| self.facts(tool).and_then(|(_, f)| f.defaults.get(param)))
             .cloned()
+    }
+
+    /// What a call of `tool` with `args` does to the world: the tool's MCP annotations (the
+    /// MCP defaults where it declares none), overridden by the matrix's `effects:` entries
+    /// whose `when:` holds for these arguments (defaults applied).
+    pub fn effect(&self, tool: &str, args: &Map<String, Value>) -> Effect {
+        let mut a = self.tool(tool).map(|s| s.annotations).unwrap_or_default();
+        if let Some((_, facts)) = self.facts(tool) {
+            for e in &facts.effects {
+                let holds = e
+                    .when
+                    .iter()
+                    .all(|(k, v)| self.effective(tool, args, k).as_ref() == Some(v));
+                if holds {
+                    a.read_only = e.read_only.or(a.read_only);
+                    a.destructive = e.destructive.or(a.destructive);
+                    a.idempotent = e.idempotent.or(a.idempotent);
+                    a.open_world = e.open_world.or(a.open_world);
+                }
+            }
+        }
+        a.effect()
     }
 
     /// Lints one call. `arguments` should be a JSON object; `null` counts as no arguments.

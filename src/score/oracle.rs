@@ -358,6 +358,11 @@ impl Turn<'_> {
                 .collect(),
             mock_output: None,
             grounding: None,
+            alternatives: Vec::new(),
+            optional: false,
+            min: 1,
+            max: Some(1),
+            branch: None,
         };
         let mut s = self.arguments(&none, a, index, &mut Vec::new());
         for d in [

@@ -96,6 +96,28 @@ pub struct Constraint {
     pub coerce_to: Option<Value>,
 }
 
+/// One `effects:` entry of a tool: hints that override its MCP annotations, for every call or
+/// only for calls whose arguments have the `when:` values (defaults applied).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EffectRule {
+    /// Applies only when these arguments have these values (`dryRun: true`).
+    #[serde(default)]
+    pub when: BTreeMap<String, Value>,
+    /// `readOnlyHint`.
+    #[serde(default)]
+    pub read_only: Option<bool>,
+    /// `destructiveHint`.
+    #[serde(default)]
+    pub destructive: Option<bool>,
+    /// `idempotentHint`.
+    #[serde(default)]
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`.
+    #[serde(default)]
+    pub open_world: Option<bool>,
+}
+
 /// An artifact kind a tool produces.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,8 +201,13 @@ pub struct ToolCaps {
     pub defaults: BTreeMap<String, Value>,
     /// What the tool makes (`produces:`), for the flow engine.
     pub produces: Vec<Product>,
-    /// Parameters whose values reference artifacts (URIs, paths) that must exist.
+    /// Where the tool's arguments reference artifacts (URIs, paths, names, ids) that must
+    /// exist: parameter names, or JSON pointers into the arguments with `*` for every array
+    /// item (`/relations/*/from`).
     pub inputs: Vec<String>,
+    /// What the tool does to the world beyond its MCP annotations (`effects:`), each entry
+    /// applying when its `when:` holds for the call's arguments, later entries over earlier.
+    pub effects: Vec<EffectRule>,
     /// The `cross:` rules that apply to this tool (those without `tools:` apply to all).
     pub cross: Vec<CrossRule>,
     /// Index into [`Capabilities::families`] of the family selecting this tool's model.
@@ -366,8 +393,17 @@ impl Capabilities {
         }
         for (name, caps) in &self.tools {
             let one = [name.as_str()];
-            for p in caps.own_params.iter().chain(&caps.inputs) {
+            for p in &caps.own_params {
                 check(&one, p, &format!("tool `{name}`"))?;
+            }
+            // An input is a parameter or a pointer into one: its first segment is the parameter.
+            for p in &caps.inputs {
+                check(&one, &input_param(p), &format!("tool `{name}`"))?;
+            }
+            for e in &caps.effects {
+                for p in e.when.keys() {
+                    check(&one, p, &format!("an `effects:` entry of `{name}`"))?;
+                }
             }
             for c in &caps.cross {
                 for p in c.kind.params() {
@@ -397,6 +433,19 @@ impl Capabilities {
             }
         }
         Ok(())
+    }
+}
+
+/// The parameter an `inputs:` entry names: itself, or a pointer's first segment, unescaped.
+pub(crate) fn input_param(input: &str) -> String {
+    match input.strip_prefix('/') {
+        Some(rest) => rest
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .replace("~1", "/")
+            .replace("~0", "~"),
+        None => input.to_owned(),
     }
 }
 
@@ -432,6 +481,8 @@ struct RawTool {
     produces: Vec<Product>,
     #[serde(default)]
     inputs: Vec<String>,
+    #[serde(default)]
+    effects: Vec<EffectRule>,
     #[serde(default)]
     parameters: RawParams,
     #[serde(default)]
@@ -610,6 +661,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 defaults,
                 produces: tool.value.produces.clone(),
                 inputs: tool.value.inputs.clone(),
+                effects: tool.value.effects.clone(),
                 cross: Vec::new(),
                 family: None,
                 own_params,

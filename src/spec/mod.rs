@@ -31,6 +31,63 @@ pub struct ToolSpec {
     pub input_schema: Value,
     /// JSON Schema for the result (MCP `outputSchema`); `None` when the spec declares none.
     pub output_schema: Option<Value>,
+    /// The MCP tool annotations (`annotations:` in `tools/list`): what the tool may do to the
+    /// world. Hints the spec leaves out are `None`; [`Annotations::effect`] fills in the MCP
+    /// specification's defaults.
+    pub annotations: Annotations,
+}
+
+/// MCP tool annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`,
+/// `openWorldHint`), as the server declares them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// `readOnlyHint`: the tool does not modify its environment.
+    pub read_only: Option<bool>,
+    /// `destructiveHint`: an update may be destructive (meaningful when not read-only).
+    pub destructive: Option<bool>,
+    /// `idempotentHint`: repeating the call with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`: the tool reaches entities outside a closed domain (the web).
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    fn from_json(v: Option<&Value>) -> Self {
+        let hint = |k: &str| v.and_then(|a| a.get(k)).and_then(Value::as_bool);
+        Self {
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            idempotent: hint("idempotentHint"),
+            open_world: hint("openWorldHint"),
+        }
+    }
+
+    /// The effect these hints declare, a hint left out meaning what the MCP specification
+    /// (2025-06-18, `ToolAnnotations`) says: not read-only, destructive, not idempotent, open
+    /// world. A read-only tool is neither destructive nor anything but idempotent.
+    pub fn effect(&self) -> Effect {
+        let read_only = self.read_only.unwrap_or(false);
+        Effect {
+            read_only,
+            destructive: !read_only && self.destructive.unwrap_or(true),
+            idempotent: read_only || self.idempotent.unwrap_or(false),
+            open_world: self.open_world.unwrap_or(true),
+        }
+    }
+}
+
+/// What one call does to the world, resolved from the tool's annotations and the capability
+/// matrix's `effects:` for the call's arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effect {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// It may destroy or overwrite something.
+    pub destructive: bool,
+    /// Doing it twice with the same arguments does no more than doing it once.
+    pub idempotent: bool,
+    /// It reaches outside a closed domain.
+    pub open_world: bool,
 }
 
 impl ToolSpec {
@@ -286,11 +343,13 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         .get("outputSchema")
         .or_else(|| obj.get("output_schema"))
         .cloned();
+    let annotations = Annotations::from_json(obj.get("annotations"));
     Ok(ToolSpec {
         name,
         description,
         input_schema,
         output_schema,
+        annotations,
     })
 }
 
