@@ -279,5 +279,5 @@ fn inspect_saves_and_profiles() {
     assert_eq!(saved, captured);
 }
 
-mod real;
 mod generic;
+mod real;
