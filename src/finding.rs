@@ -252,8 +252,9 @@ codes! {
     /// A required step whose call the server refused (`isError`) or that changed nothing (a
     /// dry run), and that no later call of the turn did.
     StepUndone = "oracle.step_undone", SelectionCompleteness, Error;
-    /// An argument differs from the workflow's under its match policy.
-    ValueMismatch = "oracle.value_mismatch", ArgumentValue, Warning;
+    /// An argument differs from the workflow's under its match policy (`exact` unless the step
+    /// says otherwise): the call did not do its step.
+    ValueMismatch = "oracle.value_mismatch", ArgumentValue, Error;
     /// Two calls run in the opposite order from the one the workflow needs.
     Order = "oracle.order", OrderingSequence, Warning;
     /// The live agent kept calling tools without replying until the runner's step budget.

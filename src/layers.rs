@@ -8,8 +8,26 @@
 /// The layers, lowest first (the module map of DESIGN.md). The binary's `cli` is its own crate
 /// target and comes after all of them.
 pub(crate) const ORDER: &[&str] = &[
-    "source", "diff", "finding", "spec", "harness", "stats", "lint", "flow", "score", "check",
-    "bless", "bfcl", "llm", "judge", "generate", "mcp", "agent", "report", "runner",
+    "source",
+    "diff",
+    "finding",
+    "spec",
+    "harness",
+    "stats",
+    "lint",
+    "flow",
+    "score",
+    "trajectory",
+    "check",
+    "bless",
+    "bfcl",
+    "llm",
+    "judge",
+    "generate",
+    "mcp",
+    "agent",
+    "report",
+    "runner",
 ];
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 //! | [`harness`] | harness and transcript files, their typed writer, discovery, [`TrialId`] |
 //! | [`stats`] | correlation, bootstrap intervals (for the judge and the report) |
 //! | [`lint`], [`flow`], [`score`] | the engines: per call, across calls, against the oracle |
+//! | [`trajectory`] | ADK / Vertex AI trajectory metrics beside TC (exact, in-order, any-order, P/R/F1) |
 //! | [`check`] | [`Suite`], [`evaluate`], the gate, the fast path, trial records, the trial plan |
 //! | [`bless`], [`bfcl`] | rewriting oracles from transcripts; importing BFCL |
 //! | `llm`, `judge` | provider clients, cache, ledger; the LLM judge (feature `judge`) |
@@ -61,6 +62,7 @@ pub mod score;
 pub mod source;
 pub mod spec;
 pub mod stats;
+pub mod trajectory;
 
 #[cfg(test)]
 mod layers;

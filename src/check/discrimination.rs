@@ -276,6 +276,7 @@ mod tests {
             verdict,
             score: Some(score),
             turn_scores: Vec::new(),
+            trajectory: None,
             pass_threshold: 0.8,
             findings: Vec::new(),
             label: Label {

@@ -13,6 +13,7 @@ use crate::harness::{Call, Expect, Label, Scenario, Transcript};
 pub use crate::score::Verdict;
 use crate::score::{Score, oracle};
 use crate::source::SourceError;
+use crate::trajectory::{self, Trajectory};
 
 /// Everything the engines established about one transcript.
 #[derive(Clone, Debug, Serialize)]
@@ -31,6 +32,10 @@ pub struct Evaluation {
     /// The score of each of the scenario's turns, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub turn_scores: Vec<Score>,
+    /// The ADK / Vertex AI trajectory metrics ([`crate::trajectory`]), when the transcript
+    /// answers a scenario: reported beside the score, never part of the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Trajectory>,
     /// The suite's pass threshold on TC.
     pub pass_threshold: f64,
     /// Every engine's findings, sorted by call, errors first.
@@ -231,6 +236,13 @@ fn scenario_index(suite: &Suite, t: &Transcript) -> Result<Option<usize>, Source
     Ok(scenario_of(suite, t)?.map(|(i, _)| i))
 }
 
+/// The severity the suite sets for the finding's code (`severity:`), over the engine's.
+fn suite_severity(suite: &Suite, f: &mut Finding) {
+    if let Some(s) = suite.harness.severity.get(&f.code) {
+        f.severity = *s;
+    }
+}
+
 /// Runs the engines over a transcript: lint each call, then flow across the calls, then the
 /// oracle against the scenario's workflow. The verdict is [`crate::score::verdict`]: Fail on
 /// any error finding, or when the oracle's TC is below the suite's pass threshold.
@@ -243,7 +255,8 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     let mut findings = Vec::new();
     let mut lint_failed = Vec::with_capacity(calls.len());
     for (index, call) in calls.iter().enumerate() {
-        let found = suite.linter.lint(&call.tool, &call.arguments);
+        let mut found = suite.linter.lint(&call.tool, &call.arguments);
+        found.iter_mut().for_each(|f| suite_severity(suite, f));
         lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
         for mut f in found {
             f.call = Some(index);
@@ -252,22 +265,26 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     }
     let flow = flow::analyze(t, scenario, &suite.linter, &lint_failed);
     findings.extend(flow.findings.iter().cloned());
-    let (score, turn_scores) = match scenario {
+    let (score, turn_scores, trajectory) = match scenario {
         Some(sc) => {
             let (score, turns, oracle_findings) =
                 oracle::score(t, sc, &suite.linter, &flow, &findings);
             findings.extend(oracle_findings);
-            (Some(score), turns)
+            let trajectory = trajectory::transcript(t, sc, &suite.linter, &flow);
+            (Some(score), turns, Some(trajectory))
         }
-        None => (None, Vec::new()),
+        None => (None, Vec::new(), None),
     };
     for f in &mut findings {
         if let (Some(i), None) = (f.call, &f.location) {
             f.location = calls.get(i).map(|c| c.location_of(&f.pointer));
         }
+        suite_severity(suite, f);
     }
     findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
-    let pass = suite.harness.thresholds.pass;
+    let pass = scenario
+        .and_then(|s| s.pass)
+        .unwrap_or(suite.harness.thresholds.pass);
     let errors = findings.iter().any(|f| f.severity == Severity::Error);
     let verdict = crate::score::verdict(score.as_ref().map(|s| s.tc), errors, pass);
     Ok(Evaluation {
@@ -277,6 +294,7 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         verdict,
         score,
         turn_scores,
+        trajectory,
         pass_threshold: pass,
         findings,
         label: t.label.clone(),

@@ -478,17 +478,27 @@ fn harness_record(id: &TrialId, suite: &Suite) -> TrialRecord {
     r
 }
 
-/// Every oracle call must lint clean: an oracle the linter rejects would grade correct agents
-/// as wrong.
+/// Every oracle call must lint clean (for each tool a step accepts): an oracle the linter
+/// rejects would grade correct agents as wrong. Every `match:` key must name a parameter of
+/// the tool or a pointer into the step's arguments: a key naming nothing would hold correct
+/// agents to nothing and cost them score.
 fn check_oracles(suite: &Suite) -> Result<(), String> {
     let mut problems = String::new();
     for sc in &suite.harness.scenarios {
         for turn in &sc.turns {
             for o in &turn.workflow {
-                for f in suite.linter.lint(&o.call.tool, &o.call.arguments) {
-                    if f.severity == Severity::Error {
-                        let loc = o.call.location_of(&f.pointer);
-                        problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
+                for tool in o.tools() {
+                    for f in suite.linter.lint(tool, &o.call.arguments) {
+                        if f.severity == Severity::Error {
+                            let loc = o.call.location_of(&f.pointer);
+                            problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
+                        }
+                    }
+                }
+                for key in o.match_policies.keys() {
+                    if let Some(why) = match_key_problem(suite, o, key) {
+                        let loc = &o.call.location;
+                        problems.push_str(&format!("scenario `{}`: {why}\n  --> {loc}\n", sc.id));
                     }
                 }
             }
@@ -497,8 +507,45 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(format!("oracle calls the linter rejects:\n{problems}"))
+        Err(format!(
+            "the workflow would misgrade correct agents:\n{problems}"
+        ))
     }
+}
+
+/// Why a step's `match:` key names nothing, if it does: a parameter none of the step's tools
+/// declares (nor the step passes), or a pointer no value of the step's arguments is at.
+fn match_key_problem(suite: &Suite, o: &crate::harness::OracleCall, key: &str) -> Option<String> {
+    let declared: Vec<&str> = o
+        .tools()
+        .filter_map(|t| suite.linter.tool(t))
+        .flat_map(|s| {
+            s.properties()
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k.as_str())
+        })
+        .chain(o.call.args().keys().map(String::as_str))
+        .collect();
+    if !key.starts_with('/') {
+        if declared.contains(&key) {
+            return None;
+        }
+        let hint = crate::finding::did_you_mean(key, declared.iter().copied());
+        return Some(format!(
+            "`match:` names `{key}`, which is no parameter of `{}`{hint}",
+            o.call.tool
+        ));
+    }
+    if !crate::flow::values_at_any(&o.call.arguments, key).is_empty() {
+        return None;
+    }
+    let mut pointers = Vec::new();
+    crate::flow::pointers_of(&o.call.arguments, String::new(), &mut pointers);
+    let hint = crate::finding::did_you_mean(key, pointers.iter().map(String::as_str));
+    Some(format!(
+        "`match:` key `{key}` points at no value of the step's arguments{hint}"
+    ))
 }
 
 /// How a trial ends given whether its evaluation agrees with its label and its `xfail`: an

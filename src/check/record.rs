@@ -16,6 +16,7 @@ use super::{Discrimination, Evaluation, Verdict};
 use crate::finding::{Finding, SubDimension};
 use crate::harness::{Expect, Label, TrialId, TrialKind};
 use crate::score::Score;
+use crate::trajectory::Trajectory;
 
 /// How one trial ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,6 +177,9 @@ pub struct TranscriptRecord {
     /// Each turn's score.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_scores: Vec<ScoreRecord>,
+    /// The ADK / Vertex AI trajectory metrics, per turn and their mean (not in the verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<Trajectory>,
     /// Every finding.
     pub findings: Vec<FindingRecord>,
     /// The expected-vs-actual call diff, when the calls differ from the oracle.
@@ -197,6 +201,7 @@ impl TranscriptRecord {
             pass_threshold: ev.pass_threshold,
             score: ev.score.as_ref().map(ScoreRecord::from),
             turn_scores: ev.turn_scores.iter().map(ScoreRecord::from).collect(),
+            trajectory: ev.trajectory.clone(),
             findings: ev.findings.iter().map(FindingRecord::from).collect(),
             diff: diff.filter(|d| !d.is_empty()),
         }

@@ -23,7 +23,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::finding::{Code, Finding, Severity};
-use crate::harness::{Call, Scenario, Transcript};
+use crate::harness::{Call, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
 use crate::spec::capability::ArtifactKind;
 
@@ -52,6 +52,8 @@ pub struct Reference {
 pub struct CallFlow {
     /// Whether the call failed (an error finding, or a tool output with `isError`), so it produced nothing.
     pub failed: bool,
+    /// Whether the server refused it: its output (recorded, or the step's mock) is an MCP error.
+    pub refused: bool,
     /// The call's argument values that reference artifacts.
     pub references: Vec<Reference>,
     /// Artifacts this call produced (normalised), when it succeeded.
@@ -66,15 +68,26 @@ pub struct Flow {
     /// Per call, in transcript order.
     pub calls: Vec<CallFlow>,
     artifacts: HashMap<String, Vec<Origin>>,
+    ground: Ground,
 }
 
 impl Flow {
-    /// Whether an earlier successful call (before call `index`) produced `value`.
+    /// Whether an earlier successful call (before call `index`) produced `value`: an artifact
+    /// it made, or a name, id or number its output gave (a path composed from one included).
     pub fn produced_before(&self, value: &str, index: usize) -> bool {
-        self.artifacts.get(&normalize(value)).is_some_and(|os| {
+        let artifact = self.artifacts.get(&normalize(value)).is_some_and(|os| {
             os.iter()
                 .any(|o| matches!(o, Origin::Call(c) if *c < index))
-        })
+        });
+        artifact || {
+            let mut before = Ground::default();
+            for (o, s) in &self.ground.sources {
+                if matches!(o, Origin::Call(c) if *c < index) && !s.arguments {
+                    before.push(*o, s.clone());
+                }
+            }
+            before.origin_of(value).is_some()
+        }
     }
 
     /// Whether `value` existed when call `index` (in turn `turn`) ran: a prompt up to that turn
@@ -100,17 +113,13 @@ pub fn analyze(
 ) -> Flow {
     let calls: Vec<(usize, &Call)> = t.calls().collect();
     let outputs = outputs(t, scenario);
-    // Every artifact any output mentions, with its first producer: to tell "nobody made it"
-    // from "a later call makes it".
-    let mut first_producer: HashMap<String, usize> = HashMap::new();
-    let mut call_artifacts: Vec<Vec<String>> = Vec::with_capacity(calls.len());
-    for (i, out) in outputs.iter().enumerate() {
-        let arts = out.map(artifacts_of_value).unwrap_or_default();
-        for a in &arts {
-            first_producer.entry(a.clone()).or_insert(i);
-        }
-        call_artifacts.push(arts);
-    }
+    // What each call's output offers later calls, whether or not the call succeeded: to tell
+    // "nobody made it" from "a later call makes it" and "a failed call made it".
+    let offered: Vec<Source> = outputs
+        .iter()
+        .map(|o| o.map(Source::of_output).unwrap_or_default())
+        .collect();
+    let inferred = scenario.map(inferred_references).unwrap_or_default();
 
     let mut flow = Flow::default();
     for a in scenario.into_iter().flat_map(|s| &s.artifacts) {
@@ -119,8 +128,12 @@ pub fn analyze(
             .or_default()
             .push(Origin::Prompt(0));
     }
-    // Free text seen so far (prompts, successful outputs), for ids that are no URI.
-    let mut seen_text: Vec<(Origin, String)> = Vec::new();
+    // What grounds a reference so far: prompts, the scenario's artifacts, successful calls'
+    // outputs and arguments.
+    let mut ground = Ground::default();
+    if let Some(sc) = scenario {
+        ground.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
+    }
     let mut prompt_done: HashSet<usize> = HashSet::new();
     let mut seen_calls: HashMap<String, usize> = HashMap::new();
     // Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work, not
@@ -137,7 +150,7 @@ pub fn analyze(
                     .or_default()
                     .push(Origin::Prompt(*turn));
             }
-            seen_text.push((Origin::Prompt(*turn), p.to_owned()));
+            ground.push(Origin::Prompt(*turn), Source::of_text(p));
         }
         let mut cf = CallFlow {
             failed: lint_failed.get(i).copied().unwrap_or(false),
@@ -145,8 +158,9 @@ pub fn analyze(
         };
         if outputs[i].is_some_and(is_error_output) {
             cf.failed = true;
+            cf.refused = true;
         }
-        for (pointer, value) in references(linter, call) {
+        for (pointer, value) in references(linter, call, inferred.get(call.tool.as_str())) {
             let norm = normalize(&value);
             let origin = flow.artifacts.get(&norm).and_then(|os| {
                 os.iter()
@@ -156,57 +170,47 @@ pub fn analyze(
                     })
                     .copied()
             });
-            // An id or a name a tool printed is grounded when it appears verbatim in a prompt or
-            // an earlier successful output, even if it is no URI.
-            let origin = origin.or_else(|| {
-                (value.len() >= 4)
-                    .then(|| {
-                        seen_text
-                            .iter()
-                            .find(|(_, text)| text.contains(value.as_str()))
-                            .map(|(o, _)| *o)
-                    })
-                    .flatten()
-            });
+            // A name, an id or a path a tool printed (or one composed from a directory and a
+            // name it listed) is grounded when a prompt or an earlier successful call gave it.
+            let origin = origin.or_else(|| ground.origin_of(&value));
             let mut finding = None;
-            match origin {
-                // Only successful calls add artifacts, so a grounded value exists.
-                Some(_) => {}
-                None => match first_producer.get(&norm) {
-                    Some(&p) if p < i && flow.calls[p].failed => {
-                        finding = Some(Finding::new(
-                            Code::FailedDependency,
-                            pointer.clone(),
-                            format!(
-                                "`{value}` comes from call {} (`{}`), which failed, so it does not exist",
-                                p + 1,
-                                calls[p].1.tool
-                            ),
-                        ));
-                    }
-                    Some(&p) if p >= i => {
-                        finding = Some(Finding::new(
-                            Code::UseBeforeProduce,
-                            pointer.clone(),
-                            format!(
-                                "`{value}` is produced by call {} (`{}`), which runs after this one",
-                                p + 1,
-                                calls[p].1.tool
-                            ),
-                        ));
-                    }
-                    _ => {
-                        let known: Vec<&str> = flow.artifacts.keys().map(String::as_str).collect();
-                        let hint = crate::finding::did_you_mean(&norm, known.iter().copied());
-                        finding = Some(Finding::new(
+            if origin.is_none() {
+                let makes = |p: &usize| offered[*p].produces(&value, &ground);
+                let earlier_failed = (0..i).filter(|&p| flow.calls[p].failed).find(makes);
+                let later = (i + 1..calls.len()).find(makes);
+                finding = Some(match (earlier_failed, later) {
+                    (Some(p), _) => Finding::new(
+                        Code::FailedDependency,
+                        pointer.clone(),
+                        format!(
+                            "`{value}` comes from call {} (`{}`), which failed, so it does not exist",
+                            p + 1,
+                            calls[p].1.tool
+                        ),
+                    ),
+                    (None, Some(p)) => Finding::new(
+                        Code::UseBeforeProduce,
+                        pointer.clone(),
+                        format!(
+                            "`{value}` is produced by call {} (`{}`), which runs after this one",
+                            p + 1,
+                            calls[p].1.tool
+                        ),
+                    ),
+                    (None, None) => {
+                        let mut known: Vec<&str> =
+                            flow.artifacts.keys().map(String::as_str).collect();
+                        known.extend(ground.names());
+                        let hint = crate::finding::did_you_mean(&value, known.iter().copied());
+                        Finding::new(
                             Code::UnknownReference,
                             pointer.clone(),
                             format!(
                                 "`{value}` was produced by no earlier tool output and named in no prompt{hint}"
                             ),
-                        ));
+                        )
                     }
-                },
+                });
             }
             if let Some(mut f) = finding {
                 f.call = Some(i);
@@ -234,29 +238,396 @@ pub fn analyze(
                     call.tool
                 ),
             );
+            // Repeating a call that changes nothing, or nothing more the second time, wastes a
+            // step; repeating one that does (a second commit, a second charge) is an error.
+            if linter.effect(&call.tool, call.args()).idempotent {
+                f.severity = Severity::Warning;
+            }
             f.call = Some(i);
             flow.findings.push(f);
         } else if !cf.failed {
             seen_calls.insert(key, i);
         }
         if !cf.failed {
-            for a in &call_artifacts[i] {
+            let arts = outputs[i].map(artifacts_of_value).unwrap_or_default();
+            for a in &arts {
                 flow.artifacts
                     .entry(a.clone())
                     .or_default()
                     .push(Origin::Call(i));
             }
-            cf.produced = call_artifacts[i].clone();
-            if let Some(out) = outputs[i] {
-                seen_text.push((Origin::Call(i), strings_of(out)));
-            }
+            cf.produced = arts;
+            ground.push(Origin::Call(i), offered[i].clone());
+            let mut given = Source {
+                arguments: true,
+                ..Source::default()
+            };
+            given.add_value(&call.arguments);
+            ground.push(Origin::Call(i), given);
         }
         flow.calls.push(cf);
     }
+    flow.ground = ground;
     redundant_soundtracks(&mut flow, &calls, t, scenario, linter);
     flow.findings
         .sort_by_key(|f| (f.call, f.severity != Severity::Error));
     flow
+}
+
+/// What one prompt, output or set of arguments offers later calls: its scalar values (strings,
+/// numbers as written; JSON inside text content parsed) and its text, for values printed inside
+/// sentences.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Source {
+    values: HashSet<String>,
+    text: String,
+    /// The arguments of a call (what it was given), not its output.
+    arguments: bool,
+}
+
+impl Source {
+    fn of_output(v: &Value) -> Self {
+        let mut s = Self::default();
+        s.add_value(v);
+        s
+    }
+
+    fn of_text(text: &str) -> Self {
+        let mut s = Self::default();
+        s.add_string(text);
+        s
+    }
+
+    fn of_strings(items: &[String]) -> Self {
+        let mut s = Self::default();
+        for i in items {
+            s.values.insert(i.clone());
+            s.add_string(i);
+        }
+        s
+    }
+
+    fn add_value(&mut self, v: &Value) {
+        match v {
+            Value::String(text) => {
+                self.values.insert(text.clone());
+                self.add_string(text);
+            }
+            Value::Number(n) => {
+                self.values.insert(n.to_string());
+            }
+            Value::Array(items) => items.iter().for_each(|i| self.add_value(i)),
+            Value::Object(m) => m.values().for_each(|i| self.add_value(i)),
+            _ => {}
+        }
+    }
+
+    fn add_string(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.text.push('\n');
+        // Text content that is JSON (server-memory's entities) offers its values too.
+        let trimmed = text.trim();
+        if (trimmed.starts_with('{') || trimmed.starts_with('['))
+            && let Ok(inner) = serde_json::from_str::<Value>(trimmed)
+        {
+            self.add_value(&inner);
+        }
+    }
+
+    /// Whether the value is one of this source's, or (four characters or more) printed in it.
+    fn gives(&self, value: &str) -> bool {
+        self.values.contains(value) || (value.len() >= 4 && self.text.contains(value))
+    }
+
+    /// Whether `name` is printed here as a whole word of a listing (`[FILE] notes.txt`) or as
+    /// the tail of a path (`~/project/docs/a.md` gives `docs/a.md`): not inside a longer name.
+    fn lists(&self, name: &str) -> bool {
+        if self.values.contains(name) {
+            return true;
+        }
+        let part = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '~');
+        self.text.match_indices(name).any(|(at, _)| {
+            let before = self.text[..at].chars().next_back();
+            let mut rest = self.text[at + name.len()..].chars();
+            // A full stop ends a sentence unless a name goes on after it (`notes.txt`).
+            let after = match rest.next() {
+                Some('.') => rest.next().filter(|c| c.is_alphanumeric()),
+                other => other,
+            };
+            !before.is_some_and(|c| c != '/' && part(c)) && !after.is_some_and(part)
+        })
+    }
+
+    /// Whether this source produces `value`: as one of its values or a whole word of its text
+    /// (not a piece of a longer path or name), or as the listed name of a path composed from a
+    /// directory `ground` gives (see [`Ground::origin_of`]).
+    fn produces(&self, value: &str, ground: &Ground) -> bool {
+        self.lists(value)
+            || composed(value).any(|(dir, name)| {
+                self.lists(name) && (ground.origin_of(dir).is_some() || self.gives(dir))
+            })
+    }
+}
+
+/// Every way to read `value` as a directory (or URL prefix) joined with a name by one `/`:
+/// `/a/b/c.txt` → (`/a/b`, `c.txt`), (`/a`, `b/c.txt`). A `file://` URI also reads as its
+/// path.
+fn composed(value: &str) -> impl Iterator<Item = (&str, &str)> {
+    let path = value.strip_prefix("file://").unwrap_or(value);
+    path.match_indices('/').filter_map(move |(at, _)| {
+        let dir = path[..at].trim_end_matches('/');
+        let name = &path[at + 1..];
+        (!dir.is_empty() && !name.is_empty() && !dir.ends_with(':')).then_some((dir, name))
+    })
+}
+
+/// Everything that grounds a reference at one point of a transcript, in order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ground {
+    sources: Vec<(Origin, Source)>,
+}
+
+impl Ground {
+    fn push(&mut self, origin: Origin, source: Source) {
+        self.sources.push((origin, source));
+    }
+
+    /// Where `value` comes from: the first source that gives it verbatim, or one that lists the
+    /// name of a path whose directory some source gives (a listing's `notes.txt` under the
+    /// `/data` the user named: path join with one separator, trailing slashes trimmed; a URL
+    /// joined with an id alike).
+    pub(crate) fn origin_of(&self, value: &str) -> Option<Origin> {
+        let direct = |v: &str| {
+            self.sources
+                .iter()
+                .find(|(_, s)| s.gives(v))
+                .map(|(o, _)| *o)
+        };
+        if let Some(o) = direct(value).or_else(|| {
+            let trimmed = value.trim_end_matches('/');
+            (trimmed != value && !trimmed.is_empty())
+                .then(|| direct(trimmed))
+                .flatten()
+        }) {
+            return Some(o);
+        }
+        composed(value).find_map(|(dir, name)| {
+            let (o, _) = self.sources.iter().find(|(_, s)| s.lists(name))?;
+            direct(dir).map(|_| *o)
+        })
+    }
+
+    /// The values tools' outputs gave, for a did-you-mean (what the agent itself passed is no
+    /// better a guess than what it passes now).
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.sources
+            .iter()
+            .filter(|(o, s)| matches!(o, Origin::Call(_)) && !s.arguments)
+            .flat_map(|(_, s)| s.values.iter().map(String::as_str))
+    }
+}
+
+/// Per tool, the argument positions the scenario's own workflow shows to be references: where
+/// a step's value (a string of three characters or more, an integer of four digits or more)
+/// is one an earlier step's mock output produced (or the listed name of a path under a
+/// directory the prompt gives) and the prompts so far do not give, and no step of the tool has
+/// a value there the prompt gives or a policy that lets it vary. Array indices become `*`, so
+/// every item of the agent's array is checked.
+pub(crate) fn inferred_references(sc: &Scenario) -> HashMap<&str, Vec<String>> {
+    // (tool, pattern) → whether every step that has a value there takes it from an output.
+    let mut votes: Vec<((&str, String), bool)> = Vec::new();
+    let mut outputs: Vec<Source> = Vec::new();
+    let mut prompts = Ground::default();
+    prompts.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
+    for (ti, turn) in sc.turns.iter().enumerate() {
+        prompts.push(Origin::Prompt(ti), Source::of_text(&turn.prompt));
+        for step in &turn.workflow {
+            let mut leaves = Vec::new();
+            leaves_of(&step.call.arguments, String::new(), &mut leaves);
+            for (pointer, value) in leaves {
+                let produced = compared_exactly(step, &pointer)
+                    && prompts.origin_of(&value).is_none()
+                    && outputs.iter().any(|o| o.produces(&value, &prompts));
+                let pattern = generalize(&pointer);
+                for tool in step.tools() {
+                    let key = (tool, pattern.clone());
+                    match votes.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, all)) => *all &= produced,
+                        None => votes.push((key, produced)),
+                    }
+                }
+            }
+            if let Some(m) = &step.mock_output
+                && !is_error_output(m)
+            {
+                outputs.push(Source::of_output(m));
+            }
+        }
+    }
+    let mut out: HashMap<&str, Vec<String>> = HashMap::new();
+    for ((tool, pattern), all) in votes {
+        if all {
+            out.entry(tool).or_default().push(pattern);
+        }
+    }
+    out
+}
+
+/// Whether the step compares the value at `pointer` exactly: no policy of its own or of an
+/// enclosing parameter lets it vary.
+fn compared_exactly(step: &OracleCall, pointer: &str) -> bool {
+    use crate::harness::MatchPolicy::{Exact, FromOutput};
+    let generic = generalize(pointer);
+    let param = format!(
+        "/{}",
+        pointer
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("")
+    );
+    step.match_policies.iter().all(|(key, policy)| {
+        let key_ptr = if key.starts_with('/') {
+            key.clone()
+        } else {
+            format!("/{}", escape(key))
+        };
+        let covers = generic == key_ptr
+            || generic.starts_with(&format!("{key_ptr}/"))
+            || (!key.starts_with('/') && key_ptr == param);
+        !covers || matches!(policy, Exact | FromOutput)
+    })
+}
+
+/// Every string (three characters or more) and integer (four digits or more) in a value, with
+/// its JSON pointer.
+fn leaves_of(v: &Value, at: String, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::String(s) if s.chars().count() >= 3 => out.push((at, s.clone())),
+        Value::Number(n) if n.as_u64().is_some_and(|n| n >= 1000) => out.push((at, n.to_string())),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                leaves_of(item, format!("{at}/{i}"), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                leaves_of(item, format!("{at}/{}", escape(k)), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A pointer with its array indices as `*` (`/relations/0/from` → `/relations/*/from`).
+fn generalize(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|seg| {
+            if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                "*"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Every value of `args` at a pointer pattern (`*` for every array item), of any kind.
+pub(crate) fn values_at_any<'v>(args: &'v Value, pattern: &str) -> Vec<&'v Value> {
+    fn go<'v>(v: &'v Value, segs: &[&str], out: &mut Vec<&'v Value>) {
+        let Some((first, rest)) = segs.split_first() else {
+            out.push(v);
+            return;
+        };
+        match (v, *first) {
+            (Value::Array(items), "*") => items.iter().for_each(|i| go(i, rest, out)),
+            (Value::Array(items), seg) => {
+                if let Some(item) = seg.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                    go(item, rest, out);
+                }
+            }
+            (Value::Object(m), seg) => {
+                if let Some(item) = m.get(&seg.replace("~1", "/").replace("~0", "~")) {
+                    go(item, rest, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let segs: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
+    let mut out = Vec::new();
+    go(args, &segs, &mut out);
+    out
+}
+
+/// Every pointer into a value (its members and items, at every depth), array indices as `*`.
+pub(crate) fn pointers_of(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Array(items) => {
+            let here = format!("{at}/*");
+            if !out.contains(&here) {
+                out.push(here.clone());
+            }
+            items.iter().for_each(|i| pointers_of(i, here.clone(), out));
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                let here = format!("{at}/{}", escape(k));
+                if !out.contains(&here) {
+                    out.push(here.clone());
+                }
+                pointers_of(item, here, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The values of `args` at a pointer pattern (`*` for every array item), each with its concrete
+/// pointer: strings, integers, and an array's strings when the pattern ends at the array.
+pub(crate) fn values_at(args: &Value, pattern: &str) -> Vec<(String, String)> {
+    fn go(v: &Value, segs: &[&str], at: String, out: &mut Vec<(String, String)>) {
+        let Some((first, rest)) = segs.split_first() else {
+            match v {
+                Value::String(s) => out.push((at, s.clone())),
+                Value::Number(n) if n.is_u64() || n.is_i64() => out.push((at, n.to_string())),
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        if let Value::String(s) = item {
+                            out.push((format!("{at}/{i}"), s.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            return;
+        };
+        match (v, *first) {
+            (Value::Array(items), "*") => {
+                for (i, item) in items.iter().enumerate() {
+                    go(item, rest, format!("{at}/{i}"), out);
+                }
+            }
+            (Value::Array(items), seg) => {
+                if let Some(item) = seg.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                    go(item, rest, format!("{at}/{seg}"), out);
+                }
+            }
+            (Value::Object(m), seg) => {
+                let key = seg.replace("~1", "/").replace("~0", "~");
+                if let Some(item) = m.get(&key) {
+                    go(item, rest, format!("{at}/{seg}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let segs: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
+    let mut out = Vec::new();
+    go(args, &segs, String::new(), &mut out);
+    out
 }
 
 /// Omni's video (or Veo's with audio on) already carries sound: a separately generated track
@@ -458,32 +829,55 @@ impl<'a> PromptGround<'a> {
     }
 }
 
-/// The arguments of a call that reference artifacts, as (pointer, value).
-fn references(linter: &Linter, call: &Call) -> Vec<(String, String)> {
+/// The arguments of a call that reference artifacts, as (pointer, value): the matrix's
+/// `inputs` (names or pointers), else parameters named like inputs, and the positions the
+/// scenario's workflow shows to be references (`inferred`).
+fn references(
+    linter: &Linter,
+    call: &Call,
+    inferred: Option<&Vec<String>>,
+) -> Vec<(String, String)> {
     let args = call.args();
-    let params: Vec<&str> = match linter.facts(&call.tool) {
-        Some((_, facts)) => facts.inputs.iter().map(String::as_str).collect(),
+    let mut patterns: Vec<String> = match linter.facts(&call.tool) {
+        Some((_, facts)) => facts
+            .inputs
+            .iter()
+            .map(|p| {
+                if p.starts_with('/') {
+                    p.clone()
+                } else {
+                    format!("/{}", escape(p))
+                }
+            })
+            .collect(),
         None => args
             .keys()
-            .map(String::as_str)
             .filter(|k| looks_like_input(k))
+            .map(|k| format!("/{}", escape(k)))
             .collect(),
     };
-    let mut out = Vec::new();
-    for p in params {
-        match args.get(p) {
-            Some(Value::String(s)) => out.push((format!("/{}", escape(p)), s.clone())),
-            Some(Value::Array(items)) => {
-                for (i, item) in items.iter().enumerate() {
-                    if let Value::String(s) = item {
-                        out.push((format!("/{}/{i}", escape(p)), s.clone()));
-                    }
-                }
+    let declared = patterns.len();
+    patterns.extend(inferred.into_iter().flatten().cloned());
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (n, p) in patterns.iter().enumerate() {
+        for (pointer, value) in values_at(&call.arguments, p) {
+            // Declared inputs are strings (URIs, paths); inferred positions take ids too.
+            let number =
+                !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+            let is_string = call_value_is_string(&call.arguments, &pointer);
+            if !is_string && (n < declared || !number) {
+                continue;
             }
-            _ => {}
+            if !out.iter().any(|(q, _)| *q == pointer) {
+                out.push((pointer, value));
+            }
         }
     }
     out
+}
+
+fn call_value_is_string(args: &Value, pointer: &str) -> bool {
+    args.pointer(pointer).is_some_and(Value::is_string)
 }
 
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are
@@ -539,24 +933,6 @@ pub fn artifacts_of_value(v: &Value) -> Vec<String> {
     walk(v, &mut out);
     out.sort();
     out.dedup();
-    out
-}
-
-/// Every string in a JSON value, joined by newlines.
-fn strings_of(v: &Value) -> String {
-    fn go(v: &Value, out: &mut String) {
-        match v {
-            Value::String(s) => {
-                out.push_str(s);
-                out.push('\n');
-            }
-            Value::Array(items) => items.iter().for_each(|i| go(i, out)),
-            Value::Object(m) => m.values().for_each(|i| go(i, out)),
-            _ => {}
-        }
-    }
-    let mut out = String::new();
-    go(v, &mut out);
     out
 }
 

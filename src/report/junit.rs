@@ -404,6 +404,7 @@ mod tests {
             pass_threshold: 0.8,
             score: tc.map(score),
             turn_scores: Vec::new(),
+            trajectory: None,
             findings: Vec::new(),
             diff: None,
         }

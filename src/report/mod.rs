@@ -24,6 +24,7 @@ pub use crate::check::{
     TranscriptRecord, TrialRecord,
 };
 pub use crate::harness::{TrialId, TrialKind};
+use crate::trajectory::Trajectory;
 pub use record::{AgreementRecord, FORMAT, Report, SuiteCounts};
 pub use rundir::{RunDir, RunDirError, process_run_id, utc_stamp};
 
@@ -80,6 +81,23 @@ pub fn dimensions(score: &ScoreRecord) -> String {
     score.line()
 }
 
+/// `trajectory (policy | literal): exact 1.000 | 0.000, in-order …, any-order …, F1 …`: the
+/// ADK / Vertex AI trajectory metrics of a transcript, under its match policies and literally.
+pub fn trajectory_line(t: &Trajectory) -> String {
+    let (p, l) = (&t.policy, &t.literal);
+    format!(
+        "trajectory (policy | literal): exact {:.3} | {:.3}, in-order {:.3} | {:.3}, any-order {:.3} | {:.3}, F1 {:.3} | {:.3}",
+        p.exact_match,
+        l.exact_match,
+        p.in_order_match,
+        l.in_order_match,
+        p.any_order_match,
+        l.any_order_match,
+        p.f1,
+        l.f1
+    )
+}
+
 impl Report {
     /// The terminal report: one line per trial, the failures in full, the gates, then the
     /// per-suite table.
@@ -91,10 +109,15 @@ impl Report {
                 s.push_str(&trial_line(t, width));
                 if let Some(tr) = &t.transcript
                     && verbosity == Verbosity::Verbose
-                    && t.status == Status::Passed
                 {
-                    for f in &tr.findings {
-                        let _ = write!(s, "\n        {}[{}]: {}", f.severity, f.code, f.message);
+                    if let Some(traj) = &tr.trajectory {
+                        let _ = write!(s, "\n        {}", trajectory_line(traj));
+                    }
+                    if t.status == Status::Passed {
+                        for f in &tr.findings {
+                            let _ =
+                                write!(s, "\n        {}[{}]: {}", f.severity, f.code, f.message);
+                        }
                     }
                 }
                 s.push('\n');

@@ -30,7 +30,7 @@ use serde_json::Value;
 use super::{Score, assign};
 use crate::finding::{Code, Finding, Severity, SubDimension};
 use crate::flow::Flow;
-use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
+use crate::harness::{Call, Forbid, MatchPolicy, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
 use crate::spec::capability::ArtifactKind;
 
@@ -53,15 +53,30 @@ pub fn score(
             .get(ti)
             .map(|tt| tt.calls.iter().collect())
             .unwrap_or_default();
-        let cx = Turn {
-            first: first_index,
-            calls: &calls,
-            steps: &st.workflow,
-            linter,
-            flow,
-            findings,
-        };
-        let (s, f) = cx.score(st.order_strict);
+        // One score per way the workflow allows (`any_of:` lists, repeats); the best stands.
+        let mut best: Option<(Score, Vec<Finding>)> = None;
+        for variant in st.variants() {
+            let (steps, optional) = expand(&st.workflow, &variant, &calls);
+            let cx = Turn {
+                first: first_index,
+                calls: &calls,
+                steps,
+                optional,
+                forbid: &st.forbid,
+                linter,
+                flow,
+                findings,
+            };
+            let (s, f) = cx.score(st.order_strict);
+            let errors = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Error).count();
+            let better = best
+                .as_ref()
+                .is_none_or(|(bs, bf)| (errors(&f) == 0, s.tc) > (errors(bf) == 0, bs.tc));
+            if better {
+                best = Some((s, f));
+            }
+        }
+        let (s, f) = best.expect("a turn has at least one variant");
         turns.push(s);
         out.extend(f);
         first_index += calls.len();
@@ -70,11 +85,35 @@ pub fn score(
     (total, turns, out)
 }
 
+/// A variant's steps, each repeated as its `count`/`min`/`max` allow (as many times as the turn
+/// has calls of its tools, within bounds), and whether each copy may be left out.
+fn expand<'a>(
+    workflow: &'a [OracleCall],
+    variant: &[usize],
+    calls: &[&Call],
+) -> (Vec<&'a OracleCall>, Vec<bool>) {
+    let mut steps = Vec::new();
+    let mut optional = Vec::new();
+    for &i in variant {
+        let o = &workflow[i];
+        let made = calls.iter().filter(|c| o.accepts_tool(&c.tool)).count() as u32;
+        let copies = made.clamp(o.min, o.max.unwrap_or(u32::MAX).max(o.min));
+        for k in 0..copies {
+            steps.push(o);
+            optional.push(o.optional || k >= o.min);
+        }
+    }
+    (steps, optional)
+}
+
 struct Turn<'a> {
     /// Transcript-wide index of this turn's first call.
     first: usize,
     calls: &'a [&'a Call],
-    steps: &'a [OracleCall],
+    steps: Vec<&'a OracleCall>,
+    /// Per step, whether it may be left out.
+    optional: Vec<bool>,
+    forbid: &'a [Forbid],
     linter: &'a Linter,
     flow: &'a Flow,
     findings: &'a [Finding],
@@ -84,22 +123,31 @@ impl Turn<'_> {
     fn score(&self, strict: bool) -> (Score, Vec<Finding>) {
         use SubDimension::*;
         let mut out = Vec::new();
-        let (steps, calls) = (self.steps, self.calls);
-        // Pair steps with calls.
+        let (steps, calls) = (&self.steps, self.calls);
+        let failed = |j: usize| {
+            self.flow
+                .calls
+                .get(self.first + j)
+                .is_some_and(|c| c.failed)
+        };
+        // Pair steps with calls; of two equally good calls, the one that worked.
         let sim: Vec<Vec<f64>> = steps
             .iter()
             .map(|o| {
                 calls
                     .iter()
                     .enumerate()
-                    .map(|(j, a)| self.similarity(o, a, self.first + j))
+                    .map(|(j, a)| {
+                        let s = self.similarity(o, a, self.first + j);
+                        if failed(j) { s * 0.99 } else { s }
+                    })
                     .collect()
             })
             .collect();
         let pairing: Vec<Option<usize>> = assign(&sim)
             .into_iter()
             .enumerate()
-            .map(|(i, j)| j.filter(|&j| sim[i][j] >= 0.25))
+            .map(|(i, j)| j.filter(|&j| sim[i][j] >= 0.2))
             .collect();
         let mut step_of = vec![None; calls.len()];
         for (i, j) in pairing.iter().enumerate() {
@@ -107,18 +155,14 @@ impl Turn<'_> {
                 step_of[*j] = Some(i);
             }
         }
-        let failed = |j: usize| {
-            self.flow
-                .calls
-                .get(self.first + j)
-                .is_some_and(|c| c.failed)
-        };
+        let required = (0..steps.len()).filter(|i| !self.optional[*i]).count();
+        let effect = |j: usize| self.linter.effect(&calls[j].tool, calls[j].args());
 
         let mut sub = BTreeMap::new();
         // usage
         sub.insert(
             UsageNecessity,
-            if steps.is_empty() == calls.is_empty() {
+            if (required == 0 && pairing.iter().all(Option::is_none)) == calls.is_empty() {
                 1.0
             } else {
                 0.0
@@ -134,10 +178,10 @@ impl Turn<'_> {
             },
         );
         // selection
-        let mut pool: Vec<&str> = steps.iter().map(|o| o.call.tool.as_str()).collect();
+        let mut pool: Vec<&OracleCall> = steps.clone();
         let mut right_tool = 0;
         for c in calls {
-            if let Some(k) = pool.iter().position(|t| *t == c.tool) {
+            if let Some(k) = pool.iter().position(|o| o.accepts_tool(&c.tool)) {
                 pool.swap_remove(k);
                 right_tool += 1;
             }
@@ -164,7 +208,7 @@ impl Turn<'_> {
             .collect();
         let same_tool = pairs
             .iter()
-            .filter(|(i, j)| steps[*i].call.tool == calls[*j].tool)
+            .filter(|(i, j)| steps[*i].accepts_tool(&calls[*j].tool))
             .count();
         sub.insert(
             SelectionSpecificity,
@@ -174,17 +218,40 @@ impl Turn<'_> {
                 if steps.is_empty() { 1.0 } else { 0.0 },
             ),
         );
-        let done = pairs
+        // A step is done by a call of its tool that worked and did what the step does: a dry
+        // run in place of an edit changes nothing.
+        let changes_nothing = |i: usize, j: usize| {
+            effect(j).read_only
+                && !self
+                    .linter
+                    .effect(&steps[i].call.tool, steps[i].call.args())
+                    .read_only
+        };
+        // A call whose values break the step's policies did something else than the step.
+        let right_values = |i: usize, j: usize| {
+            self.compare(steps[i], calls[j], self.first + j)
+                .iter()
+                .all(|(_, bad)| bad.is_none())
+        };
+        let done = |i: usize, j: usize| {
+            steps[i].accepts_tool(&calls[j].tool)
+                && !failed(j)
+                && !changes_nothing(i, j)
+                && right_values(i, j)
+        };
+        let required_done = pairs
             .iter()
-            .filter(|(i, j)| steps[*i].call.tool == calls[*j].tool && !failed(*j))
+            .filter(|(i, j)| !self.optional[*i] && done(*i, *j))
             .count();
-        sub.insert(SelectionCompleteness, ratio(done, steps.len(), 1.0));
+        sub.insert(SelectionCompleteness, ratio(required_done, required, 1.0));
         // ordering
         if calls.len() >= 2 {
-            let ordered = ordered_pairs(self.steps, strict);
+            let ordered = ordered_pairs(steps, strict);
             let judged: Vec<(usize, usize)> = ordered
                 .into_iter()
                 .filter(|(a, b)| pairing[*a].is_some() && pairing[*b].is_some())
+                // Two copies of one repeated step have no order between them.
+                .filter(|(a, b)| !std::ptr::eq(steps[*a], steps[*b]))
                 .collect();
             let kept = judged
                 .iter()
@@ -197,10 +264,15 @@ impl Turn<'_> {
                     Code::Order,
                     "",
                     format!(
-                        "`{}` runs before `{}`, which the workflow puts first",
-                        calls[j].tool, steps[*a].call.tool
+                        "`{}` runs before `{}`, which the workflow puts first{}",
+                        calls[j].tool,
+                        steps[*a].call.tool,
+                        if strict { " (`order: strict`)" } else { "" }
                     ),
                 );
+                if strict {
+                    f.severity = Severity::Error;
+                }
                 f.call = Some(self.first + j);
                 out.push(f);
             }
@@ -212,25 +284,39 @@ impl Turn<'_> {
                         .is_some_and(|c| !c.references.is_empty())
                 })
                 .collect();
-            let grounded = with_refs
+            // Under `order: strict` the workflow makes every step depend on the one before: a
+            // call out of that order breaks a dependency as a reference to nothing does.
+            let out_of_order: Vec<usize> = if strict {
+                judged
+                    .iter()
+                    .filter(|(a, b)| pairing[*a] > pairing[*b])
+                    .filter_map(|(_, b)| pairing[*b])
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let dependent: Vec<usize> = (0..calls.len())
+                .filter(|j| with_refs.contains(j) || out_of_order.contains(j))
+                .collect();
+            let respected = dependent
                 .iter()
                 .filter(|j| {
-                    !self.has(
-                        self.first + **j,
-                        &[
-                            Code::UnknownReference,
-                            Code::UseBeforeProduce,
-                            Code::FailedDependency,
-                        ],
-                    )
+                    !out_of_order.contains(j)
+                        && !self.has(
+                            self.first + **j,
+                            &[
+                                Code::UnknownReference,
+                                Code::UseBeforeProduce,
+                                Code::FailedDependency,
+                            ],
+                        )
                 })
                 .count();
-            sub.insert(OrderingDependency, ratio(grounded, with_refs.len(), 1.0));
+            sub.insert(OrderingDependency, ratio(respected, dependent.len(), 1.0));
             // Work that did nothing for the user: unrequested, redundant or failed calls.
             let wasted = (0..calls.len())
                 .filter(|j| {
-                    step_of[*j].is_none()
-                        || failed(*j)
+                    step_of[*j].is_none_or(|i| !done(i, *j))
                         || self.has(self.first + j, &[Code::RedundantCall])
                 })
                 .count();
@@ -238,8 +324,7 @@ impl Turn<'_> {
         }
         // arguments: the weakest pair
         let mut weakest: Option<BTreeMap<SubDimension, f64>> = None;
-        for (i, j) in &pairs {
-            let a = self.arguments(&steps[*i], calls[*j], self.first + *j, &mut out);
+        let mut keep_weakest = |a: BTreeMap<SubDimension, f64>| {
             let mean = a.values().sum::<f64>() / a.len() as f64;
             if weakest
                 .as_ref()
@@ -247,22 +332,33 @@ impl Turn<'_> {
             {
                 weakest = Some(a);
             }
+        };
+        for (i, j) in &pairs {
+            keep_weakest(self.arguments(steps[*i], calls[*j], self.first + *j, &mut out));
         }
-        // A call that makes media no step asks for has no correct values: nobody asked for any.
+        // A required step nobody called had none of its arguments provided: completeness 0,
+        // and the cascades take the rest.
+        if pairing
+            .iter()
+            .enumerate()
+            .any(|(i, j)| j.is_none() && !self.optional[i])
+        {
+            keep_weakest(
+                SubDimension::ARGUMENTS
+                    .into_iter()
+                    .map(|d| (d, if d == ArgumentName { 1.0 } else { 0.0 }))
+                    .collect(),
+            );
+        }
+        // A call that does what no step asks for (makes media, changes state) has no correct
+        // values: nobody asked for any.
         for &j in &extra {
-            if self.makes_media(calls[j]) {
-                let a = self.unrequested_arguments(calls[j], self.first + j);
-                let mean = a.values().sum::<f64>() / a.len() as f64;
-                if weakest
-                    .as_ref()
-                    .is_none_or(|w| mean < w.values().sum::<f64>() / w.len() as f64)
-                {
-                    weakest = Some(a);
-                }
+            if !failed(j) && (self.makes_media(calls[j]) || !effect(j).read_only) {
+                keep_weakest(self.unrequested_arguments(calls[j], self.first + j));
             }
         }
         let args = weakest.unwrap_or_else(|| {
-            let v = if steps.is_empty() && calls.is_empty() {
+            let v = if required == 0 && calls.is_empty() {
                 1.0
             } else {
                 0.0
@@ -274,9 +370,9 @@ impl Turn<'_> {
         });
         sub.extend(args);
 
-        // findings: wrong tools, missing steps, unrequested calls
+        // findings: wrong tools, undone and missing steps, unrequested and forbidden calls
         for (i, j) in &pairs {
-            if steps[*i].call.tool != calls[*j].tool {
+            if !steps[*i].accepts_tool(&calls[*j].tool) {
                 let why = steps[*i]
                     .quick_explanation
                     .as_deref()
@@ -291,10 +387,60 @@ impl Turn<'_> {
                 );
                 f.call = Some(self.first + j);
                 out.push(f);
+            } else if !self.optional[*i] && !done(*i, *j) {
+                // A call the engines rejected has its error already; one the server refused, or
+                // a dry run, leaves the step undone and says so.
+                let index = self.first + j;
+                let refused = self.flow.calls.get(index).is_some_and(|c| c.refused);
+                if refused || changes_nothing(*i, *j) {
+                    let why = if changes_nothing(*i, *j) {
+                        "changes nothing with these arguments (a dry run)"
+                    } else {
+                        "was refused by the server (`isError`)"
+                    };
+                    let mut f = Finding::new(
+                        Code::StepUndone,
+                        "",
+                        format!(
+                            "the workflow's step {} (`{}`) is not done: this call {why}, and no later call of the turn does it",
+                            i + 1,
+                            steps[*i].call.tool
+                        ),
+                    );
+                    f.call = Some(index);
+                    out.push(f);
+                }
             }
         }
+        let mut missing_reported = Vec::new();
         for (i, j) in pairing.iter().enumerate() {
-            if j.is_none() {
+            // A repeated step is reported once.
+            if j.is_none()
+                && !self.optional[i]
+                && !missing_reported
+                    .iter()
+                    .any(|&k: &usize| std::ptr::eq(steps[k], steps[i]))
+            {
+                missing_reported.push(i);
+                // A dry run of the step's tool, in its place, is the step left undone.
+                let dry = (0..calls.len()).find(|&j| {
+                    steps[i].accepts_tool(&calls[j].tool) && changes_nothing(i, j)
+                });
+                if let Some(j) = dry {
+                    let mut f = Finding::new(
+                        Code::StepUndone,
+                        "",
+                        format!(
+                            "the workflow's step {} (`{}`) is not done: call {} changes nothing with its arguments (a dry run), and no call of the turn does the step",
+                            i + 1,
+                            steps[i].call.tool,
+                            self.first + j + 1
+                        ),
+                    );
+                    f.call = Some(self.first + j);
+                    out.push(f);
+                    continue;
+                }
                 let mut f = Finding::new(
                     Code::MissingCall,
                     "",
@@ -309,6 +455,7 @@ impl Turn<'_> {
             }
         }
         for j in extra {
+            let e = effect(j);
             let mut f = if self.makes_media(calls[j]) {
                 Finding::new(
                     Code::UnrequestedCall,
@@ -318,15 +465,54 @@ impl Turn<'_> {
                         calls[j].tool
                     ),
                 )
+            } else if !e.read_only && !failed(j) {
+                Finding::new(
+                    Code::UnrequestedEffect,
+                    "",
+                    format!(
+                        "`{}` {} and no step of the workflow asks for it",
+                        calls[j].tool,
+                        if e.destructive {
+                            "may destroy or overwrite data"
+                        } else {
+                            "changes state"
+                        }
+                    ),
+                )
             } else {
                 Finding::new(
                     Code::ExtraCall,
                     "",
-                    format!("`{}` is not a step of the workflow", calls[j].tool),
+                    format!(
+                        "`{}` is not a step of the workflow{}",
+                        calls[j].tool,
+                        if failed(j) { " (and it failed)" } else { "" }
+                    ),
                 )
             };
             f.call = Some(self.first + j);
             out.push(f);
+        }
+        for (j, c) in calls.iter().enumerate() {
+            let e = effect(j);
+            let hit = self.forbid.iter().find(|f| match f {
+                Forbid::Tool(t) => *t == c.tool,
+                Forbid::Destructive => e.destructive,
+                Forbid::Mutating => !e.read_only,
+                Forbid::OpenWorld => e.open_world,
+            });
+            if let Some(rule) = hit {
+                let mut f = Finding::new(
+                    Code::ForbiddenCall,
+                    "",
+                    format!(
+                        "`{}` is forbidden here (`forbid:` rules out {rule})",
+                        c.tool
+                    ),
+                );
+                f.call = Some(self.first + j);
+                out.push(f);
+            }
         }
         (Score::from_sub(sub), out)
     }
@@ -383,12 +569,17 @@ impl Turn<'_> {
     }
 
     /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
-    /// of the step's argument values the call also passes, under any name — a call that takes
-    /// the step's inputs stands in for it (a wrong tool), anything less is unrelated.
+    /// of the step's argument values (every string and number, nested ones too) the call also
+    /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for it
+    /// (a wrong tool), anything less is unrelated.
     fn similarity(&self, o: &OracleCall, a: &Call, index: usize) -> f64 {
-        if o.call.tool == a.tool {
+        if o.optional && !o.accepts_tool(&a.tool) {
+            // Another tool standing in for a step the agent may skip is just another call.
+            return 0.0;
+        }
+        if o.accepts_tool(&a.tool) {
             let compared = self.compare(o, a, index);
-            let matched = compared.iter().filter(|(_, ok)| *ok).count();
+            let matched = compared.iter().filter(|(_, ok)| ok.is_none()).count();
             let frac = if compared.is_empty() {
                 1.0
             } else {
@@ -396,42 +587,49 @@ impl Turn<'_> {
             };
             return 0.5 + 0.5 * frac;
         }
-        let wanted: Vec<&Value> = o
-            .call
-            .args()
-            .iter()
-            .filter(|(k, _)| {
-                !matches!(
-                    o.match_policies.get(*k),
-                    Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
-                )
-            })
-            .map(|(_, v)| v)
-            .collect();
+        let mut wanted = Vec::new();
+        for (k, v) in o.call.args() {
+            if !matches!(
+                o.match_policies.get(k),
+                Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
+            ) {
+                scalars(v, &format!("/{}", escape(k)), Some(o), &mut wanted);
+            }
+        }
         if wanted.is_empty() {
             return 0.0;
         }
-        let given: Vec<&Value> = a.args().values().collect();
+        let mut given = Vec::new();
+        scalars(&a.arguments, "", None, &mut given);
         let shared = wanted.iter().filter(|w| given.contains(w)).count();
         let frac = shared as f64 / wanted.len() as f64;
-        if frac >= 0.5 { 0.5 * frac } else { 0.0 }
+        // Below any call of the step's own tool (0.5 or more), so a tie goes to the right tool.
+        if frac >= 0.5 { 0.45 * frac } else { 0.0 }
     }
 
-    /// Each compared parameter and whether the call's value matches the step's.
-    fn compare(&self, o: &OracleCall, a: &Call, index: usize) -> Vec<(String, bool)> {
+    /// Each compared parameter and, when the call's value does not match the step's, the
+    /// pointer of the first value that does not (the parameter's own, or one inside it when a
+    /// policy is keyed by a pointer into it).
+    fn compare(&self, o: &OracleCall, a: &Call, index: usize) -> Vec<(String, Option<String>)> {
         compared_params(o)
             .into_iter()
             .map(|p| {
-                let ok = value_matches(
-                    Some(self.linter).filter(|l| l.is_selector(&a.tool, p)),
-                    a,
-                    p,
+                let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
+                let selector = Some(self.linter).filter(|l| l.is_selector(&a.tool, p));
+                let at = format!("/{}", escape(p));
+                let bad = deep_mismatch(
+                    &Cmp {
+                        o,
+                        a,
+                        param: p,
+                        selector,
+                        from: &from,
+                    },
+                    &at,
+                    o.call.args().get(p.as_str()),
                     a.args().get(p.as_str()),
-                    o.match_policies.get(p),
-                    o.call.args().get(p),
-                    &|g| from_output(g, |v| self.flow.produced_before(v, index)),
                 );
-                (p.clone(), ok)
+                (p.clone(), bad)
             })
             .collect()
     }
@@ -471,11 +669,24 @@ impl Turn<'_> {
         };
         let spec = self.linter.tool(&a.tool);
         let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
-        let present = required.iter().filter(|r| args.contains_key(**r)).count();
-        let completeness = if required.is_empty() {
+        // A parameter missing a required field inside it (`/relations/0/relationType`) is as
+        // incomplete as a missing one.
+        let mut nested: Vec<&str> = mine
+            .iter()
+            .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
+            .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
+            .collect();
+        nested.sort_unstable();
+        nested.dedup();
+        let whole = required
+            .iter()
+            .filter(|r| args.contains_key(**r) && !nested.contains(r))
+            .count();
+        let incomplete_optional = nested.iter().filter(|p| !required.contains(p)).count();
+        let completeness = if required.is_empty() && nested.is_empty() {
             1.0
         } else {
-            present as f64 / required.len() as f64
+            whole as f64 / (required.len() + incomplete_optional) as f64
         };
         // Every undeclared argument is a wrong name: a misspelling or an invention.
         let name = frac_ok(count(&[Code::UnknownParam], None));
@@ -486,32 +697,40 @@ impl Turn<'_> {
                 && !matches!(f.code, Code::UnknownParam | Code::MissingRequired)
         });
         let compared = self.compare(o, a, index);
+        let wrong = compared.iter().any(|(_, bad)| bad.is_some());
         let mut value = if critical {
             0.0
         } else if compared.is_empty() {
             1.0
         } else {
-            compared.iter().filter(|(_, ok)| *ok).count() as f64 / compared.len() as f64
+            compared.iter().filter(|(_, bad)| bad.is_none()).count() as f64 / compared.len() as f64
         };
-        if o.call.tool == a.tool {
-            for (p, ok) in &compared {
-                let flagged = mine
-                    .iter()
-                    .any(|f| f.pointer.split('/').nth(1) == Some(p.as_str()));
-                if !ok && !flagged {
-                    let want = match o.match_policies.get(p) {
+        if o.accepts_tool(&a.tool) {
+            for (p, bad) in &compared {
+                let Some(at) = bad else { continue };
+                // A value the linter or the matrix already rejects is reported once, by them.
+                let flagged = mine.iter().any(|f| {
+                    !f.code.as_str().starts_with("flow.")
+                        && f.pointer.split('/').nth(1) == Some(escape(p).as_str())
+                });
+                if !flagged {
+                    let want = match policy_at(o, at) {
                         Some(MatchPolicy::Absent) => "no value".to_owned(),
                         _ => o
                             .call
-                            .args()
-                            .get(p)
+                            .arguments
+                            .pointer(at)
                             .map_or("(any)".to_owned(), |v| v.to_string()),
                     };
-                    let got = args.get(p).map_or("nothing".to_owned(), |v| v.to_string());
+                    let got = a
+                        .arguments
+                        .pointer(at)
+                        .map_or("nothing".to_owned(), |v| v.to_string());
+                    let shown = at.trim_start_matches('/');
                     let mut f = Finding::new(
                         Code::ValueMismatch,
-                        format!("/{p}"),
-                        format!("`{p}`: the workflow expects {want}, got {got}"),
+                        at.clone(),
+                        format!("`{shown}`: the workflow expects {want}, got {got}"),
                     );
                     f.call = Some(index);
                     out.push(f);
@@ -533,11 +752,18 @@ impl Turn<'_> {
             None,
         ));
         let mut relevancy = frac_ok(count(&[Code::UnknownParam, Code::UnsupportedParam], None));
-        // The paper's cascades (Table 18, footnote).
+        // The paper's cascades (§4.1, Table 18's footnote): a wrong name or a missing required
+        // parameter zeroes value, type and format; a wrong value zeroes type, format and
+        // relevancy. A wrong value is judged per argument, as the paper has it ("a single
+        // critical error collapses the argument mean"): one argument the workflow pins that
+        // the call gets wrong, under its match policy, is such an error for the whole call.
         if name < 1.0 || completeness < 1.0 {
             value = 0.0;
             ty = 0.0;
             format = 0.0;
+        }
+        if wrong {
+            value = 0.0;
         }
         if value <= 0.3 {
             ty = 0.0;
@@ -562,12 +788,129 @@ pub(crate) fn compared_params(o: &OracleCall) -> Vec<&String> {
     params.extend(
         o.match_policies
             .keys()
-            .filter(|k| !o.call.args().contains_key(*k)),
+            .filter(|k| !k.starts_with('/') && !o.call.args().contains_key(*k)),
     );
     params.sort();
     params.dedup();
     params.retain(|p| !matches!(o.match_policies.get(*p), Some(MatchPolicy::Ignore)));
     params
+}
+
+/// What one comparison of a call with a step needs, below the parameter.
+pub(crate) struct Cmp<'a> {
+    pub(crate) o: &'a OracleCall,
+    pub(crate) a: &'a Call,
+    pub(crate) param: &'a str,
+    pub(crate) selector: Option<&'a Linter>,
+    pub(crate) from: &'a dyn Fn(&Value) -> bool,
+}
+
+/// The policy a step sets for the value at `pointer`: a pointer key (`*` for any index) that
+/// names it, or for a parameter's own value its name.
+fn policy_at<'o>(o: &'o OracleCall, pointer: &str) -> Option<&'o MatchPolicy> {
+    let generic = generalize(pointer);
+    o.match_policies
+        .iter()
+        .find(|(k, _)| k.starts_with('/') && (**k == generic || *k == pointer))
+        .map(|(_, p)| p)
+        .or_else(|| {
+            let name = pointer.strip_prefix('/')?;
+            (!name.contains('/'))
+                .then(|| {
+                    o.match_policies
+                        .get(&name.replace("~1", "/").replace("~0", "~"))
+                })
+                .flatten()
+        })
+}
+
+/// Whether a pointer key lies strictly inside `pointer`.
+fn policy_below(o: &OracleCall, pointer: &str) -> bool {
+    let generic = format!("{}/", generalize(pointer));
+    let exact = format!("{pointer}/");
+    o.match_policies
+        .keys()
+        .any(|k| k.starts_with(&generic) || k.starts_with(&exact))
+}
+
+/// The first pointer at which the call's value (`got`) breaks the step's (`want`), `None` when
+/// it matches: under the policy for the pointer, else — where pointer keys lie inside —
+/// member by member and item by item, else exactly.
+pub(crate) fn deep_mismatch(
+    cx: &Cmp,
+    at: &str,
+    want: Option<&Value>,
+    got: Option<&Value>,
+) -> Option<String> {
+    let leaf = |policy: Option<&MatchPolicy>| {
+        let ok = value_matches(cx.selector, cx.a, cx.param, got, policy, want, cx.from);
+        (!ok).then(|| at.to_owned())
+    };
+    if let Some(policy) = policy_at(cx.o, at) {
+        return leaf(Some(policy));
+    }
+    if !policy_below(cx.o, at) {
+        return leaf(None);
+    }
+    match (want, got) {
+        (Some(Value::Object(w)), Some(Value::Object(g))) => {
+            let mut keys: Vec<&String> = w.keys().chain(g.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .find_map(|k| deep_mismatch(cx, &format!("{at}/{}", escape(k)), w.get(k), g.get(k)))
+        }
+        (Some(Value::Array(w)), Some(Value::Array(g))) if w.len() == g.len() => w
+            .iter()
+            .zip(g)
+            .enumerate()
+            .find_map(|(i, (x, y))| deep_mismatch(cx, &format!("{at}/{i}"), Some(x), Some(y))),
+        _ => leaf(None),
+    }
+}
+
+/// A pointer with its array indices as `*`.
+fn generalize(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .map(|seg| {
+            if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                "*"
+            } else {
+                seg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+pub(crate) fn escape(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// The strings and numbers in a value, skipping those a policy lets vary (`semantic`,
+/// `ignore`), for [`Turn::similarity`].
+fn scalars<'v>(v: &'v Value, at: &str, o: Option<&OracleCall>, out: &mut Vec<&'v Value>) {
+    if matches!(
+        o.and_then(|o| policy_at(o, at)),
+        Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
+    ) {
+        return;
+    }
+    match v {
+        Value::String(_) | Value::Number(_) => out.push(v),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                scalars(item, &format!("{at}/{i}"), o, out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                scalars(item, &format!("{at}/{}", escape(k)), o, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether `got`, call `a`'s value of `param` (or one put in its place), matches a workflow
@@ -624,23 +967,25 @@ pub(crate) fn value_matches(
     }
 }
 
-/// `from_output`: the value (a string, or an array of strings) was produced by an earlier call.
-fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
-    let values: Vec<&str> = match g {
-        Value::String(s) => vec![s.as_str()],
-        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    !values.is_empty() && values.iter().all(|v| produced_before(v))
+/// `from_output`: the value — a string, a number, or every string and number in an array or
+/// object — was produced by an earlier call.
+pub(crate) fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
+    let mut values = Vec::new();
+    scalars(g, "", None, &mut values);
+    !values.is_empty()
+        && values.iter().all(|v| match v {
+            Value::String(s) => produced_before(s),
+            other => produced_before(&other.to_string()),
+        })
 }
 
 /// Step pairs (a, b) where b must follow a: b consumes a's mock output, or every pair under
 /// `order: strict`. The scorer judges these; the fast path leaves a turn with any to it.
-pub(crate) fn ordered_pairs(steps: &[OracleCall], strict: bool) -> Vec<(usize, usize)> {
+pub(crate) fn ordered_pairs(steps: &[&OracleCall], strict: bool) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for b in 0..steps.len() {
         for a in 0..b {
-            if strict || consumes(&steps[b], &steps[a]) {
+            if strict || consumes(steps[b], steps[a]) {
                 out.push((a, b));
             }
         }
@@ -751,8 +1096,11 @@ mod tests {
         assert_eq!(mismatches, [(Some(0), "/x"), (Some(1), "/v")]);
     }
 
-    /// One call, one of three compared values wrong under `exact` (not a rejected value): value
-    /// accuracy 2/3, no cascade. Arguments (1+1+2/3+1+1+1)/6 = 0.9444; TC (1 + 1 + 0.9444)/3.
+    /// One call, one of three compared values wrong under `exact` (not a rejected value). The
+    /// paper's cascade is per argument: the wrong one is a critical error, so value, type,
+    /// format and relevancy go to 0. Arguments (1+1+0+0+0+0)/6 = 1/3; TC (1 + 1 + 1/3)/3 =
+    /// 0.778, under the 0.8 pass threshold (before the per-argument reading, value 2/3 and TC
+    /// 0.981: a pinned value sent wrong passed).
     #[test]
     fn hand_computed_single_call() {
         let c = case("          - {tool: paint, arguments: {prompt: p, x: 1, y: 2}}\n");
@@ -760,12 +1108,15 @@ mod tests {
             &c,
             "  - {tool: paint, arguments: {prompt: p, x: 1, y: 3}}\n",
         );
-        assert!(close(s.sub[&SubDimension::ArgumentValue], 2.0 / 3.0));
-        assert!(close(s.arguments, (5.0 + 2.0 / 3.0) / 6.0));
-        assert!(
-            close(s.tc, (2.0 + (5.0 + 2.0 / 3.0) / 6.0) / 3.0),
-            "{}",
-            s.tc
+        use SubDimension::*;
+        let got: Vec<f64> = SubDimension::ARGUMENTS.iter().map(|d| s.sub[d]).collect();
+        assert_eq!(got, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert!(close(s.arguments, 1.0 / 3.0));
+        assert!(close(s.tc, (2.0 + 1.0 / 3.0) / 3.0), "{}", s.tc);
+        assert!(s.tc < 0.8);
+        assert_eq!(
+            s.sub[&SelectionCompleteness], 1.0,
+            "the step was still done"
         );
         assert_eq!(s.ordering, None, "one call: ordering is not applicable");
         assert_eq!(
@@ -829,7 +1180,7 @@ mod tests {
             &c,
             "  - {tool: paint, arguments: {prompt: a crimson cat, x: 11, y: 2, w: 7}}\n",
         );
-        // `regex` on an integer does not match: w is the one mismatch.
+        // `regex` on an integer does not match: w is the one mismatch, and collapses the call.
         assert_eq!(
             findings
                 .iter()
@@ -837,6 +1188,12 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["/w"]
         );
-        assert!(close(s.sub[&SubDimension::ArgumentValue], 0.75));
+        assert_eq!(s.sub[&SubDimension::ArgumentValue], 0.0);
+        let (s, findings) = run(
+            &c,
+            "  - {tool: paint, arguments: {prompt: a crimson cat, x: 11, y: 2, w: 8}}\n",
+        );
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(s.sub[&SubDimension::ArgumentValue], 0.0);
     }
 }

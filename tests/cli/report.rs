@@ -102,6 +102,24 @@ fn a_failing_project_in_every_format() {
         "transcripts/tiny/t1-wide.yaml:7:14"
     );
     assert_eq!(t1["transcript"]["score"]["sub"]["argument_value"], 0.0);
+    // The trajectory metrics beside the score: the one call has the wrong ratio, so it matches
+    // its step under neither rule; the correct transcript matches under both.
+    let traj = &t1["transcript"]["trajectory"];
+    assert_eq!(traj["policy"]["any_order_match"], 0.0);
+    assert_eq!(traj["literal"]["exact_match"], 0.0);
+    assert_eq!(traj["turns"][0]["steps"], 1);
+    assert_eq!(traj["turns"][0]["calls"], 1);
+    let t0 = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "tiny::t0-correct")
+        .unwrap();
+    assert_eq!(
+        t0["transcript"]["trajectory"]["literal"]["exact_match"],
+        1.0
+    );
+    assert_eq!(t0["transcript"]["trajectory"]["policy"]["f1"], 1.0);
     assert!(
         t1["transcript"]["diff"]
             .as_str()

@@ -122,6 +122,8 @@ impl Span {
 }
 
 struct ScenarioPlan {
+    /// Only the engines can judge it (see [`FastPath::new`]).
+    general: bool,
     id: Span,
     /// A range of `turns`.
     turns: Span,
@@ -241,6 +243,18 @@ impl FastPath {
         };
         for sc in &harness.scenarios {
             let first_turn = plan.turns.len();
+            // Oracles beyond one list of plain steps (alternatives, optional or repeated steps,
+            // `any_of`, `forbid`, pointer-keyed policies, a threshold or severities of their
+            // own, references the workflow itself shows) are the engines' to judge.
+            let general = !harness.severity.is_empty()
+                || sc.pass.is_some()
+                || sc.turns.iter().any(|t| {
+                    !t.is_plain()
+                        || t.workflow
+                            .iter()
+                            .any(|o| o.match_policies.keys().any(|k| k.starts_with('/')))
+                })
+                || !flow::inferred_references(sc).is_empty();
             for turn in &sc.turns {
                 // A failed mock output fails whichever call it answers.
                 let failing_mock = turn
@@ -258,7 +272,11 @@ impl FastPath {
                 let steps = Span::of(&plan.steps, first_step);
                 plan.turns.push(TurnPlan {
                     steps,
-                    ordered: !oracle::ordered_pairs(&turn.workflow, turn.order_strict).is_empty(),
+                    ordered: !oracle::ordered_pairs(
+                        &turn.workflow.iter().collect::<Vec<_>>(),
+                        turn.order_strict,
+                    )
+                    .is_empty(),
                     exclusive: plan.exclusive(steps),
                     prompt_grounded,
                 });
@@ -272,6 +290,7 @@ impl FastPath {
             plan.asked.extend(asked);
             let id = plan.intern(&sc.id);
             plan.scenarios.push(ScenarioPlan {
+                general,
                 id,
                 turns: Span::of(&plan.turns, first_turn),
                 asked: Span::of(&plan.asked, first_asked),
@@ -520,7 +539,7 @@ impl FastPath {
 
     /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
     pub fn outcome(&self, linter: &Linter, sc: usize, t: &Transcript) -> Outcome {
-        let Some(sc) = self.scenarios.get(sc) else {
+        let Some(sc) = self.scenarios.get(sc).filter(|sc| !sc.general) else {
             return Outcome::Unknown;
         };
         let mut unknown = false;

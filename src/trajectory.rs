@@ -1,0 +1,688 @@
+//! Trajectory metrics: the agent's calls against the workflow in the vocabulary other tools
+//! report — Google ADK's `tool_trajectory_avg_score` (`EXACT`, `IN_ORDER`, `ANY_ORDER`), Vertex
+//! AI's `trajectory_exact_match`, `trajectory_in_order_match`, `trajectory_any_order_match`,
+//! `trajectory_precision` and `trajectory_recall`, agentevals' strict / superset modes — so a
+//! team can set agent-seer beside what it uses today. They go in the JSON report next to TC and
+//! never decide the verdict.
+//!
+//! Per turn, the reference trajectory is the turn's workflow steps and the predicted one the
+//! agent's calls. A call *matches* a step under two rules, both reported:
+//!
+//! - **policy** ([`policy_matches`]): one of the step's tools, and every argument the step
+//!   compares matching under the step's match policies — the oracle's own comparison
+//!   (`oracle::deep_mismatch`, pointer keys included), so `ignore`, `any_of`, `tolerance`, `from_output`… count as
+//!   they do for TC. Arguments the step does not name are not compared (the linter judges
+//!   them);
+//! - **literal** ([`literal_matches`]): one of the step's tools and arguments equal as JSON,
+//!   numbers by value — ADK's default (Python dict equality), so for a plain workflow these
+//!   numbers are ADK's.
+//!
+//! From the match relation, per turn ([`Metrics::of`]), each 0–1:
+//!
+//! - `exact_match`: the calls are the steps in order, call *i* matching step *i*, nothing else;
+//! - `in_order_match`: the steps match a subsequence of the calls, in order (extra calls
+//!   allowed; the greedy scan ADK uses is optimal for a subsequence);
+//! - `any_order_match`: every step matched by a call of its own, in any order (extra calls
+//!   allowed);
+//! - `precision` (matched calls / calls), `recall` (matched steps / steps) and `f1` (their
+//!   harmonic mean), matched one to one under the optimal pairing ([`assign`]). ADK pairs
+//!   first-match, which can mis-pair repeated calls to one tool (adk-python #5306); under the
+//!   literal rule the two agree, since equality is transitive.
+//!
+//! The general workflow ([`Times`]): a step done `count: n` times stands for n steps (a `min`..
+//! `max` range: `min` required, the rest allowed, so exact takes any number in the range); an
+//! `optional` step is allowed, not required — a call doing it is matched (precision), but
+//! leaving it out costs nothing (recall counts required steps). A turn with `any_of:` step lists
+//! is scored against each combination of lists ([`Turn::variants`]): each match is 1 when some
+//! combination gives 1, and precision, recall and F1 are those of the combination with the best
+//! F1.
+//!
+//! Empty trajectories: no steps and no calls scores 1 everywhere. No steps but calls: exact 0,
+//! in-order and any-order 1 (nothing was required, as in ADK), precision 0, recall 1, F1 0. Steps
+//! but no calls: the three matches 0, precision 1 (no wrong call), recall 0, F1 0.
+//!
+//! A transcript's metrics are the mean over its scenario's turns (a turn the transcript never
+//! reached counts with no calls): the three matches become ADK's `tool_trajectory_avg_score`
+//! for that match type, and F1 is the mean of the turns' F1 (not the F1 of the mean precision
+//! and recall). The main type is [`Trajectory`], made by [`transcript`]; [`turn`] does one turn.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::flow::Flow;
+use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
+use crate::lint::Linter;
+use crate::score::{assign, oracle};
+
+/// One trajectory's six metrics, each 0–1: a turn's (the three matches 0 or 1) or the mean of a
+/// transcript's turns.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// The calls are the steps in order, nothing else (ADK `EXACT`, Vertex
+    /// `trajectory_exact_match`).
+    pub exact_match: f64,
+    /// The steps match a subsequence of the calls, in order (ADK `IN_ORDER`, Vertex
+    /// `trajectory_in_order_match`).
+    pub in_order_match: f64,
+    /// Every required step matched by a call of its own, in any order (ADK `ANY_ORDER`, Vertex
+    /// `trajectory_any_order_match`).
+    pub any_order_match: f64,
+    /// Matched calls / calls under the optimal pairing; 1 without calls (Vertex
+    /// `trajectory_precision`).
+    pub precision: f64,
+    /// Matched required steps / required steps under the optimal pairing; 1 without any
+    /// (Vertex `trajectory_recall`).
+    pub recall: f64,
+    /// The harmonic mean of precision and recall; 0 when both are.
+    pub f1: f64,
+}
+
+/// How many of a turn's calls one reference step takes: a plain step once ([`Times::ONCE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    /// Required: 0 for an optional step.
+    pub min: usize,
+    /// Allowed at most; `None` for any number.
+    pub max: Option<usize>,
+}
+
+impl Times {
+    /// A plain step: done once, required.
+    pub const ONCE: Times = Times {
+        min: 1,
+        max: Some(1),
+    };
+
+    /// A workflow step's: `count:`, `min:` and `max:` as written, `min` 0 when `optional`.
+    pub fn of(o: &OracleCall) -> Self {
+        Self {
+            min: if o.optional { 0 } else { o.min as usize },
+            max: o.max.map(|m| m as usize),
+        }
+    }
+}
+
+impl Metrics {
+    /// A turn's metrics, from its reference `steps` (in order, each with how many calls it
+    /// takes), how many calls the agent made, and whether call `j` matches step `i`
+    /// (`matches(i, j)`).
+    pub fn of(steps: &[Times], calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
+        let m: Vec<Vec<bool>> = (0..steps.len())
+            .map(|i| (0..calls).map(|j| matches(i, j)).collect())
+            .collect();
+        // A step takes at most every call.
+        let most = |t: &Times| t.max.map_or(calls, |x| x.min(calls));
+
+        // Exact: `reach[i][j]` when steps ..i take exactly calls ..j, each a run of matches.
+        let mut reach = vec![vec![false; calls + 1]; steps.len() + 1];
+        reach[0][0] = true;
+        for (i, t) in steps.iter().enumerate() {
+            for j in 0..=calls {
+                if !reach[i][j] {
+                    continue;
+                }
+                if t.min == 0 {
+                    reach[i + 1][j] = true;
+                }
+                let mut k = 0;
+                while k < most(t) && j + k < calls && m[i][j + k] {
+                    k += 1;
+                    if k >= t.min {
+                        reach[i + 1][j + k] = true;
+                    }
+                }
+            }
+        }
+        let exact = reach[steps.len()][calls];
+
+        // In order: each step's required calls the earliest matching ones after the previous
+        // step's, which leaves the most calls for the steps after it.
+        let mut next = 0;
+        let mut in_order = true;
+        'steps: for (i, t) in steps.iter().enumerate() {
+            for _ in 0..t.min {
+                match (next..calls).find(|&j| m[i][j]) {
+                    Some(j) => next = j + 1,
+                    None => {
+                        in_order = false;
+                        break 'steps;
+                    }
+                }
+            }
+        }
+
+        // The optimal pairing: a row per time a step may be done, its required times weighing
+        // 2 and its allowed ones 1. The optimum matches the most calls and, among those
+        // pairings, the most required times (both maxima are reached together, by the
+        // Mendelsohn–Dulmage theorem).
+        let mut rows: Vec<(usize, bool)> = Vec::new();
+        for (i, t) in steps.iter().enumerate() {
+            rows.extend(std::iter::repeat_n((i, true), t.min));
+            rows.extend(std::iter::repeat_n(
+                (i, false),
+                most(t).saturating_sub(t.min),
+            ));
+        }
+        let (mut matched, mut required) = (0, 0);
+        if !rows.is_empty() && calls > 0 {
+            let sim: Vec<Vec<f64>> = rows
+                .iter()
+                .map(|&(i, req)| {
+                    let w = if req { 2.0 } else { 1.0 };
+                    m[i].iter().map(|&b| if b { w } else { 0.0 }).collect()
+                })
+                .collect();
+            for (r, j) in assign(&sim).into_iter().enumerate() {
+                if j.is_some_and(|j| sim[r][j] > 0.0) {
+                    matched += 1;
+                    required += usize::from(rows[r].1);
+                }
+            }
+        }
+        let wanted: usize = steps.iter().map(|t| t.min).sum();
+        let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
+        let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
+        let f1 = if precision + recall > 0.0 {
+            2.0 * precision * recall / (precision + recall)
+        } else {
+            0.0
+        };
+        let one = |b: bool| if b { 1.0 } else { 0.0 };
+        Self {
+            exact_match: one(exact),
+            in_order_match: one(in_order),
+            any_order_match: one(required == wanted),
+            precision,
+            recall,
+            f1,
+        }
+    }
+
+    /// The mean of each metric over `turns`; all 1 for none (as for an empty trajectory).
+    pub fn mean(turns: &[Metrics]) -> Self {
+        if turns.is_empty() {
+            return Self::of(&[], 0, |_, _| false);
+        }
+        let n = turns.len() as f64;
+        let avg = |f: fn(&Metrics) -> f64| turns.iter().map(f).sum::<f64>() / n;
+        Self {
+            exact_match: avg(|t| t.exact_match),
+            in_order_match: avg(|t| t.in_order_match),
+            any_order_match: avg(|t| t.any_order_match),
+            precision: avg(|t| t.precision),
+            recall: avg(|t| t.recall),
+            f1: avg(|t| t.f1),
+        }
+    }
+
+    /// The best of a turn's alternatives (its `any_of:` combinations): each match where any
+    /// gives it, precision, recall and F1 from the one with the best F1 (then recall).
+    fn best(each: &[Metrics]) -> Self {
+        let max = |f: fn(&Metrics) -> f64| each.iter().map(f).fold(0.0, f64::max);
+        let top = each
+            .iter()
+            .max_by(|a, b| {
+                (a.f1, a.recall)
+                    .partial_cmp(&(b.f1, b.recall))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .copied()
+            .unwrap_or_else(|| Self::of(&[], 0, |_, _| false));
+        Self {
+            exact_match: max(|t| t.exact_match),
+            in_order_match: max(|t| t.in_order_match),
+            any_order_match: max(|t| t.any_order_match),
+            ..top
+        }
+    }
+}
+
+/// One turn's trajectory metrics under both matching rules.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TurnTrajectory {
+    /// The turn's workflow steps as written, every `any_of:` list's included (the reference
+    /// trajectory).
+    pub steps: usize,
+    /// The agent's calls in the turn (the predicted trajectory's length).
+    pub calls: usize,
+    /// A call matches a step under the step's match policies ([`policy_matches`]).
+    pub policy: Metrics,
+    /// A call matches a step when tool and arguments are equal ([`literal_matches`]), as ADK
+    /// compares by default.
+    pub literal: Metrics,
+}
+
+/// A transcript's trajectory metrics: the mean over its scenario's turns, and each turn's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// The turns' mean under the match policies.
+    pub policy: Metrics,
+    /// The turns' mean under literal equality (ADK's `tool_trajectory_avg_score`).
+    pub literal: Metrics,
+    /// Each of the scenario's turns, in order.
+    pub turns: Vec<TurnTrajectory>,
+}
+
+/// A transcript's trajectory against its scenario. `flow` (the flow engine's analysis of the
+/// transcript) decides `from_output` arguments.
+pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -> Trajectory {
+    let mut turns = Vec::with_capacity(sc.turns.len());
+    let mut first = 0;
+    for (ti, st) in sc.turns.iter().enumerate() {
+        let calls: Vec<&Call> = t
+            .turns
+            .get(ti)
+            .map(|tt| tt.calls.iter().collect())
+            .unwrap_or_default();
+        turns.push(turn(st, &calls, first, linter, &|v, i| {
+            flow.produced_before(v, i)
+        }));
+        first += calls.len();
+    }
+    let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
+    let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
+    Trajectory {
+        policy: Metrics::mean(&policy),
+        literal: Metrics::mean(&literal),
+        turns,
+    }
+}
+
+/// One turn's trajectory: its workflow against the agent's `calls`, the first of which is call
+/// `first` of the transcript. `produced_before(value, index)` says whether a call before
+/// transcript call `index` produced `value` (the flow engine's [`Flow::produced_before`]), for
+/// `from_output` arguments.
+pub fn turn(
+    st: &Turn,
+    calls: &[&Call],
+    first: usize,
+    linter: &Linter,
+    produced_before: &dyn Fn(&str, usize) -> bool,
+) -> TurnTrajectory {
+    let steps = &st.workflow;
+    let matrix = |matches: &dyn Fn(&OracleCall, usize) -> bool| -> Vec<Vec<bool>> {
+        steps
+            .iter()
+            .map(|o| (0..calls.len()).map(|j| matches(o, j)).collect())
+            .collect()
+    };
+    let policy = matrix(&|o, j| {
+        policy_matches(o, calls[j], linter, &|g| {
+            oracle::from_output(g, |v| produced_before(v, first + j))
+        })
+    });
+    let literal = matrix(&|o, j| literal_matches(o, calls[j]));
+    let variants = st.variants();
+    let score = |m: &[Vec<bool>]| {
+        let each: Vec<Metrics> = variants
+            .iter()
+            .map(|v| {
+                let times: Vec<Times> = v.iter().map(|&i| Times::of(&steps[i])).collect();
+                Metrics::of(&times, calls.len(), |a, j| m[v[a]][j])
+            })
+            .collect();
+        Metrics::best(&each)
+    };
+    TurnTrajectory {
+        steps: steps.len(),
+        calls: calls.len(),
+        policy: score(&policy),
+        literal: score(&literal),
+    }
+}
+
+/// Whether call `a` does step `o` under the step's match policies: one of the step's tools
+/// ([`OracleCall::accepts_tool`]), and every parameter the step compares
+/// ([`oracle::compared_params`]) matching as the oracle compares it. `from_output` decides a
+/// present value under the `from_output` policy.
+pub fn policy_matches(
+    o: &OracleCall,
+    a: &Call,
+    linter: &Linter,
+    from_output: &dyn Fn(&Value) -> bool,
+) -> bool {
+    // As the oracle's own comparison of a pair (`Turn::compare`), pointer keys included.
+    o.accepts_tool(&a.tool)
+        && oracle::compared_params(o).into_iter().all(|p| {
+            let cx = oracle::Cmp {
+                o,
+                a,
+                param: p,
+                selector: Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+                from: from_output,
+            };
+            oracle::deep_mismatch(
+                &cx,
+                &format!("/{}", oracle::escape(p)),
+                o.call.args().get(p.as_str()),
+                a.args().get(p.as_str()),
+            )
+            .is_none()
+        })
+}
+
+/// Whether call `a` is step `o` literally: one of the step's tools and equal arguments,
+/// numbers by value (`1` is `1.0`, as Python's `==` has it), match policies disregarded —
+/// ADK's default.
+pub fn literal_matches(o: &OracleCall, a: &Call) -> bool {
+    o.accepts_tool(&a.tool) && json_equal(&o.call.arguments, &a.arguments)
+}
+
+fn json_equal(x: &Value, y: &Value) -> bool {
+    match (x, y) {
+        (Value::Number(p), Value::Number(q)) => match (p.as_i64(), q.as_i64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => p.as_f64() == q.as_f64(),
+        },
+        (Value::Array(p), Value::Array(q)) => {
+            p.len() == q.len() && p.iter().zip(q).all(|(p, q)| json_equal(p, q))
+        }
+        (Value::Object(p), Value::Object(q)) => {
+            p.len() == q.len()
+                && p.iter()
+                    .all(|(k, v)| q.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => x == y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Severity;
+    use crate::harness::Harness;
+    use crate::source::SourceFile;
+    use crate::spec::ToolSet;
+
+    const TOOLS: &str = r#"[
+        {"name": "find", "inputSchema": {"type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"},
+                           "opts": {"type": "object", "properties": {"n": {"type": "integer"}}}}}},
+        {"name": "open", "inputSchema": {"type": "object",
+            "properties": {"id": {"type": "string"}}}},
+        {"name": "save", "inputSchema": {"type": "object",
+            "properties": {"id": {"type": "string"}, "note": {"type": "string"}}}}]"#;
+
+    /// The trajectory of `calls` (a transcript's `turns:` list) against a scenario whose turns
+    /// have these workflows (each a YAML flow sequence of steps).
+    fn trajectory(workflows: &[&str], turns: &str) -> Trajectory {
+        let spec = ToolSet::from_json(&serde_json::from_str(TOOLS).unwrap()).unwrap();
+        let linter = Linter::new(&spec, vec![]).unwrap();
+        let mut text = String::from("scenarios:\n  - id: s\n    turns:\n");
+        for w in workflows {
+            text.push_str(&format!("      - prompt: go\n        workflow: {w}\n"));
+        }
+        let harness =
+            Harness::from_source(SourceFile::from_text("harnesses/t.yaml", text)).unwrap();
+        let t = Transcript::from_source(
+            SourceFile::from_text("t.yaml", format!("scenario: s\nturns:\n{turns}")),
+            "t".into(),
+        )
+        .unwrap();
+        let failed: Vec<bool> = t
+            .calls()
+            .map(|(_, c)| {
+                linter
+                    .lint(&c.tool, &c.arguments)
+                    .iter()
+                    .any(|f| f.severity == Severity::Error)
+            })
+            .collect();
+        let sc = harness.scenario("s").unwrap();
+        let flow = crate::flow::analyze(&t, Some(sc), &linter, &failed);
+        transcript(&t, sc, &linter, &flow)
+    }
+
+    fn metrics(e: f64, io: f64, ao: f64, p: f64, r: f64) -> Metrics {
+        let f1 = if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        };
+        Metrics {
+            exact_match: e,
+            in_order_match: io,
+            any_order_match: ao,
+            precision: p,
+            recall: r,
+            f1,
+        }
+    }
+
+    const TWO_STEPS: &str =
+        "[{tool: find, arguments: {q: cats}}, {tool: open, arguments: {id: a}}]";
+
+    #[test]
+    fn the_workflow_itself_matches_everywhere() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+        assert_eq!((t.turns[0].steps, t.turns[0].calls), (2, 2));
+    }
+
+    /// Both steps done, in the other order: any-order holds, exact and in-order do not;
+    /// precision and recall are 2/2.
+    #[test]
+    fn reordered_calls() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: open, arguments: {id: a}}\n    - {tool: find, arguments: {q: cats}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 0.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+    }
+
+    /// An extra call between the steps: in-order and any-order hold, exact does not; precision
+    /// 2/3, recall 1, F1 2·(2/3)/(5/3) = 0.8.
+    #[test]
+    fn an_extra_call() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: find, arguments: {q: dogs}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 1.0, 1.0, 2.0 / 3.0, 1.0));
+        assert!((t.policy.f1 - 0.8).abs() < 1e-12);
+    }
+
+    /// One of two steps never called: no match holds; precision 1/1, recall 1/2, F1 2/3.
+    #[test]
+    fn a_missing_step() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 1.0, 0.5));
+        assert!((t.policy.f1 - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    /// `save` where the workflow opens: the wrong tool matches nothing, even with the step's
+    /// arguments. Precision 1/2, recall 1/2.
+    #[test]
+    fn a_wrong_tool() {
+        let t = trajectory(
+            &[TWO_STEPS],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: save, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 0.5, 0.5));
+        assert_eq!(t.literal, t.policy);
+    }
+
+    /// A variant the step's policies accept (another `q` under `ignore`, `n` within tolerance)
+    /// matches under the policies and not literally, as ADK would score it; so does a call
+    /// with an argument the step does not compare.
+    #[test]
+    fn a_variant_the_policies_accept() {
+        let t = trajectory(
+            &["[{tool: find, arguments: {q: cats, n: 10}, match: {q: ignore, n: {tolerance: 1}}}]"],
+            "  - calls:\n    - {tool: find, arguments: {q: kittens, n: 11}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        let t = trajectory(
+            &["[{tool: find, arguments: {q: cats}}]"],
+            "  - calls:\n    - {tool: find, arguments: {q: cats, n: 3}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        // A policy keyed by a JSON pointer reaches inside an argument.
+        let t = trajectory(
+            &["[{tool: find, arguments: {opts: {n: 10}}, match: {/opts/n: {tolerance: 1}}}]"],
+            "  - calls:\n    - {tool: find, arguments: {opts: {n: 9}}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        // Numbers compare by value literally too, as Python's dict equality has it.
+        let t = trajectory(
+            &["[{tool: find, arguments: {n: 10}}]"],
+            "  - calls:\n    - {tool: find, arguments: {n: 10.0}}\n",
+        );
+        assert_eq!(t.literal, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// `from_output` is decided by the flow engine at the call's transcript-wide index: a value
+    /// the first turn's call produced matches in the second turn, another does not.
+    #[test]
+    fn from_output_across_turns() {
+        let workflows = [
+            "[{tool: find, arguments: {q: cats}}]",
+            "[{tool: open, arguments: {id: 'gs://b/a.png'}, match: {id: from_output}}]",
+        ];
+        let first = "  - calls:\n    - tool: find\n      arguments: {q: cats}\n      output: {content: [{type: text, text: 'gs://b/z.png'}]}\n";
+        let t = trajectory(
+            &workflows,
+            &format!(
+                "{first}  - calls:\n    - {{tool: open, arguments: {{id: 'gs://b/z.png'}}}}\n"
+            ),
+        );
+        assert_eq!(t.turns[1].policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.turns[1].literal, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+        let t = trajectory(
+            &workflows,
+            &format!(
+                "{first}  - calls:\n    - {{tool: open, arguments: {{id: 'gs://b/q.png'}}}}\n"
+            ),
+        );
+        assert_eq!(t.turns[1].policy, metrics(0.0, 0.0, 0.0, 0.0, 0.0));
+    }
+
+    /// No steps and no calls: all 1. No steps but a call: exact 0, in-order and any-order 1
+    /// (nothing was required), precision 0, recall 1, F1 0.
+    #[test]
+    fn empty_trajectories() {
+        let t = trajectory(&["[]"], "  - calls: []\n");
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+        let t = trajectory(
+            &["[]"],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n",
+        );
+        assert_eq!(t.policy, metrics(0.0, 1.0, 1.0, 0.0, 1.0));
+    }
+
+    /// Two turns, the first perfect, the second never reached (it counts with no calls: the
+    /// three matches 0, precision 1, recall 0, F1 0): the transcript's metrics are their means.
+    #[test]
+    fn a_transcript_is_the_mean_of_its_turns() {
+        let t = trajectory(
+            &[TWO_STEPS, "[{tool: save, arguments: {id: a}}]"],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.turns.len(), 2);
+        assert_eq!(t.turns[1].policy, metrics(0.0, 0.0, 0.0, 1.0, 0.0));
+        assert_eq!(
+            t.policy,
+            Metrics {
+                exact_match: 0.5,
+                in_order_match: 0.5,
+                any_order_match: 0.5,
+                precision: 1.0,
+                recall: 0.5,
+                f1: 0.5,
+            }
+        );
+    }
+
+    /// An optional step left out costs nothing; done, it is a matched call. A step with a
+    /// tool alternative is done by either tool, under both rules.
+    #[test]
+    fn optional_steps_and_tool_alternatives() {
+        let workflow = "[{tool: find, arguments: {q: cats}, optional: true}, {tool: [open, save], arguments: {id: a}}]";
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: save, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.literal, t.policy);
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// `count: 2` stands for two steps: one call is half the recall; three are one too many for
+    /// exact (precision 2/3), still in order.
+    #[test]
+    fn a_repeated_step() {
+        let workflow = "[{tool: find, arguments: {q: cats}, match: {q: ignore}, count: 2}]";
+        let one = "  - calls:\n    - {tool: find, arguments: {q: a}}\n";
+        let t = trajectory(&[workflow], one);
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 1.0, 0.5));
+        let two = format!("{one}    - {{tool: find, arguments: {{q: b}}}}\n");
+        assert_eq!(
+            trajectory(&[workflow], &two).policy,
+            metrics(1.0, 1.0, 1.0, 1.0, 1.0)
+        );
+        let three = format!("{two}    - {{tool: find, arguments: {{q: c}}}}\n");
+        let t = trajectory(&[workflow], &three);
+        assert_eq!(t.policy, metrics(0.0, 1.0, 1.0, 2.0 / 3.0, 1.0));
+        // `min: 1` with no `max` takes all three.
+        let t = trajectory(
+            &["[{tool: find, arguments: {q: cats}, match: {q: ignore}, min: 1}]"],
+            &three,
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// `any_of:` step lists: the turn is scored against each combination, the best kept.
+    #[test]
+    fn any_of_step_lists() {
+        let workflow = "[{tool: find, arguments: {q: cats}}, {any_of: [[{tool: open, arguments: {id: a}}], [{tool: save, arguments: {id: a}}, {tool: open, arguments: {id: a}}]]}]";
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: save, arguments: {id: a}}\n    - {tool: open, arguments: {id: a}}\n",
+        );
+        assert_eq!(t.policy, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+        assert_eq!(t.turns[0].steps, 4);
+        // `save` alone does neither list: the first list's `open` is missing, the second's too.
+        let t = trajectory(
+            &[workflow],
+            "  - calls:\n    - {tool: find, arguments: {q: cats}}\n    - {tool: save, arguments: {id: a}}\n",
+        );
+        // Best F1: the second list (precision 2/2, recall 2/3) over the first (1/2, 1/2).
+        assert_eq!(t.policy, metrics(0.0, 0.0, 0.0, 1.0, 2.0 / 3.0));
+    }
+
+    /// Repeated calls to one tool: a first-match pairing would give step 0's call to step 1's
+    /// and leave it unmatched; the optimal pairing matches both (adk-python #5306).
+    #[test]
+    fn the_pairing_is_optimal() {
+        // Step 0 accepts any `q`; step 1 only `dogs`. Call 0 is `dogs`, call 1 `cats`.
+        let m = Metrics::of(&[Times::ONCE; 2], 2, |i, j| i == 0 || j == 0);
+        assert_eq!(m.any_order_match, 1.0);
+        assert_eq!((m.precision, m.recall), (1.0, 1.0));
+        // In order, step 0 takes call 0 and leaves step 1 nothing: in-order is strict.
+        assert_eq!(m.in_order_match, 0.0);
+        assert_eq!(m.exact_match, 0.0);
+        // One call that an optional step and a required one both accept goes to the required.
+        let optional = Times {
+            min: 0,
+            max: Some(1),
+        };
+        let m = Metrics::of(&[optional, Times::ONCE], 1, |_, _| true);
+        assert_eq!(m, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+}
