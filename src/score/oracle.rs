@@ -145,16 +145,34 @@ impl Turn<'_> {
                 .get(self.first + j)
                 .is_some_and(|c| c.failed)
         };
-        // Pair steps with calls; of two equally good calls, the one that worked.
+        let effect = |j: usize| self.linter.effect(&calls[j].tool, calls[j].args());
+        // Whether call `j`, paired with step `i`, changes nothing where the step changes state
+        // (a dry run in place of an edit).
+        let changes_nothing = |i: usize, j: usize| {
+            effect(j).read_only
+                && !self
+                    .linter
+                    .effect(&steps[i].call.tool, steps[i].call.args())
+                    .read_only
+        };
+        // Pair steps with calls. Of two equally good calls the one that did the step (worked,
+        // changed what the step changes) wins; of two equally good steps the required one.
         let sim: Vec<Vec<f64>> = steps
             .iter()
-            .map(|o| {
+            .enumerate()
+            .map(|(i, o)| {
                 calls
                     .iter()
                     .enumerate()
                     .map(|(j, a)| {
-                        let s = self.similarity(o, a, self.first + j);
-                        if failed(j) { s * 0.99 } else { s }
+                        let mut s = self.similarity(o, a, self.first + j);
+                        if failed(j) || changes_nothing(i, j) {
+                            s *= 0.99;
+                        }
+                        if self.optional[i] {
+                            s *= 0.98;
+                        }
+                        s
                     })
                     .collect()
             })
@@ -171,7 +189,6 @@ impl Turn<'_> {
             }
         }
         let required = (0..steps.len()).filter(|i| !self.optional[*i]).count();
-        let effect = |j: usize| self.linter.effect(&calls[j].tool, calls[j].args());
 
         let mut sub = BTreeMap::new();
         // usage
@@ -235,13 +252,6 @@ impl Turn<'_> {
         );
         // A step is done by a call of its tool that worked and did what the step does: a dry
         // run in place of an edit changes nothing.
-        let changes_nothing = |i: usize, j: usize| {
-            effect(j).read_only
-                && !self
-                    .linter
-                    .effect(&steps[i].call.tool, steps[i].call.args())
-                    .read_only
-        };
         // A call whose values break the step's policies did something else than the step.
         let right_values = |i: usize, j: usize| {
             self.compare(steps[i], calls[j], self.first + j)
