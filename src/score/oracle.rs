@@ -666,27 +666,9 @@ impl Turn<'_> {
     /// pointer of the first value that does not (the parameter's own, or one inside it when a
     /// policy is keyed by a pointer into it).
     fn compare(&self, o: &OracleCall, a: &Call, index: usize) -> Vec<(String, Option<String>)> {
-        compared_params(o)
-            .into_iter()
-            .map(|p| {
-                let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
-                let selector = Some(self.linter).filter(|l| l.is_selector(&a.tool, p));
-                let at = format!("/{}", escape(p));
-                let bad = deep_mismatch(
-                    &Cmp {
-                        o,
-                        a,
-                        param: p,
-                        selector,
-                        from: &from,
-                    },
-                    &at,
-                    o.call.args().get(p.as_str()),
-                    a.args().get(p.as_str()),
-                );
-                (p.clone(), bad)
-            })
-            .collect()
+        compare(o, a, self.linter, &|g| {
+            from_output(g, |v| self.flow.produced_before(v, index))
+        })
     }
 
     /// The six argument sub-dimensions of one pair, with the cascades applied.
@@ -849,6 +831,37 @@ pub(crate) fn compared_params(o: &OracleCall) -> Vec<&String> {
     params.dedup();
     params.retain(|p| !matches!(o.match_policies.get(*p), Some(MatchPolicy::Ignore)));
     params
+}
+
+/// Each parameter step `o` compares and, when call `a`'s value does not match, the pointer of
+/// the first value that does not (the parameter's own, or one inside it when a policy is keyed
+/// by a pointer into it). `from` decides `from_output`. The oracle's rule, shared with the
+/// trajectory metrics.
+pub(crate) fn compare(
+    o: &OracleCall,
+    a: &Call,
+    linter: &Linter,
+    from: &dyn Fn(&Value) -> bool,
+) -> Vec<(String, Option<String>)> {
+    compared_params(o)
+        .into_iter()
+        .map(|p| {
+            let cx = Cmp {
+                o,
+                a,
+                param: p,
+                selector: Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+                from,
+            };
+            let bad = deep_mismatch(
+                &cx,
+                &format!("/{}", escape(p)),
+                o.call.args().get(p.as_str()),
+                a.args().get(p.as_str()),
+            );
+            (p.clone(), bad)
+        })
+        .collect()
 }
 
 /// What one comparison of a call with a step needs, below the parameter.
