@@ -4,10 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NPM=${AGENT_SEER_NPM:-/var/cache/agent-seer/npm-2026.8.31}
-if [[ ! -f $NPM/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js ]]; then
+# Every server the ignored tests in tests/mcp/ start (real.rs, generic.rs), at one version.
+servers=(server-everything@2026.8.31 server-filesystem@2026.8.31 server-memory@2026.8.31)
+missing=0
+for s in "${servers[@]}"; do
+  [[ -f $NPM/node_modules/@modelcontextprotocol/${s%@*}/dist/index.js ]] || missing=1
+done
+if [[ $missing == 1 ]]; then
   mkdir -p "$NPM"
-  (cd "$NPM" && npm install --silent --no-audit --no-fund \
-    @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31)
+  (cd "$NPM" && npm install --silent --no-audit --no-fund "${servers[@]/#/@modelcontextprotocol/}")
 fi
 cargo test --no-run --test mcp -q
 exec unshare -n env AGENT_SEER_NPM="$NPM" OTEL_SDK_DISABLED=true bash -euo pipefail -c '

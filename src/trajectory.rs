@@ -341,24 +341,11 @@ pub fn policy_matches(
     linter: &Linter,
     from_output: &dyn Fn(&Value) -> bool,
 ) -> bool {
-    // As the oracle's own comparison of a pair (`Turn::compare`), pointer keys included.
+    // The oracle's own comparison of a pair, pointer keys included.
     o.accepts_tool(&a.tool)
-        && oracle::compared_params(o).into_iter().all(|p| {
-            let cx = oracle::Cmp {
-                o,
-                a,
-                param: p,
-                selector: Some(linter).filter(|l| l.is_selector(&a.tool, p)),
-                from: from_output,
-            };
-            oracle::deep_mismatch(
-                &cx,
-                &format!("/{}", oracle::escape(p)),
-                o.call.args().get(p.as_str()),
-                a.args().get(p.as_str()),
-            )
-            .is_none()
-        })
+        && oracle::compare(o, a, linter, from_output)
+            .iter()
+            .all(|(_, bad)| bad.is_none())
 }
 
 /// Whether call `a` is step `o` literally: one of the step's tools and equal arguments,

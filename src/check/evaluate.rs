@@ -264,11 +264,20 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         }
     }
     let flow = flow::analyze(t, scenario, &suite.linter, &lint_failed);
-    findings.extend(flow.findings.iter().cloned());
+    findings.extend(flow.findings.iter().cloned().map(|mut f| {
+        suite_severity(suite, &mut f);
+        f
+    }));
     let (score, turn_scores, trajectory) = match scenario {
         Some(sc) => {
-            let (score, turns, oracle_findings) =
-                oracle::score(t, sc, &suite.linter, &flow, &findings);
+            let (score, turns, oracle_findings) = oracle::score_with(
+                t,
+                sc,
+                &suite.linter,
+                &flow,
+                &findings,
+                &suite.harness.severity,
+            );
             findings.extend(oracle_findings);
             let trajectory = trajectory::transcript(t, sc, &suite.linter, &flow);
             (Some(score), turns, Some(trajectory))

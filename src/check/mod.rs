@@ -52,3 +52,7 @@ impl std::fmt::Debug for Progress {
         f.write_str("Progress(..)")
     }
 }
+
+#[cfg(test)]
+#[path = "general_tests.rs"]
+mod general_tests;

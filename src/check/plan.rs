@@ -513,6 +513,11 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
     }
 }
 
+#[cfg(test)]
+pub(crate) fn check_oracles_for_tests(suite: &Suite) -> Result<(), String> {
+    check_oracles(suite)
+}
+
 /// Why a step's `match:` key names nothing, if it does: a parameter none of the step's tools
 /// declares (nor the step passes), or a pointer no value of the step's arguments is at.
 fn match_key_problem(suite: &Suite, o: &crate::harness::OracleCall, key: &str) -> Option<String> {

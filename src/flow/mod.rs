@@ -434,6 +434,14 @@ impl Ground {
 /// a value there the prompt gives or a policy that lets it vary. Array indices become `*`, so
 /// every item of the agent's array is checked.
 pub(crate) fn inferred_references(sc: &Scenario) -> HashMap<&str, Vec<String>> {
+    let outputs_anything = sc
+        .turns
+        .iter()
+        .flat_map(|t| &t.workflow)
+        .any(|o| o.mock_output.as_ref().is_some_and(|m| !is_error_output(m)));
+    if !outputs_anything {
+        return HashMap::new();
+    }
     // (tool, pattern) → whether every step that has a value there takes it from an output.
     let mut votes: Vec<((&str, String), bool)> = Vec::new();
     let mut outputs: Vec<Source> = Vec::new();

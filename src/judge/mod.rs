@@ -487,6 +487,34 @@ mod tests {
         assert!(user.contains("error [cap.unsupported_value] lowers argument_value"));
     }
 
+    /// A general workflow reads as what it allows: alternatives, an optional step, repeats,
+    /// `any_of` lists, what the turn forbids.
+    #[test]
+    fn general_reference_workflow() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = r#"[{"name": "search_nodes", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}},
+            {"name": "open_nodes", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object", "properties": {"names": {"type": "array"}}}},
+            {"name": "read_graph", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object"}}]"#;
+        std::fs::write(dir.path().join("g.tools.json"), tools).unwrap();
+        let yaml = "scenarios:\n  - id: s\n    forbid: [destructive]\n    turns:\n      - prompt: Show Ada.\n        forbid: [read_graph]\n        workflow:\n          - { tool: search_nodes, arguments: { query: Ada }, optional: true }\n          - { tool: [open_nodes, search_nodes], arguments: { names: [Ada] }, min: 1, max: 2 }\n          - any_of:\n              - [ { tool: open_nodes, arguments: { names: [Ada] } } ]\n              - [ { tool: search_nodes, arguments: { query: Ada }, count: 2 } ]\n";
+        let path = dir.path().join("g.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        let suite = Suite::load(&path).unwrap();
+        let t = Transcript::from_source(
+            crate::source::SourceFile::from_text(
+                "t.yaml",
+                "scenario: s\ncalls:\n  - { tool: open_nodes, arguments: { names: [Ada] } }\n",
+            ),
+            "t".into(),
+        )
+        .unwrap();
+        let ev = crate::check::evaluate(&suite, &t).unwrap();
+        let (_, user) = render(&suite, &t, suite.harness.scenario("s"), &ev, Mode::Enriched);
+        let start = user.find("## A reference workflow").unwrap();
+        let end = user.find("## Deterministic findings").unwrap();
+        insta::assert_snapshot!("judge_general_reference_workflow", &user[start..end]);
+    }
+
     #[test]
     fn raw_spec_prompt_is_schema_only() {
         let (system, user) = veo_a1_prompts(Mode::RawSpec);

@@ -154,11 +154,20 @@ pub(crate) fn render(
                         .map_or(String::new(), |q| format!(" — {q}"));
                     let _ = writeln!(
                         u,
-                        "- turn {}: {} {}{why}",
+                        "- turn {}: {}{} {}{}{why}",
                         i + 1,
                         o.call.tool,
-                        compact(&o.call.arguments)
+                        o.alternatives
+                            .iter()
+                            .map(|a| format!(" or {a}"))
+                            .collect::<String>(),
+                        compact(&o.call.arguments),
+                        step_terms(o)
                     );
+                }
+                if !st.forbid.is_empty() {
+                    let list: Vec<String> = st.forbid.iter().map(ToString::to_string).collect();
+                    let _ = writeln!(u, "- turn {}: forbidden: {}", i + 1, list.join(", "));
                 }
             }
             u.push('\n');
@@ -320,4 +329,31 @@ pub(crate) fn schema() -> Value {
         "failures": {"type": "array", "maxItems": 6, "items": {"enum": failures}},
         "rationale": {"type": "string", "maxLength": 400},
     }))
+}
+
+/// What a step allows beyond one call, in the judge's words: optional, repeated, one of an
+/// `any_of` item's lists. Empty for a plain step, so plain workflows read as before.
+fn step_terms(o: &crate::harness::OracleCall) -> String {
+    let mut terms = Vec::new();
+    if o.optional {
+        terms.push("optional".to_owned());
+    }
+    match (o.min, o.max) {
+        (1, Some(1)) => {}
+        (n, Some(m)) if n == m => terms.push(format!("{n} times")),
+        (n, Some(m)) => terms.push(format!("{n} to {m} times")),
+        (n, None) => terms.push(format!("{n} times or more")),
+    }
+    if let Some((g, b)) = o.branch {
+        terms.push(format!(
+            "way {} of choice {}: any one way of a choice does it",
+            b + 1,
+            g + 1
+        ));
+    }
+    if terms.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", terms.join("; "))
+    }
 }

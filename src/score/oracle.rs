@@ -44,6 +44,19 @@ pub fn score(
     flow: &Flow,
     findings: &[Finding],
 ) -> (Score, Vec<Score>, Vec<Finding>) {
+    score_with(t, sc, linter, flow, findings, &BTreeMap::new())
+}
+
+/// [`score`] under a suite's severities (`severity:`), which decide which findings are the
+/// critical errors that collapse their sub-dimension.
+pub fn score_with(
+    t: &Transcript,
+    sc: &Scenario,
+    linter: &Linter,
+    flow: &Flow,
+    findings: &[Finding],
+    severity: &BTreeMap<Code, Severity>,
+) -> (Score, Vec<Score>, Vec<Finding>) {
     let mut out = Vec::new();
     let mut turns = Vec::new();
     let mut first_index = 0;
@@ -66,6 +79,7 @@ pub fn score(
                 linter,
                 flow,
                 findings,
+                severity,
             };
             let (s, f) = cx.score(st.order_strict);
             let errors = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Error).count();
@@ -114,6 +128,7 @@ struct Turn<'a> {
     /// Per step, whether it may be left out.
     optional: Vec<bool>,
     forbid: &'a [Forbid],
+    severity: &'a BTreeMap<Code, Severity>,
     linter: &'a Linter,
     flow: &'a Flow,
     findings: &'a [Finding],
@@ -130,16 +145,34 @@ impl Turn<'_> {
                 .get(self.first + j)
                 .is_some_and(|c| c.failed)
         };
-        // Pair steps with calls; of two equally good calls, the one that worked.
+        let effect = |j: usize| self.linter.effect(&calls[j].tool, calls[j].args());
+        // Whether call `j`, paired with step `i`, changes nothing where the step changes state
+        // (a dry run in place of an edit).
+        let changes_nothing = |i: usize, j: usize| {
+            effect(j).read_only
+                && !self
+                    .linter
+                    .effect(&steps[i].call.tool, steps[i].call.args())
+                    .read_only
+        };
+        // Pair steps with calls. Of two equally good calls the one that did the step (worked,
+        // changed what the step changes) wins; of two equally good steps the required one.
         let sim: Vec<Vec<f64>> = steps
             .iter()
-            .map(|o| {
+            .enumerate()
+            .map(|(i, o)| {
                 calls
                     .iter()
                     .enumerate()
                     .map(|(j, a)| {
-                        let s = self.similarity(o, a, self.first + j);
-                        if failed(j) { s * 0.99 } else { s }
+                        let mut s = self.similarity(o, a, self.first + j);
+                        if failed(j) || changes_nothing(i, j) {
+                            s *= 0.99;
+                        }
+                        if self.optional[i] {
+                            s *= 0.98;
+                        }
+                        s
                     })
                     .collect()
             })
@@ -156,7 +189,6 @@ impl Turn<'_> {
             }
         }
         let required = (0..steps.len()).filter(|i| !self.optional[*i]).count();
-        let effect = |j: usize| self.linter.effect(&calls[j].tool, calls[j].args());
 
         let mut sub = BTreeMap::new();
         // usage
@@ -220,13 +252,6 @@ impl Turn<'_> {
         );
         // A step is done by a call of its tool that worked and did what the step does: a dry
         // run in place of an edit changes nothing.
-        let changes_nothing = |i: usize, j: usize| {
-            effect(j).read_only
-                && !self
-                    .linter
-                    .effect(&steps[i].call.tool, steps[i].call.args())
-                    .read_only
-        };
         // A call whose values break the step's policies did something else than the step.
         let right_values = |i: usize, j: usize| {
             self.compare(steps[i], calls[j], self.first + j)
@@ -388,8 +413,7 @@ impl Turn<'_> {
                 f.call = Some(self.first + j);
                 out.push(f);
             } else if !self.optional[*i] && !done(*i, *j) {
-                // A call the engines rejected has its error already; one the server refused, or
-                // a dry run, leaves the step undone and says so.
+                // A call the server refused, or a dry run, leaves the step undone and says so.
                 let index = self.first + j;
                 let refused = self.flow.calls.get(index).is_some_and(|c| c.refused);
                 if refused || changes_nothing(*i, *j) {
@@ -423,9 +447,8 @@ impl Turn<'_> {
             {
                 missing_reported.push(i);
                 // A dry run of the step's tool, in its place, is the step left undone.
-                let dry = (0..calls.len()).find(|&j| {
-                    steps[i].accepts_tool(&calls[j].tool) && changes_nothing(i, j)
-                });
+                let dry = (0..calls.len())
+                    .find(|&j| steps[i].accepts_tool(&calls[j].tool) && changes_nothing(i, j));
                 if let Some(j) = dry {
                     let mut f = Finding::new(
                         Code::StepUndone,
@@ -512,6 +535,37 @@ impl Turn<'_> {
                 );
                 f.call = Some(self.first + j);
                 out.push(f);
+            }
+        }
+        // A critical error collapses the selection or ordering sub-dimension it belongs to, as
+        // one collapses the argument mean (the paper's judge scores such an error near zero;
+        // a share of calls would let one destructive or misordered call cost a few points).
+        // Warnings cost their share, as computed above.
+        for f in &mut out {
+            if let Some(s) = self.severity.get(&f.code) {
+                f.severity = *s;
+            }
+        }
+        let range = self.first..self.first + calls.len();
+        let critical = self
+            .findings
+            .iter()
+            .filter(|f| f.call.is_some_and(|c| range.contains(&c)))
+            .chain(&out)
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.sub_dimension);
+        for d in critical {
+            if matches!(
+                d,
+                SelectionCorrectness
+                    | SelectionSpecificity
+                    | SelectionCompleteness
+                    | OrderingSequence
+                    | OrderingDependency
+                    | OrderingEfficiency
+            ) && let Some(v) = sub.get_mut(&d)
+            {
+                *v = 0.0;
             }
         }
         (Score::from_sub(sub), out)
@@ -603,35 +657,18 @@ impl Turn<'_> {
         scalars(&a.arguments, "", None, &mut given);
         let shared = wanted.iter().filter(|w| given.contains(w)).count();
         let frac = shared as f64 / wanted.len() as f64;
-        // Below any call of the step's own tool (0.5 or more), so a tie goes to the right tool.
-        if frac >= 0.5 { 0.45 * frac } else { 0.0 }
+        // Any of the step's values taken (the city a conversion was for) makes the call stand
+        // in for the step; always below a call of the step's own tool (0.5 or more).
+        if shared > 0 { 0.2 + 0.25 * frac } else { 0.0 }
     }
 
     /// Each compared parameter and, when the call's value does not match the step's, the
     /// pointer of the first value that does not (the parameter's own, or one inside it when a
     /// policy is keyed by a pointer into it).
     fn compare(&self, o: &OracleCall, a: &Call, index: usize) -> Vec<(String, Option<String>)> {
-        compared_params(o)
-            .into_iter()
-            .map(|p| {
-                let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
-                let selector = Some(self.linter).filter(|l| l.is_selector(&a.tool, p));
-                let at = format!("/{}", escape(p));
-                let bad = deep_mismatch(
-                    &Cmp {
-                        o,
-                        a,
-                        param: p,
-                        selector,
-                        from: &from,
-                    },
-                    &at,
-                    o.call.args().get(p.as_str()),
-                    a.args().get(p.as_str()),
-                );
-                (p.clone(), bad)
-            })
-            .collect()
+        compare(o, a, self.linter, &|g| {
+            from_output(g, |v| self.flow.produced_before(v, index))
+        })
     }
 
     /// The six argument sub-dimensions of one pair, with the cascades applied.
@@ -794,6 +831,37 @@ pub(crate) fn compared_params(o: &OracleCall) -> Vec<&String> {
     params.dedup();
     params.retain(|p| !matches!(o.match_policies.get(*p), Some(MatchPolicy::Ignore)));
     params
+}
+
+/// Each parameter step `o` compares and, when call `a`'s value does not match, the pointer of
+/// the first value that does not (the parameter's own, or one inside it when a policy is keyed
+/// by a pointer into it). `from` decides `from_output`. The oracle's rule, shared with the
+/// trajectory metrics.
+pub(crate) fn compare(
+    o: &OracleCall,
+    a: &Call,
+    linter: &Linter,
+    from: &dyn Fn(&Value) -> bool,
+) -> Vec<(String, Option<String>)> {
+    compared_params(o)
+        .into_iter()
+        .map(|p| {
+            let cx = Cmp {
+                o,
+                a,
+                param: p,
+                selector: Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+                from,
+            };
+            let bad = deep_mismatch(
+                &cx,
+                &format!("/{}", escape(p)),
+                o.call.args().get(p.as_str()),
+                a.args().get(p.as_str()),
+            );
+            (p.clone(), bad)
+        })
+        .collect()
 }
 
 /// What one comparison of a call with a step needs, below the parameter.
@@ -1098,9 +1166,10 @@ mod tests {
 
     /// One call, one of three compared values wrong under `exact` (not a rejected value). The
     /// paper's cascade is per argument: the wrong one is a critical error, so value, type,
-    /// format and relevancy go to 0. Arguments (1+1+0+0+0+0)/6 = 1/3; TC (1 + 1 + 1/3)/3 =
-    /// 0.778, under the 0.8 pass threshold (before the per-argument reading, value 2/3 and TC
-    /// 0.981: a pinned value sent wrong passed).
+    /// format and relevancy go to 0: arguments (1+1+0+0+0+0)/6 = 1/3. The call did something
+    /// else than the step, which is left undone: selection (1+1+0)/3. TC (1 + 2/3 + 1/3)/3 =
+    /// 0.667 (before the per-argument reading: value 2/3, the step done, TC 0.981 — a pinned
+    /// value sent wrong passed).
     #[test]
     fn hand_computed_single_call() {
         let c = case("          - {tool: paint, arguments: {prompt: p, x: 1, y: 2}}\n");
@@ -1112,12 +1181,8 @@ mod tests {
         let got: Vec<f64> = SubDimension::ARGUMENTS.iter().map(|d| s.sub[d]).collect();
         assert_eq!(got, [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
         assert!(close(s.arguments, 1.0 / 3.0));
-        assert!(close(s.tc, (2.0 + 1.0 / 3.0) / 3.0), "{}", s.tc);
-        assert!(s.tc < 0.8);
-        assert_eq!(
-            s.sub[&SelectionCompleteness], 1.0,
-            "the step was still done"
-        );
+        assert_eq!(s.sub[&SelectionCompleteness], 0.0);
+        assert!(close(s.tc, (1.0 + 2.0 / 3.0 + 1.0 / 3.0) / 3.0), "{}", s.tc);
         assert_eq!(s.ordering, None, "one call: ordering is not applicable");
         assert_eq!(
             findings
@@ -1166,7 +1231,11 @@ mod tests {
             Some(7),
             "points at the workflow step in the harness"
         );
-        assert!(close(s.sub[&SubDimension::SelectionCompleteness], 0.5));
+        // One of two steps done, but a step never called is a critical error: completeness
+        // collapses, and the missing step's arguments (never provided) collapse the argument
+        // dimension.
+        assert_eq!(s.sub[&SubDimension::SelectionCompleteness], 0.0);
+        assert!(close(s.arguments, 1.0 / 6.0), "{}", s.arguments);
     }
 
     #[test]
