@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real MCP servers from npm, inspected inside a network namespace that has only loopback, with
+# Real MCP servers from npm and PyPI, inspected inside a network namespace that has only loopback, with
 # telemetry off. Installed once into a cache outside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +14,12 @@ if [[ $missing == 1 ]]; then
   mkdir -p "$NPM"
   (cd "$NPM" && npm install --silent --no-audit --no-fund "${servers[@]/#/@modelcontextprotocol/}")
 fi
+# The PyPI servers tests/mcp/generic_pypi.rs starts (mcp-server-git, mcp-server-time), a venv
+# cached outside the checkout; the git tests also need git itself.
+command -v git >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >/dev/null; }
+PYPI=$(bash .ci/servers-pypi.sh | tail -1)
 cargo test --no-run --test mcp -q
-exec unshare -n env AGENT_SEER_NPM="$NPM" OTEL_SDK_DISABLED=true bash -euo pipefail -c '
+exec unshare -n env AGENT_SEER_NPM="$NPM" AGENT_SEER_PYPI_SERVERS="$PYPI" OTEL_SDK_DISABLED=true bash -euo pipefail -c '
   ip link set lo up
   cargo test --offline --test mcp -- --ignored --test-threads 1
 '

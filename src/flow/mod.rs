@@ -171,8 +171,14 @@ pub fn analyze(
                     .copied()
             });
             // A name, an id or a path a tool printed (or one composed from a directory and a
-            // name it listed) is grounded when a prompt or an earlier successful call gave it.
-            let origin = origin.or_else(|| ground.origin_of(&value));
+            // name it listed) is grounded when a prompt or an earlier successful call gave it;
+            // a value the matrix says always exists (git's `.`, `HEAD`) is grounded too.
+            let origin = origin.or_else(|| ground.origin_of(&value)).or_else(|| {
+                linter
+                    .facts(&call.tool)
+                    .is_some_and(|(_, f)| f.grounded.iter().any(|re| re.is_match(&value)))
+                    .then_some(Origin::Prompt(0))
+            });
             let mut finding = None;
             if origin.is_none() {
                 let makes = |p: &usize| offered[*p].produces(&value, &ground);

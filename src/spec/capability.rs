@@ -205,6 +205,9 @@ pub struct ToolCaps {
     /// exist: parameter names, or JSON pointers into the arguments with `*` for every array
     /// item (`/relations/*/from`).
     pub inputs: Vec<String>,
+    /// Values its references may take that exist before any call (`grounded:`, regexes): git's
+    /// pathspec `.`, `HEAD`.
+    pub grounded: Vec<Regex>,
     /// What the tool does to the world beyond its MCP annotations (`effects:`), each entry
     /// applying when its `when:` holds for the call's arguments, later entries over earlier.
     pub effects: Vec<EffectRule>,
@@ -484,6 +487,8 @@ struct RawTool {
     #[serde(default)]
     effects: Vec<EffectRule>,
     #[serde(default)]
+    grounded: Vec<Spanned<String>>,
+    #[serde(default)]
     parameters: RawParams,
     #[serde(default)]
     defaults: BTreeMap<String, Value>,
@@ -654,6 +659,20 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         }
         let mut defaults = raw.defaults.clone();
         defaults.extend(tool.value.defaults.clone());
+        let grounded = tool
+            .value
+            .grounded
+            .iter()
+            .map(|g| {
+                Regex::new(&g.value).map_err(|e| {
+                    cx.file.error_at(
+                        g.referenced.line() as u32,
+                        g.referenced.column() as u32,
+                        format!("invalid regex in `grounded:` of `{name}`: {e}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         tools.insert(
             name.clone(),
             ToolCaps {
@@ -662,6 +681,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 produces: tool.value.produces.clone(),
                 inputs: tool.value.inputs.clone(),
                 effects: tool.value.effects.clone(),
+                grounded,
                 cross: Vec::new(),
                 family: None,
                 own_params,

@@ -49,17 +49,17 @@ fn check_all(kind: &str, dir: &str) -> usize {
 
 #[test]
 fn shipped_matrices_match_the_schema() {
-    assert_eq!(check_all("capabilities", "capabilities"), 8);
+    assert_eq!(check_all("capabilities", "capabilities"), 12);
 }
 
 #[test]
 fn shipped_harnesses_match_the_schema() {
-    assert_eq!(check_all("harness", "harnesses"), 6);
+    assert_eq!(check_all("harness", "harnesses"), 10);
 }
 
 #[test]
 fn shipped_transcripts_match_the_schema() {
-    assert_eq!(check_all("transcript", "transcripts"), 51);
+    assert_eq!(check_all("transcript", "transcripts"), 138);
 }
 
 #[test]
