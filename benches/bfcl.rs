@@ -14,7 +14,7 @@
 //!
 //! Every output's two verdicts must agree (the bench panics otherwise). Prints one JSON line.
 //! For a profiler, `AGENT_SEER_BFCL_ONLY` skips that check and times one thing, printing its
-//! checks per second: `verdict`, the verdict alone; `walk`, only reading every string a check
+//! checks per second: `verdict`, the verdict alone; `evaluate`, the full evaluation alone; `walk`, only reading every string a check
 //! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
 //! from any checking.
 
@@ -94,6 +94,13 @@ fn main() {
             x % 7 == 0
         });
         println!("{walk}");
+        return;
+    }
+    if only.as_deref() == Some("evaluate") {
+        println!(
+            "{}",
+            rate(&|s, t| evaluate(s, t).expect("evaluate").verdict == Verdict::Pass)
+        );
         return;
     }
     let verdicts = rate(&|s, t| verdict(s, t).expect("verdict") == Verdict::Pass);

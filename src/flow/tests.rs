@@ -201,3 +201,54 @@ fn scenario_artifacts_are_grounded() {
     );
     assert_eq!(flow.findings[0].pointer, "/input_video_uri");
 }
+
+/// Issue 17's compositions, each deterministic: a path joined with one `/`, a URL joined with
+/// an id, trailing slashes trimmed, a `file://` URI read as its path; nothing else.
+#[test]
+fn composed_references() {
+    let mut g = Ground::default();
+    g.push(
+        Origin::Prompt(0),
+        Source::of_text("Work in /srv/app/ and https://api.example.com/v1/items."),
+    );
+    g.push(
+        Origin::Call(0),
+        Source::of_output(&serde_json::json!({"content": [{"type": "text", "text": "[FILE] app.toml\n[DIR] src\nitem 8f3a2c created"}]})),
+    );
+    for grounded in [
+        "/srv/app/app.toml",
+        "/srv/app//app.toml",
+        "/srv/app/src",
+        "file:///srv/app/app.toml",
+        "https://api.example.com/v1/items/8f3a2c",
+        "/srv/app/",
+    ] {
+        assert!(g.origin_of(grounded).is_some(), "{grounded}");
+    }
+    for not in [
+        "/srv/app/config.toml",
+        "/srv/other/app.toml",
+        "https://api.example.com/v1/items/8f3a2d",
+        "/srv/app/app.toml.bak",
+        "/srv/app/pp.toml",
+    ] {
+        assert!(g.origin_of(not).is_none(), "{not}");
+    }
+    // The name came from call 0's listing.
+    assert_eq!(g.origin_of("/srv/app/app.toml"), Some(Origin::Call(0)));
+}
+
+/// JSON inside text content gives its values; a name is a whole word, not a piece of a longer
+/// one.
+#[test]
+fn sources_read_json_text_and_whole_words() {
+    let s = Source::of_output(
+        &serde_json::json!({"content": [{"type": "text", "text": "{\"entities\": [{\"name\": \"Ada\"}]}"}]}),
+    );
+    assert!(s.values.contains("Ada"));
+    let t = Source::of_text("Saved notes.txt. Also notes.txt.bak");
+    assert!(t.lists("notes.txt"));
+    assert!(!t.lists("otes.txt"));
+    let u = Source::of_text("see gs://b/dir/x.png");
+    assert!(!u.lists("b/dir"), "a piece of a longer path");
+}

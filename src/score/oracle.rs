@@ -252,12 +252,20 @@ impl Turn<'_> {
         );
         // A step is done by a call of its tool that worked and did what the step does: a dry
         // run in place of an edit changes nothing.
-        // A call whose values break the step's policies did something else than the step.
-        let right_values = |i: usize, j: usize| {
-            self.compare(steps[i], calls[j], self.first + j)
-                .iter()
-                .all(|(_, bad)| bad.is_none())
-        };
+        // A call whose values break the step's policies did something else than the step
+        // (compared once per pair).
+        let right: Vec<bool> = pairing
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                j.is_some_and(|j| {
+                    self.compare(steps[i], calls[j], self.first + j)
+                        .iter()
+                        .all(|(_, bad)| bad.is_none())
+                })
+            })
+            .collect();
+        let right_values = |i: usize, j: usize| pairing[i] == Some(j) && right[i];
         let done = |i: usize, j: usize| {
             steps[i].accepts_tool(&calls[j].tool)
                 && !failed(j)
@@ -843,14 +851,22 @@ pub(crate) fn compare(
     linter: &Linter,
     from: &dyn Fn(&Value) -> bool,
 ) -> Vec<(String, Option<String>)> {
+    let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
     compared_params(o)
         .into_iter()
         .map(|p| {
+            let selector = Some(linter).filter(|l| l.is_selector(&a.tool, p));
+            let (want, got) = (o.call.args().get(p.as_str()), a.args().get(p.as_str()));
+            if !pointer_keys {
+                // Policies by parameter name only: one comparison, no pointer built.
+                let ok = value_matches(selector, a, p, got, o.match_policies.get(p), want, from);
+                return (p.clone(), (!ok).then(|| format!("/{}", escape(p))));
+            }
             let cx = Cmp {
                 o,
                 a,
                 param: p,
-                selector: Some(linter).filter(|l| l.is_selector(&a.tool, p)),
+                selector,
                 from,
             };
             let bad = deep_mismatch(
