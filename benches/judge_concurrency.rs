@@ -77,6 +77,7 @@ fn main() {
             concurrency,
             max_retries: 0,
             min_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_secs(60),
             cache_dir: dir.path().to_path_buf(),
             mode: CacheMode::Record,
         })

@@ -3,7 +3,9 @@
 //! specs), answer its tool calls with the harness's mock outputs (the same matching as
 //! `serve`), stop when it replies without calls or at the step budget, write one transcript
 //! per run, and grade it with the deterministic stack. With repeats, pass^k (every run
-//! passes) and pass@k (some run passes) per scenario, and the flaky ones named.
+//! passes) and pass@k (some run passes) per scenario, and the flaky ones named. Transcripts
+//! are redacted before they are written: a configured key the model quotes becomes
+//! `[redacted]`.
 //!
 //! The main entry is [`run_suite`].
 
@@ -255,7 +257,9 @@ async fn run_once(
         label: LabelDoc::default(),
         body: TranscriptBody::Turns { turns },
     };
+    // The model's text and arguments, redacted: a key it quotes is not written.
     let text = doc.to_yaml()?;
+    let text = client.redact(&text);
     crate::llm::cache::write_atomically(path, &text)
         .map_err(|e| SourceError::caused_by(path, e))?;
     Ok(stopped)

@@ -208,6 +208,7 @@ pub(super) mod tests {
             concurrency: 1,
             max_retries: 0,
             min_backoff: std::time::Duration::from_millis(1),
+            max_backoff: std::time::Duration::from_secs(60),
             cache_dir: std::env::temp_dir(),
             mode: CacheMode::Replay,
         })

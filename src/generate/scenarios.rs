@@ -295,16 +295,19 @@ impl Generator<'_> {
         Ok((kept, cov))
     }
 
-    /// One request, up to 3 attempts with the problems fed back; after the last, the valid
-    /// scenarios are kept and the others dropped and counted.
+    /// One request, up to 3 attempts with the problems fed back, all within the client's one
+    /// budget of requests; after the last, the valid scenarios are kept and the others dropped
+    /// and counted.
     async fn ask(
         &mut self,
         req: &Request,
         linter: &Linter,
     ) -> Result<Vec<GeneratedScenario>, LlmError> {
         let mut attempt_req = req.clone();
+        let mut budget = self.client.budget();
         for attempt in 1..=3 {
-            let answer = self.client.answer(&attempt_req).await?;
+            let answer = self.client.answer(&attempt_req, &mut budget).await?;
+            let last = attempt == 3 || budget.is_spent();
             let batch = extract_json(&answer.text)
                 .ok_or_else(|| "the answer holds no complete JSON object".to_owned())
                 .and_then(|v| {
@@ -324,7 +327,7 @@ impl Generator<'_> {
                         })
                         .collect();
                     let all: Vec<String> = checked.iter().flat_map(|(_, p)| p.clone()).collect();
-                    if all.is_empty() || attempt == 3 {
+                    if all.is_empty() || last {
                         counts.retried += usize::from(attempt > 1);
                         let mut keep = Vec::new();
                         for (s, p) in checked {
@@ -343,7 +346,7 @@ impl Generator<'_> {
                     all.join("\n")
                 }
             };
-            if attempt == 3 {
+            if last {
                 counts
                     .dropped
                     .push(format!("a whole answer: {problems_text}"));

@@ -437,6 +437,7 @@ pub fn write_fixture(
         text: serde_json::to_string(&Verdict::from_score(score)).unwrap_or_default(),
         usage: crate::llm::Usage::default(),
         truncated: false,
+        cached: false,
     };
     let cfg = client.config();
     client.cache().put_with_source(

@@ -1,10 +1,12 @@
 //! The answer cache: content-addressed over canonical JSON (provider, model, parameters, the
 //! full prompt and schema, and the caller's tag, e.g. the rubric version), one file per
 //! answer, written atomically (a temporary file, then a rename) so concurrent nextest
-//! processes never see a partial entry. No key, timestamp or request id goes in.
+//! processes never see a partial entry. No key, timestamp or request id goes in: every text of
+//! an entry (prompt, answer) is redacted ([`Secrets`]) before it is written.
 //!
 //! Modes: `live` answers from the cache and calls on a miss, `record` always calls and
-//! overwrites, `replay` answers only from the cache and fails on a miss, naming the key.
+//! overwrites, `replay` answers only from the cache and fails on a miss, naming the key. A hit
+//! never writes: the entry keeps its bytes, its `source` and its modification time.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Answer, LlmError, Request};
+use super::{Answer, LlmError, Request, Secrets};
 
 /// How the client uses the cache (`AGENT_SEER_LLM`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +51,7 @@ pub(crate) struct Entry {
 pub(crate) struct Cache {
     dir: PathBuf,
     mode: CacheMode,
+    secrets: Secrets,
 }
 
 /// The cache key: SHA-256 of the canonical JSON of everything that determines the answer.
@@ -70,9 +73,9 @@ pub(crate) fn key(provider: &str, model: &str, req: &Request) -> String {
 }
 
 impl Cache {
-    /// A cache in `dir` (created on the first write).
-    pub fn new(dir: PathBuf, mode: CacheMode) -> Self {
-        Self { dir, mode }
+    /// A cache in `dir` (created on the first write), whose entries never hold `secrets`.
+    pub fn new(dir: PathBuf, mode: CacheMode, secrets: Secrets) -> Self {
+        Self { dir, mode, secrets }
     }
 
     /// `<dir>/<first two characters of the key>/<key>.json`.
@@ -138,14 +141,16 @@ impl Cache {
         answer: &Answer,
         source: &str,
     ) -> Result<(), LlmError> {
-        let entry = Entry {
+        let mut entry = Entry {
             key: key.to_owned(),
-            source: source.into(),
+            source: self.secrets.redact(source).into_owned(),
             provider: provider.into(),
             model: model.into(),
             answer: answer.clone(),
             request: serde_json::to_value(req).unwrap_or(Value::Null),
         };
+        self.secrets.redact_in_place(&mut entry.answer.text);
+        self.secrets.redact_json(&mut entry.request);
         write_atomically(
             &self.path(key),
             &serde_json::to_string_pretty(&entry).unwrap_or_default(),

@@ -2,16 +2,21 @@
 //! completions (OpenAI, vLLM, Ollama, llama.cpp's server) and Anthropic messages.
 //!
 //! [`Client`] owns what every call needs: structured output (each provider's JSON-schema mode,
-//! validated with serde, up to 3 attempts with the validation error fed back), retries of 429
-//! and 5xx with exponential backoff honouring `Retry-After` (backon), a timeout per request, a
-//! concurrency cap, the on-disk [`cache`] (live / record / replay) and a [`Ledger`] of calls,
-//! tokens and estimated cost. Keys come only from the environment and never reach logs,
-//! errors, reports or the cache. The main type is [`Client`], built with [`Client::new`] from an
-//! [`LlmConfig`] (usually [`LlmConfig::from_env`]).
+//! validated with serde, up to 3 attempts with the validation error fed back), retries of 429,
+//! 5xx, timeouts and connection errors with exponential backoff honouring `Retry-After` capped
+//! at the backoff's maximum (backon's delays), one budget of requests per call shared by both
+//! kinds of retry ([`LlmConfig::max_retries`] after the first), a timeout per request, a
+//! concurrency cap, the on-disk [`cache`] (live / record / replay; read-only on a hit) and a
+//! [`Ledger`] of calls, tokens and estimated cost. Keys come only from the environment, travel
+//! only in headers, and a key the provider echoes is redacted (see `redact`) from every
+//! answer, error, cache entry and transcript before it is shown or written. The main type is
+//! [`Client`], built with [`Client::new`] from an [`LlmConfig`] (usually
+//! [`LlmConfig::from_env`]).
 
 pub mod cache;
 mod ledger;
 mod providers;
+mod redact;
 mod structured;
 
 use std::path::PathBuf;
@@ -26,6 +31,7 @@ use cache::Cache;
 pub use cache::CacheMode;
 pub use ledger::{Ledger, LedgerEntry};
 pub use providers::Provider;
+pub(crate) use redact::Secrets;
 pub use structured::extract_json;
 
 /// One request: a system instruction, a user message, and the JSON Schema the answer must
@@ -69,6 +75,9 @@ pub(crate) struct Answer {
     /// `stop_reason: "max_tokens"`, Gemini `finishReason: "MAX_TOKENS"`): the text is cut off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// It came from the cache (never stored in it): [`Client::remember`] leaves it alone.
+    #[serde(skip)]
+    pub cached: bool,
 }
 
 /// Why a call did not produce a usable answer.
@@ -134,7 +143,8 @@ pub enum LlmError {
         "no valid answer after {attempts} attempts; last problem: {problem}; last answer began: {excerpt:?}"
     )]
     InvalidOutput {
-        /// Attempts made (3).
+        /// Requests made for it (at most 1 + [`LlmConfig::max_retries`]), retried transport
+        /// errors included.
         attempts: u32,
         /// Why the last answer was rejected, as it was fed back to the model.
         problem: String,
@@ -174,6 +184,41 @@ impl LlmError {
             _ => None,
         }
     }
+
+    /// The error with every secret value taken out of its text.
+    pub(crate) fn redacted(mut self, secrets: &Secrets) -> Self {
+        match &mut self {
+            LlmError::Config(m) => secrets.redact_in_place(m),
+            LlmError::Http { body, .. } => secrets.redact_in_place(body),
+            LlmError::Transport { message, .. } => secrets.redact_in_place(message),
+            LlmError::Refusal { reason, .. } => secrets.redact_in_place(reason),
+            LlmError::Malformed { detail, .. } => secrets.redact_in_place(detail),
+            LlmError::InvalidOutput {
+                problem, excerpt, ..
+            } => {
+                secrets.redact_in_place(problem);
+                secrets.redact_in_place(excerpt);
+            }
+            LlmError::Cache { message, .. } => secrets.redact_in_place(message),
+            LlmError::Timeout { .. } | LlmError::CacheMiss { .. } => {}
+        }
+        self
+    }
+}
+
+/// The requests one call may still make: the first and [`LlmConfig::max_retries`] more,
+/// shared by transport retries (429, 5xx, timeouts, connection errors) and answer-shape
+/// retries, so no mix of faults makes more.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    /// No request may be made any more.
+    pub(crate) fn is_spent(&self) -> bool {
+        self.left == 0
+    }
 }
 
 /// How calls are made: which provider and model, limits, and where the cache lives.
@@ -187,12 +232,15 @@ pub struct LlmConfig {
     pub timeout: Duration,
     /// Calls in flight at once; from `AGENT_SEER_LLM_CONCURRENCY` (at least 1), 4 by default.
     pub concurrency: usize,
-    /// How many times a retryable error is retried after the first attempt; 4 from
-    /// [`LlmConfig::from_env`].
+    /// Requests one call may make after its first, transport and answer-shape retries
+    /// together; 3 from [`LlmConfig::from_env`] (4 requests at most).
     pub max_retries: usize,
-    /// The first backoff delay, growing exponentially (with jitter) up to 60 s; from
-    /// `AGENT_SEER_LLM_BACKOFF_MS`, 500 ms by default.
+    /// The first backoff delay, growing exponentially (with jitter) up to
+    /// [`LlmConfig::max_backoff`]; from `AGENT_SEER_LLM_BACKOFF_MS`, 500 ms by default.
     pub min_backoff: Duration,
+    /// The longest wait between two requests, a server's `Retry-After` included; from
+    /// `AGENT_SEER_LLM_BACKOFF_MAX_MS`, 60 s by default.
+    pub max_backoff: Duration,
     /// The answer cache's directory; `AGENT_SEER_LLM_CACHE`, else the caller's default.
     pub cache_dir: PathBuf,
     /// Live, record or replay (`AGENT_SEER_LLM`).
@@ -204,10 +252,20 @@ impl LlmConfig {
     /// keys (`GEMINI_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_OAUTH_ACCESS_TOKEN`
     /// with `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION` for Vertex), base URLs
     /// (`AGENT_SEER_<PROVIDER>_BASE_URL`), `AGENT_SEER_LLM` (live | record | replay),
-    /// `AGENT_SEER_LLM_CACHE`, `AGENT_SEER_LLM_TIMEOUT_SECS`, `AGENT_SEER_LLM_CONCURRENCY`.
-    /// In replay mode no key is needed.
+    /// `AGENT_SEER_LLM_CACHE`, `AGENT_SEER_LLM_TIMEOUT_SECS`, `AGENT_SEER_LLM_CONCURRENCY`,
+    /// `AGENT_SEER_LLM_BACKOFF_MS`, `AGENT_SEER_LLM_BACKOFF_MAX_MS`. In replay mode no key is
+    /// needed.
     pub fn from_env(spec: &str, default_cache: PathBuf) -> Result<Self, LlmError> {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self::from_lookup(spec, default_cache, &|k| std::env::var(k).ok())
+    }
+
+    /// [`LlmConfig::from_env`] over any variable lookup.
+    fn from_lookup(
+        spec: &str,
+        default_cache: PathBuf,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, LlmError> {
+        let env = |k: &str| lookup(k).filter(|v| !v.is_empty());
         let mode = match env("AGENT_SEER_LLM").as_deref() {
             None | Some("live") => CacheMode::Live,
             Some("record") => CacheMode::Record,
@@ -230,8 +288,9 @@ impl LlmConfig {
             model: model.to_owned(),
             timeout: Duration::from_secs(num("AGENT_SEER_LLM_TIMEOUT_SECS", 120)),
             concurrency: num("AGENT_SEER_LLM_CONCURRENCY", 4).max(1) as usize,
-            max_retries: 4,
+            max_retries: 3,
             min_backoff: Duration::from_millis(num("AGENT_SEER_LLM_BACKOFF_MS", 500)),
+            max_backoff: Duration::from_millis(num("AGENT_SEER_LLM_BACKOFF_MAX_MS", 60_000)),
             cache_dir: env("AGENT_SEER_LLM_CACHE")
                 .map(PathBuf::from)
                 .unwrap_or(default_cache),
@@ -248,6 +307,7 @@ pub struct Client {
     cache: Cache,
     permits: Arc<Semaphore>,
     ledger: Ledger,
+    secrets: Secrets,
 }
 
 impl Client {
@@ -258,8 +318,10 @@ impl Client {
             .timeout(config.timeout)
             .build()
             .map_err(|e| LlmError::Config(format!("HTTP client: {e}")))?;
+        let secrets = Secrets::new(config.provider.credential());
         Ok(Self {
-            cache: Cache::new(config.cache_dir.clone(), config.mode),
+            cache: Cache::new(config.cache_dir.clone(), config.mode, secrets.clone()),
+            secrets,
             permits: Arc::new(Semaphore::new(config.concurrency)),
             ledger: Ledger::default(),
             http,
@@ -267,13 +329,60 @@ impl Client {
         })
     }
 
-    /// Exponential backoff with jitter; `Retry-After` overrides each delay when given.
-    fn backoff(&self) -> backon::ExponentialBuilder {
+    /// Exponential backoff with jitter, up to the configured maximum.
+    fn backoff(&self) -> backon::ExponentialBackoff {
+        use backon::BackoffBuilder;
         backon::ExponentialBuilder::default()
             .with_min_delay(self.config.min_backoff)
-            .with_max_delay(Duration::from_secs(60))
+            .with_max_delay(self.config.max_backoff)
             .with_max_times(self.config.max_retries)
             .with_jitter()
+            .build()
+    }
+
+    /// A fresh budget for one call: the first request and [`LlmConfig::max_retries`] more.
+    pub(crate) fn budget(&self) -> Budget {
+        Budget {
+            left: self.config.max_retries.saturating_add(1),
+        }
+    }
+
+    /// `text` with every configured secret value replaced by `[redacted]`: what the agent
+    /// runner applies to a transcript before writing it.
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        self.secrets.redact(text)
+    }
+
+    /// Calls `attempt` until it succeeds, fails for good, or `budget` is spent; between
+    /// retries waits the backoff's delay, or the server's `Retry-After`, never longer than
+    /// [`LlmConfig::max_backoff`]. A spent budget returns the last error as it was.
+    async fn retrying<T, F, Fut>(&self, budget: &mut Budget, attempt: F) -> Result<T, LlmError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, LlmError>>,
+    {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|e| LlmError::Config(e.to_string()))?;
+        let mut delays = self.backoff();
+        loop {
+            budget.left = budget.left.saturating_sub(1);
+            let err = match attempt().await {
+                Ok(t) => return Ok(t),
+                Err(e) => e.redacted(&self.secrets),
+            };
+            if !err.is_retryable() || budget.is_spent() {
+                return Err(err);
+            }
+            let delay = err
+                .retry_after()
+                .or_else(|| delays.next())
+                .unwrap_or(self.config.max_backoff)
+                .min(self.config.max_backoff);
+            tokio::time::sleep(delay).await;
+        }
     }
 
     /// The configuration it was built with.
@@ -292,10 +401,16 @@ impl Client {
     }
 
     /// One raw answer, through the cache: replay answers only from it, live reads through it,
-    /// record always calls and overwrites.
-    pub(crate) async fn answer(&self, req: &Request) -> Result<Answer, LlmError> {
+    /// record always calls and overwrites. A miss spends requests from `budget`; a hit spends
+    /// none and comes back marked [`Answer::cached`].
+    pub(crate) async fn answer(
+        &self,
+        req: &Request,
+        budget: &mut Budget,
+    ) -> Result<Answer, LlmError> {
         let key = self.cache_key(req);
-        if let Some(hit) = self.cache.get(&key)? {
+        if let Some(mut hit) = self.cache.get(&key)? {
+            hit.cached = true;
             self.ledger.record(
                 self.config.provider.name(),
                 &self.config.model,
@@ -304,7 +419,22 @@ impl Client {
             );
             return Ok(hit);
         }
-        let answer = self.call_with_retries(req).await?;
+        if budget.is_spent() {
+            return Err(LlmError::Config(
+                "no request left in this call's retry budget".into(),
+            ));
+        }
+        let answer = self
+            .retrying(budget, || {
+                self.config.provider.call(
+                    &self.http,
+                    &self.config.model,
+                    req,
+                    self.config.timeout,
+                    &self.secrets,
+                )
+            })
+            .await?;
         self.ledger.record(
             self.config.provider.name(),
             &self.config.model,
@@ -319,8 +449,12 @@ impl Client {
         &self.cache
     }
 
-    /// Stores an answer that passed validation (invalid answers are never cached).
+    /// Stores an answer that passed validation (invalid answers are never cached). An answer
+    /// that came from the cache is not written again: a cache is read-only on a hit.
     pub(crate) fn remember(&self, req: &Request, answer: &Answer) -> Result<(), LlmError> {
+        if answer.cached {
+            return Ok(());
+        }
         self.cache.put(
             &self.cache_key(req),
             self.config.provider.name(),
@@ -330,27 +464,10 @@ impl Client {
         )
     }
 
-    async fn call_with_retries(&self, req: &Request) -> Result<Answer, LlmError> {
-        use backon::Retryable;
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|e| LlmError::Config(e.to_string()))?;
-        (|| {
-            self.config
-                .provider
-                .call(&self.http, &self.config.model, req, self.config.timeout)
-        })
-        .retry(self.backoff())
-        .when(LlmError::is_retryable)
-        .adjust(|e, d| e.retry_after().or(d))
-        .await
-    }
-
     /// A structured answer: the provider's JSON-schema mode, then serde, then `check`; an
-    /// invalid answer is retried with the problem fed back (3 attempts in all), then a clear
-    /// error.
+    /// invalid answer is retried with the problem fed back (3 answers at most), all within one
+    /// budget of 1 + [`LlmConfig::max_retries`] requests, then a clear error naming the last
+    /// cause.
     pub async fn structured<T, F>(&self, req: &Request, check: F) -> Result<T, LlmError>
     where
         T: serde::de::DeserializeOwned,
@@ -428,21 +545,18 @@ impl Client {
         messages: &[ChatMessage],
         tools: &[ToolDecl],
     ) -> Result<ChatTurn, LlmError> {
-        use backon::Retryable;
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|e| LlmError::Config(e.to_string()))?;
-        let turn = (|| {
-            self.config
-                .provider
-                .chat(&self.http, &self.config.model, messages, tools)
-        })
-        .retry(self.backoff())
-        .when(LlmError::is_retryable)
-        .adjust(|e, d| e.retry_after().or(d))
-        .await?;
+        let mut budget = self.budget();
+        let turn = self
+            .retrying(&mut budget, || {
+                self.config.provider.chat(
+                    &self.http,
+                    &self.config.model,
+                    messages,
+                    tools,
+                    &self.secrets,
+                )
+            })
+            .await?;
         self.ledger.record(
             self.config.provider.name(),
             &self.config.model,

@@ -1,11 +1,12 @@
 //! The providers' wire formats: request bodies and response parsing. Keys go in headers, never
-//! in URLs, so no error or log line can carry one.
+//! in URLs, and every response body is redacted ([`Secrets`]) before it is parsed or quoted in
+//! an error, so a key the provider echoes reaches neither answers nor errors.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Answer, LlmError, Request, Usage};
+use super::{Answer, LlmError, Request, Secrets, Usage};
 
 /// Which API, where, with which credential.
 #[derive(Clone)]
@@ -65,6 +66,16 @@ impl Provider {
             Provider::Gemini { .. } => "gemini",
             Provider::Vertex { .. } => "vertex",
             Provider::Anthropic { .. } => "anthropic",
+        }
+    }
+
+    /// The key or bearer token it sends, if any: a secret to redact.
+    pub(super) fn credential(&self) -> Option<&str> {
+        match self {
+            Provider::OpenAi { key, .. }
+            | Provider::Gemini { key, .. }
+            | Provider::Anthropic { key, .. } => key.as_deref(),
+            Provider::Vertex { token, .. } => token.as_deref(),
         }
     }
 
@@ -129,11 +140,15 @@ impl Provider {
         model: &str,
         req: &Request,
         timeout: Duration,
+        secrets: &Secrets,
     ) -> Result<Answer, LlmError> {
         let v = self
-            .post(http, model, &self.body(model, req), timeout)
+            .post(http, model, &self.body(model, req), timeout, secrets)
             .await?;
-        self.parse(&v)
+        let mut answer = self.parse(&v)?;
+        // Text parts joined here may spell a key no single part held.
+        secrets.redact_in_place(&mut answer.text);
+        Ok(answer)
     }
 
     /// Where requests go, and the credential headers (keys never go in URLs).
@@ -171,14 +186,15 @@ impl Provider {
         }
     }
 
-    /// POSTs a JSON body and returns the JSON answer; HTTP errors keep their status, body
-    /// excerpt and `Retry-After`.
+    /// POSTs a JSON body and returns the JSON answer, redacted; HTTP errors keep their
+    /// status, redacted body excerpt and `Retry-After`.
     async fn post(
         &self,
         http: &reqwest::Client,
         model: &str,
         body: &Value,
         timeout: Duration,
+        secrets: &Secrets,
     ) -> Result<Value, LlmError> {
         let name = self.name();
         let (url, headers) = self.endpoint(model);
@@ -198,6 +214,8 @@ impl Provider {
             .text()
             .await
             .map_err(|e| transport(name, timeout, &e))?;
+        // Before any excerpt is cut: a key cut in half would no longer match.
+        let text = secrets.redact(&text);
         if !status.is_success() {
             return Err(LlmError::Http {
                 provider: name,
@@ -206,10 +224,13 @@ impl Provider {
                 retry_after,
             });
         }
-        serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
+        let mut v: Value = serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
             provider: name,
             detail: format!("not JSON ({e}): {}", excerpt(&text)),
-        })
+        })?;
+        // A key written with JSON escapes in the body is whole again once parsed.
+        secrets.redact_json(&mut v);
+        Ok(v)
     }
 
     fn body(&self, model: &str, req: &Request) -> Value {
@@ -272,6 +293,7 @@ impl Provider {
                         .pointer("/choices/0/finish_reason")
                         .and_then(Value::as_str)
                         == Some("length"),
+                    cached: false,
                 })
             }
             Provider::Gemini { .. } | Provider::Vertex { .. } => {
@@ -317,6 +339,7 @@ impl Provider {
                         output_tokens: n("/usageMetadata/candidatesTokenCount"),
                     },
                     truncated: finish == "MAX_TOKENS",
+                    cached: false,
                 })
             }
             Provider::Anthropic { .. } => {
@@ -344,6 +367,7 @@ impl Provider {
                         text: input.to_string(),
                         usage,
                         truncated,
+                        cached: false,
                     });
                 }
                 let text: String = blocks
@@ -357,6 +381,7 @@ impl Provider {
                     text,
                     usage,
                     truncated,
+                    cached: false,
                 })
             }
         }
@@ -411,6 +436,7 @@ impl Provider {
         model: &str,
         messages: &[super::ChatMessage],
         tools: &[super::ToolDecl],
+        secrets: &Secrets,
     ) -> Result<super::ChatTurn, LlmError> {
         let name = self.name();
         let body = match self {
@@ -420,7 +446,9 @@ impl Provider {
                 return Err(LlmError::Config("the live agent runner speaks OpenAI-compatible and Gemini APIs; Anthropic is a judge provider only".into()));
             }
         };
-        let v = self.post(http, model, &body, Duration::ZERO).await?;
+        let v = self
+            .post(http, model, &body, Duration::ZERO, secrets)
+            .await?;
         let n = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
         match self {
             Provider::OpenAi { .. } => {

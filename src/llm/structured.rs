@@ -1,5 +1,6 @@
 //! Structured answers: extract the JSON object (tolerating prose or code fences around it),
-//! deserialize, check, and retry with the problem fed back.
+//! deserialize, check, and retry with the problem fed back: at most [`ATTEMPTS`] answers, and
+//! all requests (transport retries included) within one [`super::Budget`].
 
 use serde_json::Value;
 
@@ -18,8 +19,12 @@ where
 {
     let mut attempt_req = req.clone();
     let mut last = (String::new(), String::new());
+    let mut budget = client.budget();
+    let mut requests = 0;
     for attempt in 1..=ATTEMPTS {
-        let answer = client.answer(&attempt_req).await?;
+        let before = budget.left;
+        let answer = client.answer(&attempt_req, &mut budget).await?;
+        requests += before - budget.left;
         // A cut-off answer is no answer, whatever object a part of it parses as.
         let parsed = (!answer.truncated)
             .then_some(())
@@ -47,6 +52,9 @@ where
             }
             Err(problem) => {
                 last = (problem.clone(), answer.text.chars().take(200).collect());
+                if budget.is_spent() {
+                    break;
+                }
                 if attempt < ATTEMPTS {
                     attempt_req.user = format!(
                         "{}\n\nYour previous answer was rejected: {problem}. Answer again with one JSON object that follows the schema exactly.",
@@ -57,7 +65,7 @@ where
         }
     }
     Err(LlmError::InvalidOutput {
-        attempts: ATTEMPTS,
+        attempts: requests.max(1) as u32,
         problem: last.0,
         excerpt: last.1,
     })

@@ -155,3 +155,52 @@ async fn a_read_only_cache_is_a_clear_error_with_no_partial_entry() {
     .unwrap_err();
     assert!(matches!(err, LlmError::Cache { .. }), "{err}");
 }
+
+/// A hit in live mode reads the entry and writes nothing: a hand-written entry keeps its
+/// bytes, its `source` and its modification time.
+#[tokio::test]
+async fn a_cache_hit_leaves_the_entry_untouched() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(openai_body(r#"{"score": 1, "why": "x"}"#)),
+        )
+        .expect(0)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let key = c.cache_key(&request());
+    let file = dir.path().join(&key[..2]).join(format!("{key}.json"));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let entry = json!({"key": key, "source": "hand-written: a test fixture", "provider": "openai",
+        "model": "m-1", "answer": {"text": "{\"score\": 9, \"why\": \"by hand\"}",
+        "usage": {"input_tokens": 0, "output_tokens": 0}}, "request": null});
+    let bytes = serde_json::to_string_pretty(&entry).unwrap();
+    std::fs::write(&file, &bytes).unwrap();
+    let old = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let g: Grade = c.structured(&request(), check).await.unwrap();
+    assert_eq!(g.score, 9);
+    assert_eq!(c.ledger().entries()["openai:m-1"].cached, 1);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        bytes,
+        "bytes unchanged"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        old,
+        "not rewritten"
+    );
+}

@@ -357,3 +357,180 @@ async fn answers_cut_off_at_the_token_limit_are_named_and_retried() {
         );
     }
 }
+
+/// Answers from a fixed cycle of responses, counting requests.
+struct Cycle(Vec<ResponseTemplate>, std::sync::atomic::AtomicUsize);
+
+impl Cycle {
+    fn new(responses: Vec<ResponseTemplate>) -> Self {
+        Self(responses, std::sync::atomic::AtomicUsize::new(0))
+    }
+}
+
+impl wiremock::Respond for Cycle {
+    fn respond(&self, _: &wiremock::Request) -> ResponseTemplate {
+        let n = self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0[n % self.0.len()].clone()
+    }
+}
+
+/// Runs `fut`, failing the test when it takes longer than `secs` (an unbounded retry loop
+/// would never end).
+async fn within<T>(secs: u64, fut: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(secs), fut)
+        .await
+        .expect("the call did not end: its retries are not bounded")
+}
+
+#[tokio::test]
+async fn retry_after_zero_is_retried_within_the_budget_then_reported() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_string("slow down"),
+        )
+        .mount(&server)
+        .await;
+    let err = within(20, grade(openai(&server), Duration::from_secs(5)))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        4,
+        "the first request and three retries"
+    );
+    assert!(matches!(err, LlmError::Http { status: 429, .. }), "{err}");
+    assert!(err.to_string().contains("slow down"), "{err}");
+}
+
+#[tokio::test]
+async fn retry_after_is_capped_at_the_backoff_maximum() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "75")
+                .set_body_string("come back in 75 s"),
+        )
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = Client::new(LlmConfig {
+        max_backoff: Duration::from_millis(200),
+        ..client(
+            openai(&server),
+            dir.path(),
+            CacheMode::Live,
+            Duration::from_secs(5),
+        )
+        .config()
+        .clone()
+    })
+    .unwrap();
+    let start = std::time::Instant::now();
+    let err = within(20, c.structured::<Grade, _>(&request(), check))
+        .await
+        .unwrap_err();
+    let took = start.elapsed();
+    assert!(matches!(err, LlmError::Http { status: 429, .. }), "{err}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 4);
+    // Three waits of at most 200 ms each, not 75 s.
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+}
+
+/// Transport and answer-shape retries share one budget: three 500s then a schema-invalid
+/// answer, repeating, is four requests, not three answers of four requests each.
+#[tokio::test]
+async fn one_budget_covers_transport_and_answer_retries() {
+    let server = MockServer::start().await;
+    let e500 = || ResponseTemplate::new(500).set_body_string("internal");
+    let invalid = ResponseTemplate::new(200).set_body_json(openai_body(r#"{"grade": "A"}"#));
+    Mock::given(method("POST"))
+        .respond_with(Cycle::new(vec![e500(), e500(), e500(), invalid.clone()]))
+        .mount(&server)
+        .await;
+    let err = within(20, grade(openai(&server), Duration::from_secs(5)))
+        .await
+        .unwrap_err();
+    assert_eq!(server.received_requests().await.unwrap().len(), 4);
+    match &err {
+        LlmError::InvalidOutput {
+            attempts, problem, ..
+        } => {
+            assert_eq!(*attempts, 4, "{err}");
+            assert!(problem.contains("does not fit the schema"), "{err}");
+        }
+        other => panic!("{other}"),
+    }
+    // An invalid answer, then 500s: the 500 is the last cause, still four requests.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(invalid)
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(e500())
+        .mount(&server)
+        .await;
+    let err = within(20, grade(openai(&server), Duration::from_secs(5)))
+        .await
+        .unwrap_err();
+    assert_eq!(server.received_requests().await.unwrap().len(), 4);
+    assert!(matches!(err, LlmError::Http { status: 500, .. }), "{err}");
+}
+
+/// The defaults of `LlmConfig::from_env`, through the binary: a provider that answers 500
+/// forever gets the first request and three retries for a transcript, then a clear error.
+#[tokio::test]
+async fn the_cli_makes_four_requests_against_a_failing_provider() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("internal"))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let o = judge_cli(
+        &server,
+        dir.path(),
+        "transcripts/lyria/ly0-correct.yaml",
+        &[],
+    )
+    .await;
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_ne!(o.status.code(), Some(0), "{out}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 4, "{out}");
+    assert!(out.contains("HTTP 500"), "{out}");
+}
+
+/// `agent-seer judge --judge openai:m-1 PATH` from the repository root against `server`,
+/// with [`KEY`] as the key, a 1 ms backoff, its cache under `dir` and `env` set.
+pub(crate) async fn judge_cli(
+    server: &MockServer,
+    dir: &Path,
+    path: &str,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+    cmd.args(["judge", "--judge", "openai:m-1", path])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_API_KEY", KEY)
+        .env("AGENT_SEER_OPENAI_BASE_URL", server.uri())
+        .env("AGENT_SEER_LLM_CACHE", dir.join("cache"))
+        .env("AGENT_SEER_LLM_BACKOFF_MS", "1")
+        .env_remove("AGENT_SEER_LLM")
+        .env_remove("AGENT_SEER_JUDGE")
+        .envs(env.iter().copied());
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}

@@ -28,6 +28,7 @@ fn local(cache: &Path, mode: CacheMode) -> Client {
         concurrency: 1,
         max_retries: 2,
         min_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(60),
         cache_dir: cache.to_path_buf(),
         mode,
     })

@@ -48,6 +48,7 @@ fn client(provider: Provider, cache: &Path, mode: CacheMode, timeout: Duration) 
         concurrency: 4,
         max_retries: 3,
         min_backoff: Duration::from_millis(10),
+        max_backoff: Duration::from_secs(60),
         cache_dir: cache.to_path_buf(),
         mode,
     })
@@ -106,3 +107,4 @@ mod faults;
 mod generate;
 mod local;
 mod providers;
+mod secrets;
