@@ -566,3 +566,46 @@ impl Client {
         Ok(turn)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The defaults: 3 retries (4 requests a call at most), waits capped at 60 s; both knobs
+    /// are read from the environment.
+    #[test]
+    fn from_env_defaults_bound_the_retries() {
+        let vars = |extra: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                [("OPENAI_API_KEY", "sk-unit-test-key")]
+                    .iter()
+                    .chain(extra)
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let c = LlmConfig::from_lookup("openai:m", "/tmp".into(), &vars(&[])).unwrap();
+        assert_eq!(c.max_retries, 3);
+        assert_eq!(c.max_backoff, Duration::from_secs(60));
+        assert_eq!(c.min_backoff, Duration::from_millis(500));
+        let c = LlmConfig::from_lookup(
+            "openai:m",
+            "/tmp".into(),
+            &vars(&[
+                ("AGENT_SEER_LLM_BACKOFF_MS", "5"),
+                ("AGENT_SEER_LLM_BACKOFF_MAX_MS", "50"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.min_backoff, c.max_backoff),
+            (Duration::from_millis(5), Duration::from_millis(50))
+        );
+        let client = Client::new(c).unwrap();
+        assert_eq!(client.budget().left, 4);
+        assert_eq!(
+            client.redact("Bearer sk-unit-test-key"),
+            "Bearer [redacted]"
+        );
+    }
+}
