@@ -14,9 +14,12 @@ fn echo_401(header_line: &str) -> ResponseTemplate {
     ))
 }
 
+/// A provider pointed at a mock server.
+type AtServer = fn(&MockServer) -> Provider;
+
 #[tokio::test]
 async fn an_echoed_key_in_an_error_is_redacted_for_every_provider() {
-    let providers: Vec<(&str, fn(&MockServer) -> Provider, String)> = vec![
+    let providers: Vec<(&str, AtServer, String)> = vec![
         ("openai", openai, format!("authorization: Bearer {KEY}")),
         (
             "gemini",
