@@ -88,7 +88,7 @@ impl Secrets {
             Value::String(s) => self.redact_in_place(s),
             Value::Array(items) => items.iter_mut().for_each(|i| self.redact_json(i)),
             Value::Object(map) => {
-                if map.keys().any(|k| self.redact(k).len() != k.len()) {
+                if map.keys().any(|k| matches!(self.redact(k), Cow::Owned(_))) {
                     let old = std::mem::take(map);
                     for (k, mut val) in old {
                         self.redact_json(&mut val);
@@ -109,7 +109,12 @@ mod tests {
 
     #[test]
     fn redacts_every_value_longest_first_and_ignores_short_ones() {
-        let s = Secrets::from_values(["sk-abcdefgh".into(), "sk-abcdefgh-long".into(), "x".into()]);
+        let s = Secrets::from_values([
+            "sk-abcdefgh".into(),
+            "sk-abcdefgh-long".into(),
+            "x".into(),
+            "ten-chars!".into(),
+        ]);
         assert_eq!(
             s.redact("a sk-abcdefgh-long b sk-abcdefgh c x"),
             "a [redacted] b [redacted] c x"
@@ -121,6 +126,10 @@ mod tests {
             v,
             serde_json::json!({"[redacted]": ["Bearer [redacted]", 1]})
         );
-        assert_eq!(format!("{s:?}"), "Secrets(2 values)");
+        // A key as long as the placeholder is still seen.
+        let mut v = serde_json::json!({"ten-chars!": 2});
+        s.redact_json(&mut v);
+        assert_eq!(v, serde_json::json!({"[redacted]": 2}));
+        assert_eq!(format!("{s:?}"), "Secrets(3 values)");
     }
 }
