@@ -142,7 +142,8 @@ fn semantic_prompt(params: &Value) -> BTreeMap<String, PolicyDoc> {
 /// model is asked, a suite name that is no plain file name and a target that exists with other
 /// contents (unless `force`); the files are staged in a hidden directory inside `dir` and
 /// renamed into place by [`Staged::commit`] only when the run keeps a scenario; a file is never
-/// copied onto itself (a `--caps` or `--spec` already inside `dir` stays as it is).
+/// copied onto itself (a matrix already in `dir`, or a spec there named `<suite>.tools.json`,
+/// stays as it is).
 #[derive(Clone, Debug)]
 pub struct Output {
     dir: PathBuf,
@@ -184,6 +185,15 @@ impl Output {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .ok_or_else(|| refuse(p, "a capability matrix must be a file".into()))?;
+            if [format!("{suite}.yaml"), format!("{suite}.tools.json")].contains(&name) {
+                return Err(refuse(
+                    p,
+                    format!(
+                        "has the file name of the suite's own file {}",
+                        dir.join(&name).display()
+                    ),
+                ));
+            }
             if let Some((_, other)) = names.iter().find(|(n, _)| *n == name) {
                 return Err(refuse(
                     p,
