@@ -31,9 +31,9 @@ pub(super) struct RawHarness {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawThresholds {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub pass: Option<Spanned<f64>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub min_gap: Option<Spanned<f64>>,
 }
 

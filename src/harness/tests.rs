@@ -174,6 +174,10 @@ fn harness_parses_workflow_policies_and_defaults() {
     4,
     "got 1.01"
 )]
+// Issue 18, item 14: `pass: null` read as no `pass` (the default gate) where the schema wants
+// a number.
+#[case::null_pass("thresholds:\n  pass: null\nscenarios: []\n", 2, "")]
+#[case::null_min_gap("thresholds: {min_gap: ~}\nscenarios: []\n", 1, "")]
 fn harness_errors_name_the_line(#[case] text: &str, #[case] line: u32, #[case] needle: &str) {
     let err = harness(text).unwrap_err();
     assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());

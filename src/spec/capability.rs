@@ -23,7 +23,7 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::ToolSet;
-use crate::source::{SourceError, SourceFile};
+use crate::source::{SourceError, SourceFile, present};
 
 /// What the server does when a constraint is violated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -460,11 +460,11 @@ type RawParams = BTreeMap<String, Spanned<Vec<Spanned<RawConstraint>>>>;
 #[serde(deny_unknown_fields)]
 struct RawMatrix {
     server: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     version: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     source: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     retired: Option<String>,
     #[serde(default)]
     parameters: RawParams,
@@ -499,13 +499,13 @@ struct RawTool {
 struct RawFamily {
     tools: Vec<Spanned<String>>,
     selector: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     when_absent: Option<Spanned<String>>,
     #[serde(default)]
     unknown: UnknownModel,
     #[serde(default = "yes")]
     case_insensitive: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     rule: Option<String>,
     models: BTreeMap<String, Spanned<RawModel>>,
 }
@@ -519,52 +519,52 @@ fn yes() -> bool {
 struct RawModel {
     #[serde(default)]
     aliases: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     tools: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     parameters: RawParams,
     #[serde(default)]
     defaults: BTreeMap<String, Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     retired: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConstraint {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     rule: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     note: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     since: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     until: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     when_absent: Option<String>,
     #[serde(default)]
     unsupported: bool,
     #[serde(default)]
     integer: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     one_of: Option<Vec<Value>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     minimum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     maximum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     exclusive_minimum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     exclusive_maximum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     min_items: Option<usize>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     max_items: Option<usize>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     max_length: Option<usize>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     pattern: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     not_pattern: Option<String>,
     #[serde(default)]
     on_violation: Outcome,
@@ -575,19 +575,19 @@ struct RawConstraint {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCross {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     rule: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     note: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     since: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     tools: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     equal_length: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     at_least_one_of: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     requires: Option<RawRequires>,
     #[serde(default)]
     on_violation: Outcome,
@@ -1097,6 +1097,24 @@ families:
                 .replace("version: \"3.15.0\"\n", "");
             assert!(load(&text).is_err(), "{to} accepted without a version");
         }
+    }
+
+    // Issue 18, item 14: serde read `minimum: null` as no `minimum`, dropping the bound; the
+    // matrix schema allows no null.
+    #[rstest::rstest]
+    #[case::minimum("one_of: [\"16:9\"]", "one_of: [\"16:9\"], minimum: null", 14)]
+    #[case::max_items("one_of: [\"16:9\"]", "one_of: [\"16:9\"], max_items: ~", 14)]
+    #[case::pattern("one_of: [\"16:9\"]", "one_of: [\"16:9\"], pattern: null", 14)]
+    #[case::since("since: \"3.17\"", "since: null", 15)]
+    #[case::model_tools(
+        "aliases: [Model One]",
+        "aliases: [Model One]\n        tools: null",
+        13
+    )]
+    #[case::matrix_version("version: \"3.15.0\"", "version: null", 2)]
+    fn null_is_no_value_for_a_typed_key(#[case] from: &str, #[case] to: &str, #[case] line: u32) {
+        let err = load(&MINI.replacen(from, to, 1)).unwrap_err();
+        assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());
     }
 
     #[test]
