@@ -145,8 +145,7 @@ impl<'a> Doc<'a> {
         let ancestors = ptr.match_indices('/').map(|(i, _)| &ptr[..i]);
         ancestors
             .chain([ptr])
-            .filter(|p| self.resources.contains(*p))
-            .last()
+            .rfind(|p| self.resources.contains(*p))
             .unwrap_or_default()
             .to_owned()
     }
