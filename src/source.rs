@@ -286,6 +286,17 @@ pub fn snippet(text: &str, line: u32, column: u32) -> Option<String> {
     ))
 }
 
+/// For an optional key whose value may not be `null` (`#[serde(default, deserialize_with =
+/// "present")]`): serde reads `minimum: null` as an absent `minimum`, which silently dropped
+/// the bound (issue 18, item 14); the formats' JSON Schemas refuse it, and so do the loaders.
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
 // serde-saphyr puts "line X column Y: " (or "error: line ...") in front of its messages; the
 // location is ours to print, once.
 fn clean_yaml_message(msg: &str) -> String {
