@@ -286,3 +286,4 @@ fn inspect_saves_and_profiles() {
 mod generic;
 mod generic_pypi;
 mod real;
+mod faults;
