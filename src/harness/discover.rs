@@ -352,7 +352,10 @@ mod tests {
         };
         let suites = discover(&layout).unwrap();
         assert_eq!(ids(&suites[0].transcripts), ["link", "real"]);
-        assert_eq!(ids(&suite_transcripts(&layout, "s").unwrap()), ["link", "real"]);
+        assert_eq!(
+            ids(&suite_transcripts(&layout, "s").unwrap()),
+            ["link", "real"]
+        );
         assert_eq!(layout.transcript_file("s", "pipe"), None);
     }
 

@@ -322,7 +322,10 @@ impl Client {
                 }
                 // A notification.
                 Some(_) => {}
-                None if rid.is_none() && msg.get("result").is_none() && msg.get("error").is_none() => {
+                None if rid.is_none()
+                    && msg.get("result").is_none()
+                    && msg.get("error").is_none() =>
+                {
                     unmatched = Some(shown(&line));
                 }
                 None => {

@@ -211,7 +211,13 @@ impl<'a> Session<'a> {
         }
         let msg: Value = match serde_json::from_slice(text) {
             Ok(v) => v,
-            Err(e) => return Some(error_reply(Value::Null, -32700, format!("parse error: {e}"))),
+            Err(e) => {
+                return Some(error_reply(
+                    Value::Null,
+                    -32700,
+                    format!("parse error: {e}"),
+                ));
+            }
         };
         let Some(obj) = msg.as_object() else {
             return Some(error_reply(
@@ -266,7 +272,10 @@ impl<'a> Session<'a> {
             "tools/list" => Ok(json!({"tools": tools_json(suite)})),
             "tools/call" => {
                 let Some(tool) = params.get("name").and_then(Value::as_str) else {
-                    return Err((-32602, "invalid params: `tools/call` needs a `name` string".into()));
+                    return Err((
+                        -32602,
+                        "invalid params: `tools/call` needs a `name` string".into(),
+                    ));
                 };
                 let args = params
                     .get("arguments")
@@ -322,11 +331,19 @@ pub fn serve(
             // Skip the rest of the line without holding it.
             while !line.ends_with(b"\n") {
                 line.clear();
-                if input.by_ref().take(64 * 1024).read_until(b'\n', &mut line)? == 0 {
+                if input
+                    .by_ref()
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut line)?
+                    == 0
+                {
                     break;
                 }
             }
-            let message = format!("parse error: a line longer than {} MiB", super::MAX_LINE >> 20);
+            let message = format!(
+                "parse error: a line longer than {} MiB",
+                super::MAX_LINE >> 20
+            );
             reply(&mut output, &error_reply(Value::Null, -32700, message))?;
             continue;
         }
@@ -364,6 +381,85 @@ mod tests {
 
     fn load(text: String) -> Transcript {
         Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap()
+    }
+
+    fn lyria() -> Suite {
+        Suite::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml"))
+            .unwrap()
+    }
+
+    /// Every bad line gets its JSON-RPC error and the session answers the next one.
+    #[test]
+    fn one_line_one_reply() {
+        let suite = lyria();
+        let mut s = Session::new(&suite);
+        let code = |r: Option<Value>| r.map(|r| (r["id"].clone(), r["error"]["code"].clone()));
+        let bad: [(&[u8], Value, i64); 7] = [
+            (b"\xff\xfe", Value::Null, -32700),
+            (b"{\"id\": \"\xc3\x28\"}", Value::Null, -32700),
+            (b"{\"jsonrpc\": \"2.0\", \"id\": 1,", Value::Null, -32700),
+            (
+                b"[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]",
+                Value::Null,
+                -32600,
+            ),
+            (b"{\"jsonrpc\": \"2.0\", \"id\": 2}", json!(2), -32600),
+            (
+                b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"nope\"}",
+                json!(3),
+                -32601,
+            ),
+            (
+                b"{\"jsonrpc\": \"2.0\", \"id\": 4, \"method\": \"tools/call\", \"params\": []}",
+                json!(4),
+                -32602,
+            ),
+        ];
+        for (line, id, want) in bad {
+            assert_eq!(
+                code(s.handle(line)),
+                Some((id, json!(want))),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        // Nothing is due for a blank line, a notification or a response.
+        for quiet in [
+            &b" \r"[..],
+            br#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+            br#"{"jsonrpc": "2.0", "id": 9, "result": {}}"#,
+        ] {
+            assert_eq!(s.handle(quiet), None);
+        }
+        let ping = s.handle(br#"{"jsonrpc": "2.0", "id": "p", "method": "ping"}"#);
+        assert_eq!(
+            ping,
+            Some(json!({"jsonrpc": "2.0", "id": "p", "result": {}}))
+        );
+        assert_eq!(s.calls(), 0, "no call was made");
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_refused_without_being_held() {
+        let suite = lyria();
+        let mut input = vec![b'x'; super::super::MAX_LINE + 10];
+        input.extend_from_slice(b"\n{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}\n");
+        let mut out = Vec::new();
+        serve(&suite, &input[..], &mut out, None).unwrap();
+        let replies: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 2);
+        assert_eq!(replies[0]["error"]["code"], -32700);
+        assert!(
+            replies[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("16 MiB")
+        );
+        assert_eq!(replies[1]["result"], json!({}));
     }
 
     #[test]

@@ -34,7 +34,9 @@ fn serve_answers_a_line_that_is_not_utf8_and_goes_on() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"{\"id\": \"\xff\xfe\"}\n\xc3\x28\n").unwrap();
+    stdin
+        .write_all(b"{\"id\": \"\xff\xfe\"}\n\xc3\x28\n")
+        .unwrap();
     stdin
         .write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"ping\"}\n")
         .unwrap();
@@ -45,11 +47,7 @@ fn serve_answers_a_line_that_is_not_utf8_and_goes_on() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(replies.len(), 3, "{stdout}");
     for r in &replies[..2] {
         assert_eq!(r["id"], Value::Null, "{r}");
@@ -61,7 +59,10 @@ fn serve_answers_a_line_that_is_not_utf8_and_goes_on() {
 #[test]
 fn a_reply_with_the_wrong_id_is_named_at_once() {
     let cases = [
-        (r#"{"jsonrpc": "2.0", "id": "x", "result": {}}"#, r#"id "x""#),
+        (
+            r#"{"jsonrpc": "2.0", "id": "x", "result": {}}"#,
+            r#"id "x""#,
+        ),
         (r#"{"jsonrpc": "2.0", "id": 7, "result": {}}"#, "id 7"),
         (r#"{"jsonrpc": "2.0", "id": 1.5, "result": {}}"#, "id 1.5"),
         (r#"{"jsonrpc": "2.0", "id": null, "result": {}}"#, "id null"),
@@ -105,7 +106,10 @@ fn a_timeout_quotes_the_last_message_that_answered_nothing() {
         .unwrap()
         .to_string();
     assert!(err.contains("got no answer within 800ms"), "{err}");
-    assert!(err.contains(r#"the last message that answered nothing: {"status": "warming up"}"#), "{err}");
+    assert!(
+        err.contains(r#"the last message that answered nothing: {"status": "warming up"}"#),
+        "{err}"
+    );
 }
 
 #[test]
@@ -114,17 +118,17 @@ fn an_endless_stdout_line_is_cut_at_16_mib() {
     let err = rt()
         .block_on(start(
             "sh",
-            &[
-                "-c",
-                "head -c 17000000 /dev/zero | tr '\\0' a; sleep 30",
-            ],
+            &["-c", "head -c 17000000 /dev/zero | tr '\\0' a; sleep 30"],
             Duration::from_secs(20),
         ))
         .err()
         .unwrap()
         .to_string();
     assert!(err.contains("longer than 16 MiB"), "{err}");
-    assert!(t.elapsed() < Duration::from_secs(10), "waited for the timeout");
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "waited for the timeout"
+    );
 }
 
 #[test]
@@ -141,9 +145,17 @@ fn a_huge_stderr_line_is_quoted_in_part() {
         .err()
         .unwrap()
         .to_string();
-    assert!(err.contains("exit status: 3") && err.contains("last words"), "{}", &err[..200]);
+    assert!(
+        err.contains("exit status: 3") && err.contains("last words"),
+        "{}",
+        &err[..200]
+    );
     assert!(err.len() < 8 * 1024, "{} bytes quoted", err.len());
-    assert!(err.contains("line cut at 1024 bytes"), "the cut is said: {}", &err[..200]);
+    assert!(
+        err.contains("line cut at 1024 bytes"),
+        "the cut is said: {}",
+        &err[..200]
+    );
 }
 
 #[test]
@@ -186,13 +198,23 @@ fn inspect_flags_a_schema_that_does_not_compile() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tools.json");
     let o = Command::new(bin())
-        .args(["inspect", "-o", out.to_str().unwrap(), "--", "python3", "-c", BROKEN])
+        .args([
+            "inspect",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "python3",
+            "-c",
+            BROKEN,
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("`broken`") && stderr.contains("does not compile") && !stderr.contains("`fine`"),
+        stderr.contains("`broken`")
+            && stderr.contains("does not compile")
+            && !stderr.contains("`fine`"),
         "{stderr}"
     );
     // Saved all the same, exactly as sent, to be fixed by hand.
