@@ -269,11 +269,7 @@ pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -
     let mut turns = Vec::with_capacity(sc.turns.len());
     let mut first = 0;
     for (ti, st) in sc.turns.iter().enumerate() {
-        let calls: Vec<&Call> = t
-            .turns
-            .get(ti)
-            .map(|tt| tt.calls.iter().collect())
-            .unwrap_or_default();
+        let calls = t.turn_calls(ti);
         turns.push(turn(st, &calls, first, linter, &|v, i| {
             flow.produced_before(v, i)
         }));

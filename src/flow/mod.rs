@@ -534,7 +534,7 @@ fn leaves_of(v: &Value, at: String, out: &mut Vec<(String, String)>) {
 }
 
 /// A pointer with its array indices as `*` (`/relations/0/from` → `/relations/*/from`).
-fn generalize(pointer: &str) -> String {
+pub(crate) fn generalize(pointer: &str) -> String {
     pointer
         .split('/')
         .map(|seg| {
@@ -910,7 +910,8 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
     input && !destination
 }
 
-fn escape(s: &str) -> String {
+/// A JSON pointer segment for a key (`~` → `~0`, `/` → `~1`).
+pub(crate) fn escape(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 

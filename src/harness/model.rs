@@ -728,6 +728,14 @@ impl Transcript {
         })
     }
 
+    /// The calls of turn `i` (none for a turn the transcript never reached).
+    pub fn turn_calls(&self, i: usize) -> Vec<&Call> {
+        self.turns
+            .get(i)
+            .map(|tt| tt.calls.iter().collect())
+            .unwrap_or_default()
+    }
+
     /// Every call, across turns, with its turn index.
     pub fn calls(&self) -> impl Iterator<Item = (usize, &Call)> {
         self.turns

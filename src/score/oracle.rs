@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use super::{Score, assign};
 use crate::finding::{Code, Finding, Severity, SubDimension};
-use crate::flow::Flow;
+use crate::flow::{Flow, escape, generalize};
 use crate::harness::{Call, Forbid, MatchPolicy, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
 use crate::spec::capability::ArtifactKind;
@@ -61,11 +61,7 @@ pub fn score_with(
     let mut turns = Vec::new();
     let mut first_index = 0;
     for (ti, st) in sc.turns.iter().enumerate() {
-        let calls: Vec<&Call> = t
-            .turns
-            .get(ti)
-            .map(|tt| tt.calls.iter().collect())
-            .unwrap_or_default();
+        let calls = t.turn_calls(ti);
         // One score per way the workflow allows (`any_of:` lists, repeats); the best stands.
         let mut best: Option<(Score, Vec<Finding>)> = None;
         for variant in st.variants() {
@@ -951,25 +947,6 @@ pub(crate) fn deep_mismatch(
             .find_map(|(i, (x, y))| deep_mismatch(cx, &format!("{at}/{i}"), Some(x), Some(y))),
         _ => leaf(None),
     }
-}
-
-/// A pointer with its array indices as `*`.
-fn generalize(pointer: &str) -> String {
-    pointer
-        .split('/')
-        .map(|seg| {
-            if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
-                "*"
-            } else {
-                seg
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-pub(crate) fn escape(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }
 
 /// The strings and numbers in a value, skipping those a policy lets vary (`semantic`,

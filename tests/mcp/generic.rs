@@ -153,7 +153,7 @@ fn session(
 }
 
 /// Every string in `v` with `from` replaced by `to`.
-fn rebase(v: &Value, from: &str, to: &str) -> Value {
+pub(crate) fn rebase(v: &Value, from: &str, to: &str) -> Value {
     match v {
         Value::String(s) => Value::String(s.replace(from, to)),
         Value::Array(a) => Value::Array(a.iter().map(|x| rebase(x, from, to)).collect()),

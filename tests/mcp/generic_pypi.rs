@@ -192,20 +192,6 @@ fn transcripts(suite: &str) -> Vec<(String, Transcript)> {
         .collect()
 }
 
-/// Replaces every occurrence of `from` in the strings of `v`.
-fn translate(v: &Value, from: &str, to: &str) -> Value {
-    match v {
-        Value::String(s) => Value::String(s.replace(from, to)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| translate(x, from, to)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), translate(x, from, to)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// Every git transcript, replayed call by call against the real server on a fresh repository in
 /// the scenario's state, gets exactly the outputs it recorded (the hashes included).
 #[test]
@@ -231,9 +217,9 @@ fn replayed_git_transcripts() {
                 .await
                 .unwrap();
             for (n, (_, call)) in t.calls().enumerate() {
-                let args = translate(&call.arguments, REPO_IN_SUITE, &here);
+                let args = super::generic::rebase(&call.arguments, REPO_IN_SUITE, &here);
                 let got = c.call_tool(&call.tool, &args).await.unwrap();
-                let got = translate(&got, &here, REPO_IN_SUITE);
+                let got = super::generic::rebase(&got, &here, REPO_IN_SUITE);
                 assert_eq!(
                     Some(&got),
                     call.output.as_ref(),
