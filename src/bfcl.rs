@@ -410,6 +410,10 @@ pub fn read(data_dir: &Path, category: &str) -> Result<Vec<Entry>, SourceError> 
         let err = |key: &str, what: String| {
             file.error_at(line, column_at(&file, line, &[Step::Key(key.into())]), what)
         };
+        // The id becomes a scenario id and, with answers, a transcript's file name.
+        if let Err(e) = crate::source::file_name(&id) {
+            return Err(err("id", format!("entry id {e}")));
+        }
         let Some(ground_truth) = answers.get(&id).cloned() else {
             return Err(err(
                 "id",
@@ -632,6 +636,9 @@ pub fn import(
     let harness_dir = out.join("harnesses");
     std::fs::create_dir_all(&harness_dir).map_err(|e| SourceError::io(&harness_dir, e))?;
     for category in categories {
+        // The category names the suite's files.
+        crate::source::file_name(category)
+            .map_err(|e| SourceError::about(data_dir, format!("category {e}")))?;
         let entries = read(data_dir, category)?;
         for (i, group) in groups(entries).into_iter().enumerate() {
             let suite = if i == 0 {

@@ -286,6 +286,17 @@ pub fn snippet(text: &str, line: u32, column: u32) -> Option<String> {
     ))
 }
 
+/// For an optional key whose value may not be `null` (`#[serde(default, deserialize_with =
+/// "present")]`): serde reads `minimum: null` as an absent `minimum`, which silently dropped
+/// the bound (issue 18, item 14); the formats' JSON Schemas refuse it, and so do the loaders.
+pub(crate) fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
 // serde-saphyr puts "line X column Y: " (or "error: line ...") in front of its messages; the
 // location is ours to print, once.
 fn clean_yaml_message(msg: &str) -> String {
@@ -338,6 +349,75 @@ fn strip_json_position(msg: &str) -> String {
         Some(idx) => msg[..idx].to_owned(),
         None => msg.to_owned(),
     }
+}
+
+/// The longest name [`file_name`] accepts, in bytes: room for an extension and a suffix under
+/// the 255 bytes most file systems allow.
+pub const MAX_FILE_NAME: usize = 200;
+
+/// Why a name taken from data or a flag cannot be a file name (see [`file_name`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadName {
+    /// The name, as given.
+    pub name: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl fmt::Display for BadName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A hostile name is quoted escaped and cut short, so it cannot garble the terminal.
+        let shown: String = self.name.escape_debug().take(80).collect();
+        let cut = if self.name.escape_debug().nth(80).is_some() {
+            "…"
+        } else {
+            ""
+        };
+        write!(f, "`{shown}{cut}` cannot be a file name: {}", self.why)
+    }
+}
+
+impl std::error::Error for BadName {}
+
+/// `name` when it can become one file name inside an output directory, unchanged: not empty,
+/// at most [`MAX_FILE_NAME`] bytes, no path separator (`/`, `\`), not `.` or `..`, not
+/// absolute, no NUL or other control character. Every name taken from data (entry and
+/// scenario ids) or a flag (`--suite`) goes through here before it is joined to a directory,
+/// so none writes outside it (issue 18, item 2).
+pub fn file_name(name: &str) -> Result<&str, BadName> {
+    let bad = |why: String| {
+        Err(BadName {
+            name: name.to_owned(),
+            why,
+        })
+    };
+    if name.is_empty() {
+        return bad("it is empty".into());
+    }
+    if name.len() > MAX_FILE_NAME {
+        return bad(format!(
+            "it is {} bytes long, above the limit of {MAX_FILE_NAME}",
+            name.len()
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| matches!(c, '/' | '\\')) {
+        return bad(format!("it contains a path separator (`{c}`)"));
+    }
+    if name == "." || name == ".." {
+        return bad("`.` and `..` name directories".into());
+    }
+    if name.chars().any(char::is_control) {
+        return bad("it contains a control character".into());
+    }
+    // What the platform reads as more than one plain component (a Windows drive, `C:x`).
+    let mut parts = Path::new(name).components();
+    if !matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(n)), None) if n == name
+    ) {
+        return bad("it is not a plain file name on this platform".into());
+    }
+    Ok(name)
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory (named uniquely per
@@ -396,6 +476,44 @@ mod tests {
         let e = SourceError::caused_by(Path::new("y.json"), parse);
         assert!(e.source().is_some_and(|s| s.is::<serde_json::Error>()));
         assert!(e.message.contains("EOF"), "{}", e.message);
+    }
+
+    /// Names from data become file names only when they stay one plain name.
+    #[test]
+    fn file_names_stay_inside_their_directory() {
+        for ok in [
+            "simple_0",
+            "a.b",
+            "veo-gen",
+            "x..y",
+            "ünïcode",
+            &"a".repeat(200),
+        ] {
+            assert_eq!(file_name(ok), Ok(ok));
+        }
+        let long = "a".repeat(201);
+        let cases = [
+            ("", "it is empty"),
+            ("/abs/path/x", "it contains a path separator (`/`)"),
+            ("../../../x", "it contains a path separator (`/`)"),
+            ("a\\b", "it contains a path separator (`\\`)"),
+            (".", "`.` and `..` name directories"),
+            ("..", "`.` and `..` name directories"),
+            ("a\0b", "it contains a control character"),
+            ("a\nb", "it contains a control character"),
+            (
+                long.as_str(),
+                "it is 201 bytes long, above the limit of 200",
+            ),
+        ];
+        for (name, why) in cases {
+            let e = file_name(name).unwrap_err();
+            assert_eq!((e.name.as_str(), e.why.as_str()), (name, why));
+        }
+        insta::assert_snapshot!(
+            file_name("../x\0").unwrap_err().to_string(),
+            @r#"`../x\0` cannot be a file name: it contains a path separator (`/`)"#
+        );
     }
 
     #[test]

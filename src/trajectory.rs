@@ -329,7 +329,7 @@ pub fn turn(
 
 /// Whether call `a` does step `o` under the step's match policies: one of the step's tools
 /// ([`OracleCall::accepts_tool`]), and every parameter the step compares
-/// ([`oracle::compared_params`]) matching as the oracle compares it. `from_output` decides a
+/// (the oracle's `compared_params`) matching as the oracle compares it. `from_output` decides a
 /// present value under the `from_output` policy.
 pub fn policy_matches(
     o: &OracleCall,

@@ -131,6 +131,21 @@ pub async fn run_suite(
     suite: &Suite,
     opts: &Options,
 ) -> Result<Vec<ScenarioRuns>, RunError> {
+    // Each run's transcript is named for its scenario: every name is checked before the
+    // first call, so a scenario id like `../../x` costs nothing and writes nothing.
+    for sc in &suite.harness.scenarios {
+        if let Err(e) = crate::source::file_name(&sc.id) {
+            return Err(suite
+                .harness
+                .source
+                .error_at(
+                    sc.location.line,
+                    sc.location.column,
+                    format!("scenario id {e} (`run` names each transcript by its scenario)"),
+                )
+                .into());
+        }
+    }
     let tools = tool_decls(suite);
     let mut out = Vec::new();
     for sc in &suite.harness.scenarios {

@@ -33,8 +33,10 @@ impl Suite {
 
     /// A suite from an already parsed harness (its references resolved against its path).
     pub fn from_harness(harness: Harness) -> Result<Self, SourceError> {
+        let root = ProjectRoot::of(&harness);
         let mut tools = ToolSet::default();
         for p in &harness.tools {
+            root.check(&harness, p)?;
             let set = ToolSet::load(p).map_err(|e| reference(&harness, p, e))?;
             tools.extend(set).map_err(|e| {
                 let message = format!("{}: {e}", p.display());
@@ -43,6 +45,7 @@ impl Suite {
         }
         let mut caps = Vec::new();
         for p in &harness.capabilities {
+            root.check(&harness, p)?;
             let matrix = Capabilities::load(p).map_err(|e| reference(&harness, p, e))?;
             matrix.check_against(&tools)?;
             caps.push(matrix);
@@ -84,5 +87,49 @@ fn reference(harness: &Harness, path: &Path, err: SourceError) -> SourceError {
         harness.reference_error(path, &err)
     } else {
         err
+    }
+}
+
+/// The directory a harness's file references (`tools:`, `capabilities:`) must stay inside, so
+/// that `tools: [/etc/passwd]` is never read, let alone quoted into a report (issue 18,
+/// item 5): the project holding the harness — the nearest directory at or above the one that
+/// holds the harness's directory (`<root>/harnesses/x.yaml` → `<root>`) with a `Cargo.toml`
+/// (which may move the harnesses deeper, `[package.metadata.agent-seer]`), else that
+/// directory itself. Both sides are canonicalised, so neither `..` nor a symlink leads out.
+struct ProjectRoot(Result<std::path::PathBuf, std::io::Error>);
+
+impl ProjectRoot {
+    fn of(harness: &Harness) -> Self {
+        let dir = match harness.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Self(std::fs::canonicalize(dir).map(|dir| {
+            let base = dir.parent().unwrap_or(&dir);
+            base.ancestors()
+                .find(|a| a.join("Cargo.toml").is_file())
+                .unwrap_or(base)
+                .to_path_buf()
+        }))
+    }
+
+    /// `Ok` when `referenced` lies inside the project (or does not exist: loading it then
+    /// says so at the reference); otherwise an error at the reference naming the file.
+    fn check(&self, harness: &Harness, referenced: &Path) -> Result<(), SourceError> {
+        let Ok(real) = std::fs::canonicalize(referenced) else {
+            return Ok(());
+        };
+        let why = match &self.0 {
+            Ok(root) if real.starts_with(root) => return Ok(()),
+            Ok(root) => format!(
+                "is outside the project ({}), and a harness reads only files inside its project",
+                root.display()
+            ),
+            Err(e) => format!(
+                "is not read: the harness's own directory cannot be resolved ({e}), so where its \
+                 project lies is unknown"
+            ),
+        };
+        Err(harness.reference_error(referenced, &SourceError::about(referenced, why)))
     }
 }

@@ -23,9 +23,14 @@ pub struct Args {
     /// The suite name (file names follow it).
     #[arg(long)]
     suite: String,
-    /// Output directory for `<suite>.yaml` and `<suite>.tools.json`.
+    /// Output directory for `<suite>.yaml`, `<suite>.tools.json` and copies of the matrices.
     #[arg(short, long)]
     output: PathBuf,
+    /// Overwrite files in the output directory that the run did not write (without it, an
+    /// existing harness, or a tools or matrix file with other contents, is refused before
+    /// any model is asked).
+    #[arg(long)]
+    force: bool,
     /// The writing model, `provider:model`.
     #[arg(long, env = "AGENT_SEER_GENERATOR")]
     llm: String,
@@ -44,6 +49,19 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (spec, caps) = args.spec.load()?;
+    // The server's own JSON goes beside the harness, as captured (ToolSet normalises it).
+    let raw = agent_seer::source::SourceFile::read(args.spec.spec_path())?;
+    let tools_json: Value = serde_json::from_str(&raw.text).map_err(|e| raw.json_error(&e))?;
+    // Where the files go is checked before a model is paid: nothing is written over a file
+    // the user wrote, nor outside `-o`.
+    let output = write::Output::new(
+        &args.output,
+        &args.suite,
+        &tools_json,
+        args.spec.spec_path(),
+        args.spec.caps_paths(),
+        args.force,
+    )?;
     let linter = Linter::new(&spec, caps.clone())?;
     let seeds = match &args.seed_outputs {
         Some(p) => {
@@ -75,34 +93,34 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     });
     progress.finish();
     let (mocked, expansions, coverage) = generated?;
-    // The harness references its own copies of the tools and matrices.
-    std::fs::create_dir_all(&args.output)?;
-    let mut cap_names = Vec::new();
-    for p in args.spec.caps_paths() {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "caps.yaml".into());
-        std::fs::copy(p, args.output.join(&name))?;
-        cap_names.push(name);
-    }
-    // The server's own JSON goes beside the harness, as captured (ToolSet normalises it).
-    let raw = agent_seer::source::SourceFile::read(args.spec.spec_path())?;
-    let tools_json: Value = serde_json::from_str(&raw.text).map_err(|e| raw.json_error(&e))?;
-    let tools_file = format!("{}.tools.json", args.suite);
-    let doc = write::harness(&args.suite, &tools_file, &cap_names, &mocked, &expansions)?;
-    let path = write::write(&args.output, &args.suite, &tools_json, &doc)?;
+    // The harness references its own copies of the tools and matrices, staged beside it and
+    // moved into place only when it holds a scenario.
+    let doc = write::harness(
+        &args.suite,
+        &output.tools_file(),
+        &output.cap_names(),
+        &mocked,
+        &expansions,
+    )?;
+    let staged = output.stage(&doc)?;
     let mut verified = None;
     let mut kept = mocked.len();
     if args.verify {
-        let suite = Suite::load(&path)?;
+        let suite = Suite::load(&staged.harness())?;
         let (keep, dropped) = write::verify(&suite);
         let mut doc = doc;
         doc.scenarios.retain(|s| keep.contains(&s.id));
-        write::write(&args.output, &args.suite, &tools_json, &doc)?;
+        staged.rewrite(&doc)?;
         kept = keep.len();
         verified = Some(json!({"kept": keep, "dropped": dropped}));
     }
+    // A harness with nothing in it is no success, and replaces nothing.
+    let path = if kept > 0 {
+        Some(staged.commit()?)
+    } else {
+        drop(staged);
+        None
+    };
     let tiers = |g: Grounding| {
         mocked
             .iter()
@@ -133,8 +151,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             "--verify kept no scenario"
         };
         eprintln!(
-            "error: {} holds no scenario: {why}; the report's `stages` and `verify` say what was dropped and why",
-            path.display()
+            "error: nothing written to {}: {why}; the report's `stages` and `verify` say what was dropped and why",
+            output.harness_path().display()
         );
         return Ok(Outcome::Findings);
     }

@@ -323,6 +323,32 @@ mod tests {
         );
     }
 
+    /// The output is checked before any model is asked: a matrix named like the suite's own
+    /// files, an existing harness (unless `force`); a spec that is its own target is fine.
+    #[test]
+    fn the_output_refuses_what_would_be_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let spec = out.join("x.tools.json");
+        std::fs::write(&spec, "[]").unwrap();
+        let caps = dir.path().join("m/x.yaml");
+        std::fs::create_dir_all(caps.parent().unwrap()).unwrap();
+        std::fs::write(&caps, "server: s\n").unwrap();
+        let new = |caps: &[std::path::PathBuf], force| {
+            write::Output::new(&out, "x", &json!([]), &spec, caps, force)
+        };
+        let e = new(std::slice::from_ref(&caps), false).unwrap_err();
+        assert!(e.message.contains("the suite's own file"), "{e}");
+        let ok = new(&[], false).unwrap();
+        assert_eq!(ok.tools_file(), "x.tools.json");
+        std::fs::write(out.join("x.yaml"), "# mine\n").unwrap();
+        let e = new(&[], false).unwrap_err();
+        assert!(e.message.contains("would overwrite"), "{e}");
+        assert!(new(&[], true).is_ok());
+        assert_eq!(std::fs::read_to_string(&spec).unwrap(), "[]");
+    }
+
     #[test]
     fn grounding_tiers() {
         let (_, _, _, seeds) = fixture();

@@ -457,8 +457,12 @@ impl Harness {
         let capabilities = resolve(&raw.capabilities);
         let mut thresholds = Thresholds::default();
         if let Some(t) = raw.thresholds {
-            thresholds.pass = t.pass.unwrap_or(thresholds.pass);
-            thresholds.min_gap = t.min_gap.unwrap_or(thresholds.min_gap);
+            if let Some(p) = &t.pass {
+                thresholds.pass = threshold(&file, "thresholds.pass", p)?;
+            }
+            if let Some(g) = &t.min_gap {
+                thresholds.min_gap = threshold(&file, "thresholds.min_gap", g)?;
+            }
         }
         let mut severity = BTreeMap::new();
         for (code, level) in &raw.severity {
@@ -505,14 +509,7 @@ impl Harness {
             let location = loc(&file, &sc);
             let scenario_forbid = forbids(&file, &sc.value.forbid)?;
             let pass = match &sc.value.thresholds {
-                Some(t) if !(0.0..=1.0).contains(&t.value.pass) => {
-                    return Err(at(
-                        &file,
-                        t,
-                        format!("`thresholds.pass` must be within 0–1, got {}", t.value.pass),
-                    ));
-                }
-                Some(t) => Some(t.value.pass),
+                Some(t) => Some(threshold(&file, "thresholds.pass", &t.value.pass)?),
                 None => None,
             };
             let mut turns = Vec::new();
@@ -762,6 +759,21 @@ fn position<T>(s: &Spanned<T>) -> (u32, u32) {
         s.referenced.line() as u32,
         s.referenced.column().max(1) as u32,
     )
+}
+
+/// A gate's threshold: a finite number within 0–1. A NaN compares false with every TC and
+/// gap, so it would switch the gate off (issue 18, item 7); out of range it passes or fails
+/// everything.
+fn threshold(file: &SourceFile, key: &str, v: &Spanned<f64>) -> Result<f64, SourceError> {
+    if v.value.is_finite() && (0.0..=1.0).contains(&v.value) {
+        Ok(v.value)
+    } else {
+        Err(at(
+            file,
+            v,
+            format!("`{key}` must be a number within 0–1, got {}", v.value),
+        ))
+    }
 }
 
 fn at<T>(file: &SourceFile, s: &Spanned<T>, msg: String) -> SourceError {

@@ -31,16 +31,16 @@ pub(super) struct RawHarness {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawThresholds {
-    #[serde(default)]
-    pub pass: Option<f64>,
-    #[serde(default)]
-    pub min_gap: Option<f64>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub pass: Option<Spanned<f64>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub min_gap: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScenarioThresholds {
-    pub pass: f64,
+    pub pass: Spanned<f64>,
 }
 
 #[derive(Deserialize)]

@@ -150,6 +150,34 @@ fn harness_parses_workflow_policies_and_defaults() {
     2,
     "medium"
 )]
+// Issue 18, item 7: a NaN threshold compared false with everything and switched the gate off.
+#[case::nan_min_gap(
+    "thresholds:\n  pass: 0.8\n  min_gap: .nan\nscenarios: []\n",
+    3,
+    "`thresholds.min_gap` must be a number within 0–1, got NaN"
+)]
+#[case::nan_pass(
+    "thresholds: {pass: .nan}\nscenarios: []\n",
+    1,
+    "`thresholds.pass` must be a number within 0–1, got NaN"
+)]
+#[case::negative_pass("thresholds: {pass: -5}\nscenarios: []\n", 1, "got -5")]
+#[case::infinite_gap("thresholds: {min_gap: .inf}\nscenarios: []\n", 1, "got inf")]
+#[case::gap_above_one("thresholds: {min_gap: 1.5}\nscenarios: []\n", 1, "min_gap")]
+#[case::scenario_nan_pass(
+    "scenarios:\n  - id: a\n    thresholds: {pass: .nan}\n    turns: [{prompt: p}]\n",
+    3,
+    "`thresholds.pass` must be a number within 0–1, got NaN"
+)]
+#[case::scenario_pass_above_one(
+    "scenarios:\n  - id: a\n    thresholds:\n      pass: 1.01\n    turns: [{prompt: p}]\n",
+    4,
+    "got 1.01"
+)]
+// Issue 18, item 14: `pass: null` read as no `pass` (the default gate) where the schema wants
+// a number.
+#[case::null_pass("thresholds:\n  pass: null\nscenarios: []\n", 2, "")]
+#[case::null_min_gap("thresholds: {min_gap: ~}\nscenarios: []\n", 1, "")]
 fn harness_errors_name_the_line(#[case] text: &str, #[case] line: u32, #[case] needle: &str) {
     let err = harness(text).unwrap_err();
     assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());

@@ -35,6 +35,12 @@ impl CompiledTool {
                 tool: spec.name.clone(),
                 message: e.to_string(),
             })?;
+        if let Some(cycle) = super::cycle::in_place_cycle(schema) {
+            return Err(LintError::InvalidSchema {
+                tool: spec.name.clone(),
+                message: cycle_message(&cycle),
+            });
+        }
         let open = match schema.get("additionalProperties") {
             Some(Value::Bool(b)) => *b,
             Some(Value::Object(_)) => true,
@@ -217,6 +223,25 @@ impl CompiledTool {
             out.push(f);
         }
     }
+}
+
+/// `the `$ref` cycle #/$defs/a → #/$defs/b → #/$defs/a …`, long cycles shortened.
+fn cycle_message(cycle: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let path = if cycle.len() > SHOWN {
+        format!(
+            "{} → … ({} more) → {}",
+            cycle[..SHOWN - 1].join(" → "),
+            cycle.len() - SHOWN,
+            cycle[cycle.len() - 1]
+        )
+    } else {
+        cycle.join(" → ")
+    };
+    format!(
+        "the `$ref` cycle {path} applies a schema to the same value again without end: the \
+         validator would accept any value there (JSON Schema leaves it undefined)"
+    )
 }
 
 fn range(path: &str, value: &Value, bound: String) -> Finding {

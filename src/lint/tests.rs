@@ -265,6 +265,37 @@ fn remote_refs_are_never_fetched() {
     }
 }
 
+// Issue 18, item 10: the validator's cycle guard answers "valid" on re-entry, so a tool whose
+// schema runs through such a cycle accepted any arguments.
+#[test]
+fn a_ref_cycle_is_an_invalid_schema_naming_the_tool() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"n": {"$ref": "#/$defs/a"}},
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+    });
+    // What the validator does with it: anything goes.
+    let v = jsonschema::validator_for(&schema).unwrap();
+    assert!(v.is_valid(&json!({"n": {"anything": [1, "x"]}})));
+    let spec = ToolSet::from_json(&json!([
+        {"name": "fine", "inputSchema": {"type": "object"}},
+        {"name": "loops", "inputSchema": schema},
+    ]))
+    .unwrap();
+    match Linter::new(&spec, vec![]) {
+        Err(e @ LintError::InvalidSchema { .. }) => {
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with("tool `loops` has an invalid input schema"),
+                "{msg}"
+            );
+            assert!(msg.contains("#/$defs/a → #/$defs/b → #/$defs/a"), "{msg}");
+        }
+        Ok(_) => panic!("a $ref cycle must not compile into an accept-all validator"),
+        Err(e) => panic!("unexpected {e}"),
+    }
+}
+
 #[rstest]
 #[case("model", ["model_id", "prompt"], Some("model_id"))]
 #[case("gcs_bucket_uri", ["output_gcs_bucket", "prompt"], Some("output_gcs_bucket"))]

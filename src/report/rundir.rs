@@ -263,7 +263,14 @@ impl RunDir {
         let base = target.join("agent-seer");
         let pointer = base.join("latest");
         match std::fs::read_to_string(&pointer) {
-            Ok(id) => Ok(base.join(id.trim())),
+            // The pointer is data: it names a run directory beside it, nothing else.
+            Ok(id) => match crate::source::file_name(id.trim()) {
+                Ok(id) => Ok(base.join(id)),
+                Err(e) => Err(RunDirError::Io {
+                    path: pointer,
+                    source: io::Error::new(io::ErrorKind::InvalidData, format!("run id {e}")),
+                }),
+            },
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunDirError::NoRun(pointer)),
             Err(e) => Err(RunDirError::Io {
                 path: pointer,
@@ -389,6 +396,16 @@ mod tests {
         assert_eq!(RunDir::read(&run.path).unwrap(), vec![rec.clone()]);
         std::fs::remove_file(run.path.join("retry.jsonl")).unwrap();
         assert_eq!(RunDir::latest(dir.path()).unwrap(), run.path);
+        // A pointer naming a path, not a run beside it, is refused.
+        let pointer = dir.path().join("agent-seer/latest");
+        let kept = std::fs::read(&pointer).unwrap();
+        std::fs::write(&pointer, "../../../etc\n").unwrap();
+        let e = RunDir::latest(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.ends_with("latest: run id `../../../etc` cannot be a file name: it contains a path separator (`/`)"),
+            "{e}"
+        );
+        std::fs::write(&pointer, kept).unwrap();
         // A line a killed process never finished is left out; a bad complete line is not.
         let file = std::fs::read_dir(&run.path)
             .unwrap()

@@ -23,7 +23,7 @@ use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::ToolSet;
-use crate::source::{SourceError, SourceFile};
+use crate::source::{SourceError, SourceFile, present};
 
 /// What the server does when a constraint is violated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -460,11 +460,11 @@ type RawParams = BTreeMap<String, Spanned<Vec<Spanned<RawConstraint>>>>;
 #[serde(deny_unknown_fields)]
 struct RawMatrix {
     server: String,
-    #[serde(default)]
-    version: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    version: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "present")]
     source: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     retired: Option<String>,
     #[serde(default)]
     parameters: RawParams,
@@ -499,13 +499,13 @@ struct RawTool {
 struct RawFamily {
     tools: Vec<Spanned<String>>,
     selector: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     when_absent: Option<Spanned<String>>,
     #[serde(default)]
     unknown: UnknownModel,
     #[serde(default = "yes")]
     case_insensitive: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     rule: Option<String>,
     models: BTreeMap<String, Spanned<RawModel>>,
 }
@@ -519,52 +519,52 @@ fn yes() -> bool {
 struct RawModel {
     #[serde(default)]
     aliases: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     tools: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     parameters: RawParams,
     #[serde(default)]
     defaults: BTreeMap<String, Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     retired: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConstraint {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     rule: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     note: Option<String>,
-    #[serde(default)]
-    since: Option<String>,
-    #[serde(default)]
-    until: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    since: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "present")]
+    until: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "present")]
     when_absent: Option<String>,
     #[serde(default)]
     unsupported: bool,
     #[serde(default)]
     integer: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     one_of: Option<Vec<Value>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     minimum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     maximum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     exclusive_minimum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     exclusive_maximum: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     min_items: Option<usize>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     max_items: Option<usize>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     max_length: Option<usize>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     pattern: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     not_pattern: Option<String>,
     #[serde(default)]
     on_violation: Outcome,
@@ -575,19 +575,19 @@ struct RawConstraint {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCross {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     rule: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     note: Option<String>,
-    #[serde(default)]
-    since: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    since: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "present")]
     tools: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     equal_length: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     at_least_one_of: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     requires: Option<RawRequires>,
     #[serde(default)]
     on_violation: Outcome,
@@ -617,30 +617,78 @@ impl Ctx<'_> {
     }
 
     // A rule tagged `since: "3.17"` describes a later server than `version`: inactive. One
-    // tagged `until: "3.17"` was replaced at 3.17. Without a `version`, every rule is active.
-    fn active(&self, since: Option<&str>, until: Option<&str>) -> bool {
-        let Some(v) = &self.version else { return true };
-        since.is_none_or(|s| parse_version(s) <= *v) && until.is_none_or(|u| *v < parse_version(u))
+    // tagged `until: "3.17"` was replaced at 3.17. Without a `version`, every rule is active;
+    // a malformed `since`/`until` is an error either way.
+    fn active(
+        &self,
+        since: Option<&Spanned<String>>,
+        until: Option<&Spanned<String>>,
+    ) -> Result<bool, SourceError> {
+        let since = since.map(|s| self.version_at("since", s)).transpose()?;
+        let until = until.map(|u| self.version_at("until", u)).transpose()?;
+        let Some(v) = &self.version else {
+            return Ok(true);
+        };
+        Ok(since.is_none_or(|s| s <= *v) && until.is_none_or(|u| *v < u))
+    }
+
+    fn version_at(&self, key: &str, s: &Spanned<String>) -> Result<Vec<u64>, SourceError> {
+        parse_version(&s.value).map_err(|why| {
+            self.err(
+                s,
+                format!("`{key}: \"{}\"` is not a release version: {why}", s.value),
+            )
+        })
     }
 }
 
-fn parse_version(s: &str) -> Vec<u64> {
-    let mut v: Vec<u64> = s
-        .trim_start_matches('v')
-        .split('.')
-        .map(|p| p.parse().unwrap_or(0))
-        .collect();
+/// A release version: an optional `v`, then dot-separated decimal components, each fitting a
+/// u64 (`3.17`, `v2026.8.31`); trailing zeros are dropped, so `3.15.0` is `3.15`.
+///
+/// Pre-release and build suffixes (`3.17-rc1`, `3.17+b5`) are refused: a rule's `since` or
+/// `until` names the release that changed the behaviour, and ordering a pre-release against
+/// it would be a guess. Read leniently (a bad component as 0), `3.l7` made rules fire or never
+/// fire silently (issue 18, item 9).
+fn parse_version(s: &str) -> Result<Vec<u64>, String> {
+    let digits = s.strip_prefix('v').unwrap_or(s);
+    if let Some(i) = digits.find(['-', '+']).filter(|&i| i > 0) {
+        return Err(format!(
+            "pre-release and build suffixes (`{}`) are not supported; write dot-separated numbers like `3.17`",
+            &digits[i..]
+        ));
+    }
+    let mut v = Vec::new();
+    for part in digits.split('.') {
+        if part.is_empty() {
+            return Err("a component is empty; write dot-separated numbers like `3.17`".into());
+        }
+        if !part.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "`{part}` is not a decimal number; write dot-separated numbers like `3.17`"
+            ));
+        }
+        v.push(
+            part.parse::<u64>()
+                .map_err(|_| format!("`{part}` is too large for a version component"))?,
+        );
+    }
     while v.last() == Some(&0) {
         v.pop();
     }
-    v
+    Ok(v)
 }
 
 fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceError> {
     let cx = Ctx {
         file,
-        version: raw.version.as_deref().map(parse_version),
+        version: None,
     };
+    let version = raw
+        .version
+        .as_ref()
+        .map(|v| cx.version_at("version", v))
+        .transpose()?;
+    let cx = Ctx { version, ..cx };
     let server_params = compile_params(&cx, &raw.parameters)?;
     let mut tools = BTreeMap::new();
     let mut tool_lines = BTreeMap::new();
@@ -693,7 +741,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
 
     for cross in &raw.cross {
         let c = &cross.value;
-        if !cx.active(c.since.as_deref(), None) {
+        if !cx.active(c.since.as_ref(), None)? {
             continue;
         }
         let kinds = [
@@ -827,7 +875,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
 
     Ok(Capabilities {
         server: raw.server,
-        version: raw.version,
+        version: raw.version.map(|v| v.value),
         source: raw.source,
         retired: raw.retired,
         tools,
@@ -847,7 +895,7 @@ fn compile_params(
     for (param, list) in raw {
         let mut cs = Vec::new();
         for c in &list.value {
-            if cx.active(c.value.since.as_deref(), c.value.until.as_deref()) {
+            if cx.active(c.value.since.as_ref(), c.value.until.as_ref())? {
                 cs.push(compile_constraint(cx, c)?);
             }
         }
@@ -995,6 +1043,94 @@ families:
         let err = load(&MINI.replace("tools: [gen]", "tools: [gen, other]")).unwrap_err();
         assert!(err.message.contains("`other`"), "{}", err.message);
         assert_eq!(err.line.map(|l| l.0), Some(7));
+    }
+
+    // Issue 18, item 9: each of these was read as a version with a 0 in it, so the rule fired
+    // or never fired silently.
+    #[rstest::rstest]
+    #[case::pre_release(
+        "since: \"3.17\"",
+        "since: \"3.17-rc1\"",
+        15,
+        "pre-release and build suffixes (`-rc1`)"
+    )]
+    #[case::build_suffix("until: \"3.15\"", "until: \"3.15+b2\"", 16, "`+b2`")]
+    #[case::letter_for_digit(
+        "since: \"3.17\"",
+        "since: \"3.l7\"",
+        15,
+        "`l7` is not a decimal number"
+    )]
+    #[case::empty_component("until: \"3.16\"", "until: \"3..16\"", 17, "a component is empty")]
+    #[case::too_large(
+        "since: \"3.17\"",
+        "since: \"3.18446744073709551616\"",
+        15,
+        "too large"
+    )]
+    #[case::twenty_digits("since: \"3.17\"", "since: \"99999999999999999999\"", 15, "too large")]
+    #[case::signed(
+        "since: \"3.17\"",
+        "since: \"+3.17\"",
+        15,
+        "`+3` is not a decimal number"
+    )]
+    #[case::matrix_version(
+        "version: \"3.15.0\"",
+        "version: \"3.15.0-beta\"",
+        2,
+        "`version: \"3.15.0-beta\"`"
+    )]
+    fn malformed_versions_are_errors_at_their_line(
+        #[case] from: &str,
+        #[case] to: &str,
+        #[case] line: u32,
+        #[case] needle: &str,
+    ) {
+        let err = load(&MINI.replacen(from, to, 1)).unwrap_err();
+        assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());
+        assert!(err.message.contains(needle), "{}", err.render());
+        // Without a `version:` nothing is gated, and the malformed rule is still refused.
+        if !from.starts_with("version") {
+            let text = MINI
+                .replacen(from, to, 1)
+                .replace("version: \"3.15.0\"\n", "");
+            assert!(load(&text).is_err(), "{to} accepted without a version");
+        }
+    }
+
+    // Issue 18, item 14: serde read `minimum: null` as no `minimum`, dropping the bound; the
+    // matrix schema allows no null.
+    #[rstest::rstest]
+    #[case::minimum("one_of: [\"16:9\"]", "one_of: [\"16:9\"], minimum: null", 14)]
+    #[case::max_items("one_of: [\"16:9\"]", "one_of: [\"16:9\"], max_items: ~", 14)]
+    #[case::pattern("one_of: [\"16:9\"]", "one_of: [\"16:9\"], pattern: null", 14)]
+    #[case::since("since: \"3.17\"", "since: null", 15)]
+    #[case::model_tools(
+        "aliases: [Model One]",
+        "aliases: [Model One]\n        tools: null",
+        13
+    )]
+    #[case::matrix_version("version: \"3.15.0\"", "version: null", 2)]
+    fn null_is_no_value_for_a_typed_key(#[case] from: &str, #[case] to: &str, #[case] line: u32) {
+        let err = load(&MINI.replacen(from, to, 1)).unwrap_err();
+        assert_eq!(err.line.map(|l| l.0), Some(line), "{}", err.render());
+    }
+
+    #[test]
+    fn versions_compare_by_number() {
+        assert_eq!(parse_version("v3.15.0"), Ok(vec![3, 15]));
+        assert_eq!(parse_version("3.15"), parse_version("3.15.0.0"));
+        assert!(parse_version("3.9").unwrap() < parse_version("3.10").unwrap());
+        assert_eq!(parse_version("18446744073709551615"), Ok(vec![u64::MAX]));
+        let cross = "cross:\n  - { at_least_one_of: [ratio], since: \"3.x\" }\n";
+        let err = load(&MINI.replace("families:", &format!("{cross}families:"))).unwrap_err();
+        assert!(
+            err.message.contains("`x` is not a decimal number"),
+            "{}",
+            err.render()
+        );
+        assert_eq!(err.line.map(|l| l.0), Some(6), "{}", err.render());
     }
 
     #[test]

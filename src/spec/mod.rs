@@ -297,8 +297,27 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         || obj.get("function").is_some_and(Value::is_object)
     {
         Dialect::OpenAi
-    } else {
+    } else if is_function_doc(obj) {
         Dialect::Bfcl
+    } else {
+        // Read as a BFCL doc without parameters, such a tool accepted any arguments (issue 18,
+        // item 8): an MCP tool must declare its input schema.
+        let name = obj.get("name").and_then(Value::as_str).unwrap_or("?");
+        let typo = obj
+            .keys()
+            .filter(|k| !KNOWN_TOOL_KEYS.contains(&k.as_str()))
+            .find_map(|k| {
+                crate::finding::nearest(k, ["inputSchema", "input_schema"]).map(|c| (k, c))
+            });
+        return Err(match typo {
+            Some((k, c)) => {
+                format!("`{name}`: no `inputSchema`; `{k}` is not `{c}` (keys are case-sensitive)")
+            }
+            None => format!(
+                "`{name}`: no input schema: an MCP tool needs `inputSchema`, an OpenAI tool \
+                 `function.parameters`, a BFCL doc `parameters` of `type: dict`"
+            ),
+        });
     };
     let (obj, params_key) = match dialect {
         Dialect::Mcp => (
@@ -328,10 +347,12 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
+    // Only OpenAI's `parameters` is optional: "omitting parameters defines a function with an
+    // empty parameter list" (OpenAI API reference), so no argument is accepted.
     let raw = obj
         .get(params_key)
         .cloned()
-        .unwrap_or_else(|| json!({"type": "object"}));
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
     let input_schema = match dialect {
         Dialect::Bfcl => bfcl_to_json_schema(&raw),
         _ => raw,
@@ -351,6 +372,27 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         output_schema,
         annotations,
     })
+}
+
+/// Keys of an MCP tool besides its schemas, never taken for a misspelt `inputSchema`.
+const KNOWN_TOOL_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "outputSchema",
+    "output_schema",
+    "annotations",
+    "icons",
+    "_meta",
+];
+
+/// A BFCL function doc, by its own shape: `parameters` is an object schema whose `type` is
+/// BFCL's `dict` (or JSON Schema's `object`, as in other function-declaration formats).
+fn is_function_doc(obj: &Map<String, Value>) -> bool {
+    obj.get("parameters")
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t == "dict" || t == "object")
 }
 
 /// Maps BFCL's Python-flavoured type names onto JSON Schema, recursively.
@@ -471,6 +513,55 @@ mod tests {
         let file = SourceFile::from_text("tools.json", "{\n  \"tools\": [\n    {,}\n  ]\n}\n");
         let err = ToolSet::from_source(&file).unwrap_err();
         assert_eq!(err.place(), "tools.json:3:6");
+    }
+
+    // Issue 18, item 8: these were read as BFCL docs without parameters and accepted anything.
+    #[rstest::rstest]
+    #[case::no_schema(json!({"name": "t", "description": "d"}), "`t`: no input schema")]
+    #[case::lowercase_typo(
+        json!({"name": "t", "inputschema": {"type": "object"}}),
+        "`inputschema` is not `inputSchema`"
+    )]
+    #[case::dashed_typo(
+        json!({"name": "t", "input-schema": {"type": "object"}}),
+        "`input-schema` is not `"
+    )]
+    #[case::parameters_not_a_schema(json!({"name": "t", "parameters": []}), "no input schema")]
+    #[case::parameters_without_type(
+        json!({"name": "t", "parameters": {"properties": {}}}),
+        "no input schema"
+    )]
+    #[case::null_input_schema(
+        json!({"name": "t", "inputSchema": null}),
+        "must be a JSON object"
+    )]
+    fn a_tool_without_an_input_schema_is_an_error(#[case] tool: Value, #[case] needle: &str) {
+        let err = ToolSet::from_json(&json!([tool])).unwrap_err();
+        assert!(err.to_string().contains(needle), "{err}");
+    }
+
+    #[test]
+    fn bfcl_docs_are_recognised_by_their_shape() {
+        let set = ToolSet::from_json(&json!([
+            {"name": "a", "parameters": {"type": "dict", "properties": {}, "required": []}},
+            {"name": "b", "parameters": {"type": "object", "properties": {"x": {"type": "float"}}}},
+        ]))
+        .unwrap();
+        assert_eq!(set.get("a").unwrap().input_schema["type"], "object");
+        assert_eq!(
+            set.get("b").unwrap().input_schema["properties"]["x"]["type"],
+            "number"
+        );
+    }
+
+    #[test]
+    fn an_openai_function_without_parameters_takes_none() {
+        let set = ToolSet::from_json(&json!([{"type": "function", "function": {"name": "now"}}]))
+            .unwrap();
+        assert_eq!(
+            set.get("now").unwrap().input_schema,
+            json!({"type": "object", "properties": {}})
+        );
     }
 
     #[test]

@@ -265,3 +265,57 @@ fn cargo_metadata_moves_the_suites() {
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("check_bad_manifest", stderr(&o));
 }
+
+/// A harness may reference only files inside its project: an absolute path, a `..` out of the
+/// project and a symlink leading out are each a harness error at the reference, naming the
+/// file, and the file is never read (its first line was quoted into reports; issue 18,
+/// item 5).
+#[cfg(unix)]
+#[test]
+fn references_outside_the_project_are_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("outside/secret.json");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "SECRET-FIRST-LINE\n").unwrap();
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join("harnesses")).unwrap();
+    std::fs::create_dir_all(proj.join("capabilities")).unwrap();
+    std::fs::write(proj.join("harnesses/tiny.tools.json"), TINY_TOOLS).unwrap();
+    std::fs::write(proj.join("capabilities/tiny.yaml"), TINY_CAPS).unwrap();
+    std::os::unix::fs::symlink(&secret, proj.join("capabilities/link.yaml")).unwrap();
+    std::fs::create_dir_all(proj.join("transcripts/tiny")).unwrap();
+    std::fs::write(
+        proj.join("transcripts/tiny/t0.yaml"),
+        "scenario: square\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n",
+    )
+    .unwrap();
+    let mut rendered = Vec::new();
+    for (tools, caps) in [
+        (secret.to_str().unwrap(), "../capabilities/tiny.yaml"),
+        ("../../outside/secret.json", "../capabilities/tiny.yaml"),
+        ("tiny.tools.json", "../capabilities/link.yaml"),
+    ] {
+        std::fs::write(
+            proj.join("harnesses/tiny.yaml"),
+            TINY_HARNESS
+                .replace("[tiny.tools.json]", &format!("[{tools}]"))
+                .replace("[../capabilities/tiny.yaml]", &format!("[{caps}]")),
+        )
+        .unwrap();
+        let o = run_in(&proj, &["check", "--no-save"], None);
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert_eq!(o.status.code(), Some(1), "{all}");
+        assert!(!all.contains("SECRET"), "{all}");
+        let harness = all
+            .split("---- tiny::harness ----\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap_or_else(|| panic!("no tiny::harness failure: {all}"));
+        rendered.push(harness.replace(dir.path().to_str().unwrap(), "[dir]") + "\n");
+    }
+    insta::assert_snapshot!(rendered.join("---\n"));
+    // Inside the project, `..` is fine: the shipped layout references `../capabilities/`.
+    std::fs::write(proj.join("harnesses/tiny.yaml"), TINY_HARNESS).unwrap();
+    let o = run_in(&proj, &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}

@@ -229,3 +229,88 @@ fn an_unwritable_run_directory_fails_the_trial_instead_of_losing_its_report() {
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     assert!(stderr(&o).contains("not-a-dir"), "{}", stderr(&o));
 }
+
+// Issue 18, items 7–10 and 14: input that switched a gate off is an error naming where it is.
+
+#[test]
+fn a_nan_or_out_of_range_threshold_is_a_harness_error_not_an_open_gate() {
+    for (thresholds, line, needle) in [
+        (
+            "thresholds: {min_gap: .nan}",
+            1,
+            "`thresholds.min_gap` must be a number within 0–1, got NaN",
+        ),
+        (
+            "thresholds:\n  pass: -5",
+            2,
+            "`thresholds.pass` must be a number within 0–1, got -5",
+        ),
+        ("thresholds: {pass: null}", 1, "invalid floating point"),
+    ] {
+        let harness = format!("{thresholds}\n{TINY_HARNESS}");
+        let (o, _d) = check_with(&[
+            ("harnesses/tiny.yaml", harness.into_bytes()),
+            (
+                "transcripts/tiny/ok.yaml",
+                b"scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n".to_vec(),
+            ),
+        ]);
+        no_panic(&o);
+        assert_ne!(o.status.code(), Some(0), "{thresholds}: {}", stdout(&o));
+        let all = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            all.contains(&format!("harnesses/tiny.yaml:{line}:")),
+            "{all}"
+        );
+        assert!(all.contains(needle), "{all}");
+    }
+}
+
+#[test]
+fn a_malformed_rule_version_is_a_matrix_error_at_its_line() {
+    let caps = TINY_CAPS.replace("rule: R1 }", "rule: R1, since: \"3.17-rc1\" }");
+    let (o, _d) = check_with(&[("capabilities/tiny.yaml", caps.into_bytes())]);
+    no_panic(&o);
+    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(all.contains("capabilities/tiny.yaml:11:"), "{all}");
+    assert!(
+        all.contains("pre-release and build suffixes (`-rc1`)"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_tool_that_would_accept_anything_is_a_spec_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (tool, needle) in [
+        (
+            r#"{"name": "paint", "inputschema": {"type": "object", "properties": {}}}"#,
+            "`inputschema` is not `inputSchema`",
+        ),
+        (
+            r#"{"name": "paint", "description": "no schema at all"}"#,
+            "`paint`: no input schema",
+        ),
+        (
+            r##"{"name": "paint", "inputSchema": {"type": "object", "properties": {"n": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}}"##,
+            "tool `paint` has an invalid input schema: the `$ref` cycle #/$defs/a → #/$defs/b → #/$defs/a",
+        ),
+    ] {
+        let spec = dir.path().join("t.tools.json");
+        std::fs::write(&spec, format!("[{tool}]")).unwrap();
+        let o = run(
+            &["lint", "--spec", spec.to_str().unwrap(), "-"],
+            Some("{\"tool\": \"paint\", \"arguments\": {\"n\": {\"any\": \"thing\"}}}\n"),
+        );
+        no_panic(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{tool}: {}{}",
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+    }
+}

@@ -268,3 +268,52 @@ fn malformed_output_lines_are_errors_at_their_line() {
     assert_eq!(ids, ["fine", "o2"]);
     assert_eq!(ok[0].transcript.turns[0].calls[0].tool, "f");
 }
+
+/// An entry id becomes a scenario id and a transcript file name: one that is no plain file name
+/// (`/abs/x`, `../../../x`) is refused at its line, naming it, and nothing is written outside
+/// `-o` (issue 18, item 2).
+#[test]
+fn an_entry_id_that_is_no_file_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(data.join("possible_answer")).unwrap();
+    let outside = dir.path().join("outside");
+    let mut rendered = Vec::new();
+    for id in [format!("{}/x", outside.display()), "../../../x".to_owned()] {
+        let question = json_line(&id, true);
+        let answer = json_line(&id, false);
+        std::fs::write(data.join("BFCL_v4_multiple.json"), question).unwrap();
+        std::fs::write(data.join("possible_answer/BFCL_v4_multiple.json"), answer).unwrap();
+        let out = dir.path().join("a/b/c/out");
+        let o = run(
+            &[
+                "import",
+                "bfcl",
+                data.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--category",
+                "multiple",
+                "--answers",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+        rendered.push(stderr(&o).replace(dir.path().to_str().unwrap(), "[dir]"));
+        assert!(!outside.exists(), "{id}: wrote {}", outside.display());
+        assert!(!dir.path().join("a/b/c/x.yaml").exists(), "{id}");
+    }
+    insta::assert_snapshot!(rendered.join("---\n"));
+}
+
+/// One BFCL line: a question (`question`) or its possible answer.
+fn json_line(id: &str, question: bool) -> String {
+    let v = if question {
+        serde_json::json!({"id": id, "question": [[{"role": "user", "content": "Find Dune."}]],
+            "function": [{"name": "find", "description": "Find.", "parameters": {"type": "dict",
+            "properties": {"title": {"type": "string"}}, "required": ["title"]}}]})
+    } else {
+        serde_json::json!({"id": id, "ground_truth": [{"find": {"title": ["Dune"]}}]})
+    };
+    format!("{v}\n")
+}

@@ -331,3 +331,55 @@ async fn the_run_verb_grades_and_judges() {
         );
     }
 }
+
+/// A scenario id names its run's transcript: one that is no plain file name (`../../escape`)
+/// is refused at its line before the agent is called once, and nothing is written outside
+/// `-o` (issue 18, item 2).
+#[tokio::test]
+async fn a_scenario_id_that_is_no_file_name_is_refused_before_any_call() {
+    let server = MockServer::start().await;
+    let reply = json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Done."}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1}});
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(reply))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path().join("harnesses");
+    std::fs::create_dir_all(&h).unwrap();
+    std::fs::write(
+        h.join("t.tools.json"),
+        r#"{"tools": [{"name": "paint", "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}}}}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        h.join("t.yaml"),
+        "tools: [t.tools.json]\nscenarios:\n  - id: fine\n    turns:\n      - prompt: paint a cat\n  - id: ../../escape\n    turns:\n      - prompt: paint a dog\n",
+    )
+    .unwrap();
+    let suite = Suite::load(&h.join("t.yaml")).unwrap();
+    let c = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let out = dir.path().join("a/b/out");
+    let opts = Options {
+        step_budget: 2,
+        repeat: 1,
+        out_dir: out.clone(),
+        agent: "openai:scripted".into(),
+        progress: None,
+    };
+    let Err(err) = run_suite(&c, &suite, &opts).await else {
+        panic!("a scenario id with a path separator was run");
+    };
+    let text = err
+        .to_string()
+        .replace(dir.path().to_str().unwrap(), "[dir]");
+    insta::assert_snapshot!(text, @"[dir]/harnesses/t.yaml:6:5: scenario id `../../escape` cannot be a file name: it contains a path separator (`/`) (`run` names each transcript by its scenario)");
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+    assert!(!dir.path().join("a/escape.yaml").exists());
+    assert!(!out.exists());
+}

@@ -144,10 +144,192 @@ async fn a_generation_that_keeps_nothing_exits_1_with_its_report() {
         .last()
         .unwrap_or_default()
         .replace(out.to_str().unwrap(), "[out]");
-    insta::assert_snapshot!(last, @"error: [out]/empty.yaml holds no scenario: no scenario survived generation; the report's `stages` and `verify` say what was dropped and why");
-    // What was written still loads: an empty harness, not a broken one.
-    let suite = Suite::load(&out.join("empty.yaml")).unwrap();
-    assert!(suite.harness.scenarios.is_empty());
+    insta::assert_snapshot!(last, @"error: nothing written to [out]/empty.yaml: no scenario survived generation; the report's `stages` and `verify` say what was dropped and why");
+    // An empty harness is not written (nor its tools, nor a staging directory left behind).
+    assert_eq!(report["harness"], Value::Null);
+    assert_eq!(files_in(&out), Vec::<String>::new());
+}
+
+/// The file names under `dir` (hidden ones too), sorted; none for a missing directory.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// `generate … -o <out>` against `server`, its cache under `dir`, from the repository root.
+async fn generate_into(
+    server: &MockServer,
+    dir: &Path,
+    out: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+    cmd.arg("generate")
+        .args(args)
+        .args(["--llm", "openai:scripted", "--verify", "-o"])
+        .arg(out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("AGENT_SEER_OPENAI_BASE_URL", server.uri())
+        .env("AGENT_SEER_LLM_CACHE", dir.join("cache"))
+        .env_remove("AGENT_SEER_LLM");
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// `generate -o harnesses` over a hand-written harness, with `--spec` and `--caps` inside `-o`:
+/// without `--force` it is refused before any model is asked; with `--force`, a run that keeps
+/// nothing still writes nothing; and a matrix already inside `-o` is never copied onto itself
+/// (it became 0 bytes; issue 18, item 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generate_never_destroys_the_users_files() {
+    let server = MockServer::start().await;
+    let wrong = json!({"tool_name": "The Weather App", "what_it_does": "x", "what_it_needs": "y",
+        "why_its_used": "z", "enterprise_context": ["Travel"]});
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(openai_body(&wrong.to_string())))
+        .mount(&server)
+        .await;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("harnesses");
+    std::fs::create_dir_all(&out).unwrap();
+    let mine = [
+        ("lyria.yaml", root.join("harnesses/lyria.yaml")),
+        ("lyria.tools.json", root.join("harnesses/lyria.tools.json")),
+        (
+            "mcp-lyria-go.yaml",
+            root.join("capabilities/mcp-lyria-go.yaml"),
+        ),
+    ];
+    for (name, from) in &mine {
+        std::fs::copy(from, out.join(name)).unwrap();
+    }
+    let snapshot = || -> Vec<(String, Vec<u8>)> {
+        files_in(&out)
+            .into_iter()
+            .map(|n| {
+                let bytes = std::fs::read(out.join(&n)).unwrap();
+                (n, bytes)
+            })
+            .collect()
+    };
+    let before = snapshot();
+    let (spec, caps) = (out.join("lyria.tools.json"), out.join("mcp-lyria-go.yaml"));
+    let args = [
+        "--spec",
+        spec.to_str().unwrap(),
+        "--caps",
+        caps.to_str().unwrap(),
+        "--suite",
+        "lyria",
+    ];
+    let o = generate_into(&server, dir.path(), &out, &args).await;
+    let stderr = String::from_utf8_lossy(&o.stderr).replace(dir.path().to_str().unwrap(), "[dir]");
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    insta::assert_snapshot!(stderr.trim_end(), @r#"
+    error: would overwrite [dir]/harnesses/lyria.yaml, which the run did not write; nothing was written (--force overwrites)
+      --> [dir]/harnesses
+    "#);
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+    assert_eq!(snapshot(), before);
+    // With --force, a run that keeps nothing replaces nothing.
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let o = generate_into(&server, dir.path(), &out, &forced).await;
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!server.received_requests().await.unwrap().is_empty());
+    assert_eq!(snapshot(), before);
+}
+
+/// A `--suite` that is no plain file name is refused before any model is asked, naming it,
+/// and nothing is written (`--suite ../../x` wrote two levels up; issue 18, item 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_name_that_is_no_file_name_is_refused() {
+    let server = MockServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a/b/out");
+    let mut rendered = Vec::new();
+    for suite in ["../../x", "/abs/x", "", "x\u{7}"] {
+        let o = generate_into(
+            &server,
+            dir.path(),
+            &out,
+            &["--spec", "harnesses/lyria.tools.json", "--suite", suite],
+        )
+        .await;
+        let stderr =
+            String::from_utf8_lossy(&o.stderr).replace(dir.path().to_str().unwrap(), "[dir]");
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        rendered.push(stderr);
+    }
+    insta::assert_snapshot!(rendered.join("---\n"));
+    assert_eq!(server.received_requests().await.unwrap().len(), 0);
+    assert!(
+        files_in(dir.path()).iter().all(|n| n == "cache"),
+        "{:?}",
+        files_in(dir.path())
+    );
+}
+
+/// A matrix and a spec already inside `-o` stay as they are when the run succeeds: the harness
+/// references them where they lie (the matrix was copied onto itself and became 0 bytes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matrix_inside_the_output_is_never_copied_onto_itself() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Pipeline)
+        .mount(&server)
+        .await;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("harnesses");
+    std::fs::create_dir_all(&out).unwrap();
+    let (spec, caps) = (out.join("veo.tools.json"), out.join("mcp-veo-go.yaml"));
+    std::fs::copy(root.join("harnesses/veo.tools.json"), &spec).unwrap();
+    std::fs::copy(root.join("capabilities/mcp-veo-go.yaml"), &caps).unwrap();
+    let matrix = std::fs::read(&caps).unwrap();
+    let o = generate_into(
+        &server,
+        dir.path(),
+        &out,
+        &[
+            "--spec",
+            spec.to_str().unwrap(),
+            "--caps",
+            caps.to_str().unwrap(),
+            "--suite",
+            "veo-gen",
+        ],
+    )
+    .await;
+    let report = json_stdout(&o);
+    assert_eq!(std::fs::read(&caps).unwrap(), matrix);
+    assert_eq!(
+        files_in(&out),
+        [
+            "mcp-veo-go.yaml",
+            "veo-gen.tools.json",
+            "veo-gen.yaml",
+            "veo.tools.json"
+        ]
+    );
+    let suite = Suite::load(&out.join("veo-gen.yaml")).unwrap();
+    assert_eq!(
+        suite.harness.scenarios.len(),
+        report["verify"]["kept"].as_array().unwrap().len()
+    );
 }
 
 /// The gs:// values among a call's arguments (what the user must give in the prompt).

@@ -213,7 +213,8 @@ fn local_generation_pipeline_validates_and_reports() {
         .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
-    // Whatever the model writes ends in a report; an empty harness exits 1 and says so.
+    // Whatever the model writes ends in a report; an empty harness exits 1, says so, and is
+    // not written.
     let stderr = String::from_utf8_lossy(&o.stderr);
     let report: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{stderr}", String::from_utf8_lossy(&o.stdout)));
@@ -234,14 +235,18 @@ fn local_generation_pipeline_validates_and_reports() {
     if interpret["produced"].as_u64().unwrap() > 0 {
         assert!(report["stages"].get("scenarios").is_some(), "{report}");
     }
-    let suite = agent_seer::check::Suite::load(&out.join("tiny.yaml")).unwrap();
     let kept = report["verify"]["kept"].as_array().unwrap().len();
-    assert_eq!(suite.harness.scenarios.len(), kept, "{report}");
     match o.status.code() {
-        Some(0) => assert!(kept > 0, "{report}"),
+        Some(0) => {
+            assert!(kept > 0, "{report}");
+            let suite = agent_seer::check::Suite::load(&out.join("tiny.yaml")).unwrap();
+            assert_eq!(suite.harness.scenarios.len(), kept, "{report}");
+        }
+        // An empty harness is not written.
         Some(1) => {
             assert_eq!(kept, 0, "{report}");
-            assert!(stderr.contains("holds no scenario"), "{stderr}");
+            assert!(stderr.contains("nothing written to"), "{stderr}");
+            assert!(!out.join("tiny.yaml").exists(), "{report}");
         }
         other => panic!("exit {other:?}: {stderr}"),
     }
