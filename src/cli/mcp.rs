@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use agent_seer::Linter;
 use agent_seer::check::Suite;
+use agent_seer::lint::LintError;
 use agent_seer::mcp::{Client, server};
 use agent_seer::spec::ToolSet;
 use serde_json::json;
@@ -54,6 +56,7 @@ pub fn inspect(args: InspectArgs, out: &mut dyn Write) -> anyhow::Result<Outcome
     })?;
     let spec = ToolSet::from_json(&serde_json::Value::Array(tools.clone()))
         .map_err(|e| anyhow::anyhow!("the server's tools do not load: {e}"))?;
+    let broken = uncompilable(&tools);
     if let Some(path) = &args.output {
         std::fs::write(path, serde_json::to_string_pretty(&tools)? + "\n")
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -83,7 +86,35 @@ pub fn inspect(args: InspectArgs, out: &mut dyn Write) -> anyhow::Result<Outcome
             }
         }
     }
-    Ok(Outcome::Clean)
+    if broken.is_empty() {
+        return Ok(Outcome::Clean);
+    }
+    // Saved all the same (it is what the server says, and can be fixed by hand), but a
+    // harness on it would not load, so this is a finding, not a clean capture.
+    let mut err = std::io::stderr().lock();
+    for (tool, why) in &broken {
+        writeln!(
+            err,
+            "warning: tool `{tool}`: its inputSchema does not compile as JSON Schema ({why}); \
+             a harness using these tools will not load until it is fixed"
+        )?;
+    }
+    Ok(Outcome::Findings)
+}
+
+/// `(tool, compiler message)` for every tool whose input schema does not compile, compiled
+/// one by one so that each is named.
+fn uncompilable(tools: &[serde_json::Value]) -> Vec<(String, String)> {
+    tools
+        .iter()
+        .filter_map(|tool| {
+            let one = ToolSet::from_json(&serde_json::Value::Array(vec![tool.clone()])).ok()?;
+            match Linter::new(&one, Vec::new()) {
+                Err(LintError::InvalidSchema { tool, message }) => Some((tool, message)),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {

@@ -245,7 +245,9 @@ fn walk(
             prefix.push(name);
             walk(&path, prefix, out, problems)?;
             prefix.pop();
-        } else if is_yaml(&path) {
+        } else if is_yaml(&path) && path.is_file() {
+            // Only regular files (or symlinks to them): a FIFO named `x.yaml` would block
+            // whoever reads it.
             let mut parts = prefix.clone();
             let stem = stem(&path);
             if let Some(why) = name_problem(&stem, &[]) {
@@ -326,6 +328,35 @@ mod tests {
             Some(root.join("transcripts/b/a.yml"))
         );
         assert_eq!(layout.transcript_file("b", "nope"), None);
+    }
+
+    /// A FIFO (or socket, or device) named `*.yaml` is not a transcript: reading it would
+    /// block `check` forever. A symlink to a regular file is one.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_transcripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let suite = root.join("transcripts/s");
+        std::fs::create_dir_all(&suite).unwrap();
+        std::fs::write(suite.join("real.yaml"), "").unwrap();
+        std::os::unix::fs::symlink(suite.join("real.yaml"), suite.join("link.yaml")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(suite.join("pipe.yaml"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let layout = Layout::under(root);
+        let ids = |found: &[(String, PathBuf)]| -> Vec<String> {
+            found.iter().map(|(id, _)| id.clone()).collect()
+        };
+        let suites = discover(&layout).unwrap();
+        assert_eq!(ids(&suites[0].transcripts), ["link", "real"]);
+        assert_eq!(
+            ids(&suite_transcripts(&layout, "s").unwrap()),
+            ["link", "real"]
+        );
+        assert_eq!(layout.transcript_file("s", "pipe"), None);
     }
 
     #[test]

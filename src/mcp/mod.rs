@@ -7,22 +7,38 @@
 //! sends `notifications/initialized`, pages through `tools/list` (`nextCursor`), and stops
 //! only the child it started. Every request has a timeout; a server that hangs, exits or
 //! writes something other than JSON-RPC to stdout ends in an [`McpError`] carrying the tail of
-//! its stderr. The main types are [`Client`] (built with [`Client::start`]) and the mock
-//! [`server::serve`].
+//! its stderr. A reply whose id is not the request's is named at once (a server that mixes up
+//! ids would otherwise look like one that hangs). What is held is bounded: a stdout line (one
+//! message) at [`MAX_LINE`], the stderr tail at 20 lines and [`STDERR_QUOTED`] bytes. The main
+//! types are [`Client`] (built with [`Client::start`]) and the mock [`server::serve`].
 
 pub mod server;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The MCP protocol version we ask for.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// The longest line (one JSON-RPC message) read from a peer's stdio, 16 MiB: a longer one is an
+/// error rather than memory without bound (a server once wrote 3 GB without a newline).
+pub const MAX_LINE: usize = 16 << 20;
+
+/// At most this much of the server's stderr is quoted in an error (the newest lines first);
+/// a single line is cut at [`STDERR_LINE`] bytes.
+pub const STDERR_QUOTED: usize = 4 << 10;
+
+/// Where one stderr line is cut for quoting.
+pub const STDERR_LINE: usize = 1 << 10;
+
+/// How many characters of an unexpected stdout message an error quotes.
+const SHOWN: usize = 200;
 
 /// Why talking to a server failed, with what it printed on stderr last.
 #[derive(Debug, thiserror::Error)]
@@ -31,7 +47,8 @@ pub struct McpError {
     /// What went wrong, e.g. the server could not start, exited, did not answer in time,
     /// answered with a JSON-RPC error, or wrote something that is not JSON-RPC.
     pub message: String,
-    /// The server's last stderr lines (up to 20), oldest first.
+    /// The server's last stderr lines, oldest first: up to 20 lines and [`STDERR_QUOTED`]
+    /// bytes, a long line cut at [`STDERR_LINE`] bytes.
     pub stderr: Vec<String>,
 }
 
@@ -65,9 +82,13 @@ pub struct ServerInfo {
 pub struct Client {
     child: Child,
     stdin: ChildStdin,
-    stdout: Lines<BufReader<ChildStdout>>,
+    stdout: BufReader<ChildStdout>,
+    // The stdout line being read (kept across a cancelled read).
+    line: Vec<u8>,
     stderr: Arc<Mutex<VecDeque<String>>>,
     next_id: u64,
+    // Requests that timed out: a late answer to one is skipped, not taken for a wrong id.
+    abandoned: BTreeSet<u64>,
     timeout: Duration,
     /// What `initialize` returned; always set once [`Client::start`] succeeds.
     pub info: Option<ServerInfo>,
@@ -105,21 +126,38 @@ impl Client {
         let ring: Arc<Mutex<VecDeque<String>>> = Arc::default();
         let sink = ring.clone();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let mut r = sink.lock().unwrap_or_else(|p| p.into_inner());
-                if r.len() == 20 {
-                    r.pop_front();
+            let mut stderr = BufReader::new(stderr);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                let end = match read_line(&mut stderr, &mut buf, STDERR_LINE).await {
+                    Ok(LineEnd::Eof) | Err(_) => break,
+                    Ok(end) => end,
+                };
+                let mut line = String::from_utf8_lossy(&buf).into_owned();
+                if end == LineEnd::TooLong {
+                    line.push_str(&format!("… [line cut at {STDERR_LINE} bytes]"));
                 }
-                r.push_back(line);
+                {
+                    let mut r = sink.lock().unwrap_or_else(|p| p.into_inner());
+                    if r.len() == 20 {
+                        r.pop_front();
+                    }
+                    r.push_back(line);
+                }
+                if end == LineEnd::TooLong && skip_line(&mut stderr).await.is_err() {
+                    break;
+                }
             }
         });
         let mut client = Client {
             child,
             stdin,
-            stdout: BufReader::new(stdout).lines(),
+            stdout: BufReader::new(stdout),
+            line: Vec::new(),
             stderr: ring,
             next_id: 1,
+            abandoned: BTreeSet::new(),
             timeout,
             info: None,
         };
@@ -153,13 +191,22 @@ impl Client {
     }
 
     fn error(&self, message: impl Into<String>) -> McpError {
-        let stderr = self
-            .stderr
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let ring = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        // The newest lines that fit in the budget.
+        let mut budget = STDERR_QUOTED;
+        let mut stderr: Vec<String> = ring
             .iter()
+            .rev()
+            .take_while(|l| match budget.checked_sub(l.len()) {
+                Some(left) => {
+                    budget = left;
+                    true
+                }
+                None => false,
+            })
             .cloned()
             .collect();
+        stderr.reverse();
         McpError {
             message: message.into(),
             stderr,
@@ -208,51 +255,106 @@ impl Client {
     }
 
     /// Sends a request and waits for its response (server requests and notifications that
-    /// arrive meanwhile are answered or skipped).
+    /// arrive meanwhile are answered or skipped). A response with another id (a string, a
+    /// float, null, none) is an error at once; at the timeout, the error quotes the last
+    /// message that was neither an answer nor a notification.
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, McpError> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await?;
-        let deadline = tokio::time::Instant::now() + self.timeout;
+        // `--timeout 18446744073709551615` does not fit in an instant: no deadline then.
+        let deadline = tokio::time::Instant::now().checked_add(self.timeout);
+        let mut unmatched: Option<String> = None;
         loop {
-            let line = match tokio::time::timeout_at(deadline, self.stdout.next_line()).await {
+            let read = read_line(&mut self.stdout, &mut self.line, MAX_LINE);
+            let read = match deadline {
+                Some(d) => tokio::time::timeout_at(d, read).await,
+                None => Ok(read.await),
+            };
+            match read {
                 Err(_) => {
+                    self.abandoned.insert(id);
+                    let last = unmatched
+                        .map(|m| format!("; the last message that answered nothing: {m}"))
+                        .unwrap_or_default();
                     return Err(self.error(format!(
-                        "`{method}` got no answer within {:?}",
+                        "`{method}` got no answer within {:?}{last}",
                         self.timeout
                     )));
                 }
                 Ok(Err(e)) => {
                     return Err(self.error(format!("cannot read the server's stdout: {e}")));
                 }
-                Ok(Ok(None)) => return Err(self.exited(&format!("no answer to `{method}`")).await),
-                Ok(Ok(Some(line))) => line,
-            };
-            if line.trim().is_empty() {
+                Ok(Ok(LineEnd::Eof)) => {
+                    return Err(self.exited(&format!("no answer to `{method}`")).await);
+                }
+                Ok(Ok(LineEnd::TooLong)) => {
+                    return Err(self.error(format!(
+                        "the server wrote a stdout line longer than {} MiB (the most one JSON-RPC \
+                         message may take) while `{method}` waited for its answer: {}…",
+                        MAX_LINE >> 20,
+                        shown(&self.line)
+                    )));
+                }
+                Ok(Ok(LineEnd::Line)) => {}
+            }
+            let line = std::mem::take(&mut self.line);
+            if line.trim_ascii().is_empty() {
                 continue;
             }
-            let msg: Value = serde_json::from_str(&line).map_err(|e| {
-                let shown: String = line.chars().take(120).collect();
+            let msg: Value = serde_json::from_slice(&line).map_err(|e| {
                 self.error(format!(
-                    "the server wrote something that is not JSON-RPC to stdout ({e}): {shown:?}"
+                    "the server wrote something that is not JSON-RPC to stdout ({e}): {:?}",
+                    shown(&line)
                 ))
             })?;
-            if msg.get("id").and_then(Value::as_u64) == Some(id) && msg.get("method").is_none() {
-                if let Some(err) = msg.get("error") {
-                    return Err(self.error(format!("`{method}` failed: {}", err)));
+            let rid = msg.get("id");
+            match msg.get("method") {
+                // A request from the server (ping, roots/list, …): answer ping, refuse the rest.
+                Some(m) if rid.is_some() => {
+                    let reply = if m == "ping" {
+                        json!({"jsonrpc": "2.0", "id": rid, "result": {}})
+                    } else {
+                        json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not supported by agent-seer"}})
+                    };
+                    self.send(&reply).await?;
                 }
-                return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
-            }
-            // A request from the server (ping, roots/list, …): answer ping, refuse the rest.
-            if let (Some(rid), Some(m)) = (msg.get("id"), msg.get("method").and_then(Value::as_str))
-            {
-                let reply = if m == "ping" {
-                    json!({"jsonrpc": "2.0", "id": rid, "result": {}})
-                } else {
-                    json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not supported by agent-seer"}})
-                };
-                self.send(&reply).await?;
+                // A notification.
+                Some(_) => {}
+                None if rid.is_none()
+                    && msg.get("result").is_none()
+                    && msg.get("error").is_none() =>
+                {
+                    unmatched = Some(shown(&line));
+                }
+                None => {
+                    let got = rid.and_then(Value::as_u64);
+                    if got == Some(id) {
+                        if let Some(err) = msg.get("error") {
+                            return Err(self.error(format!("`{method}` failed: {err}")));
+                        }
+                        return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
+                    }
+                    if got.is_some_and(|g| self.abandoned.contains(&g)) {
+                        continue; // a late answer to a request that timed out
+                    }
+                    let with = match rid {
+                        Some(v) => format!("id {v}"),
+                        None => "no id".to_owned(),
+                    };
+                    let message = match msg.get("error") {
+                        Some(err) => format!(
+                            "`{method}` failed: the server answered with an error and {with} \
+                             (expected {id}): {err}"
+                        ),
+                        None => format!(
+                            "the server answered `{method}` with {with}, expected {id}: {}",
+                            shown(&line)
+                        ),
+                    };
+                    return Err(self.error(message));
+                }
             }
         }
     }
@@ -296,6 +398,77 @@ impl Client {
             .is_err()
         {
             let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// The first [`SHOWN`] characters of a line, for an error.
+fn shown(line: &[u8]) -> String {
+    String::from_utf8_lossy(line).chars().take(SHOWN).collect()
+}
+
+/// How a [`read_line`] ended.
+#[derive(Debug, PartialEq, Eq)]
+enum LineEnd {
+    /// A whole line is in the buffer (its `\n` consumed, not stored), or the last line before
+    /// the end of the stream.
+    Line,
+    /// The stream ended and the buffer is empty.
+    Eof,
+    /// The line reached the cap before its end; the buffer holds its first `cap` bytes and the
+    /// rest is unread.
+    TooLong,
+}
+
+/// Appends the next line of `r` (without its `\n`) to `buf`, storing at most `cap` bytes in
+/// all, so a peer that never ends a line cannot make us buffer without bound. Cancel-safe:
+/// what was read stays in `buf`, and a later call goes on from there.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<LineEnd> {
+    loop {
+        let avail = r.fill_buf().await?;
+        if avail.is_empty() {
+            return Ok(if buf.is_empty() {
+                LineEnd::Eof
+            } else {
+                LineEnd::Line
+            });
+        }
+        let newline = avail.iter().position(|&b| b == b'\n');
+        let take = newline.unwrap_or(avail.len());
+        let room = cap.saturating_sub(buf.len());
+        if take > room {
+            buf.extend_from_slice(&avail[..room]);
+            r.consume(room);
+            return Ok(LineEnd::TooLong);
+        }
+        buf.extend_from_slice(&avail[..take]);
+        r.consume(take + usize::from(newline.is_some()));
+        if newline.is_some() {
+            return Ok(LineEnd::Line);
+        }
+    }
+}
+
+/// Consumes the rest of a line without storing it.
+async fn skip_line<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<()> {
+    loop {
+        let avail = r.fill_buf().await?;
+        if avail.is_empty() {
+            return Ok(());
+        }
+        match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                r.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = avail.len();
+                r.consume(n);
+            }
         }
     }
 }

@@ -3,8 +3,12 @@
 //! most equal arguments). A call the linter rejects gets the error result the real server
 //! would give; a call no step makes gets a schema-shaped error result. Every call it receives
 //! is recorded as a transcript, so any MCP client agent can be graded.
+//!
+//! [`Session::handle`] answers one line without I/O (the fuzz target `serve_session` feeds it
+//! arbitrary bytes); [`serve`] is the loop that reads lines, records, and writes replies. A bad
+//! line (not UTF-8, not JSON, too long) gets a JSON-RPC error and the session goes on.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
@@ -172,40 +176,86 @@ pub(crate) fn transcript_yaml(calls: &[Recorded], agent: &str) -> Result<String,
     .to_yaml()
 }
 
-/// Serves MCP over `input`/`output` until the client closes its side. Records every call in
-/// `record` (rewritten atomically after each call) when given.
-pub fn serve(
-    suite: &Suite,
-    input: impl BufRead,
-    mut output: impl Write,
-    record: Option<&Path>,
-) -> std::io::Result<()> {
-    let mut calls: Vec<Recorded> = Vec::new();
-    let mut client_name = "an MCP client".to_owned();
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+/// One client's session with the mock: the reply to each line it sends, and the calls it made.
+/// [`Session::handle`] turns one line into its reply without any I/O; [`serve`] is the loop
+/// around it.
+pub struct Session<'a> {
+    suite: &'a Suite,
+    calls: Vec<Recorded>,
+    client_name: String,
+}
+
+impl<'a> Session<'a> {
+    /// A session before `initialize`.
+    pub fn new(suite: &'a Suite) -> Self {
+        Self {
+            suite,
+            calls: Vec::new(),
+            client_name: "an MCP client".to_owned(),
         }
-        let msg: Value = match serde_json::from_str(&line) {
+    }
+
+    /// How many `tools/call`s the session has received.
+    pub fn calls(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The reply to one line from the client, or `None` when none is due (a blank line, a
+    /// notification, a response). A line that is not JSON (or not UTF-8) gets a parse error
+    /// (-32700, id null) and one that is not a request an invalid-request error (-32600), as
+    /// JSON-RPC 2.0 says; the session goes on either way.
+    pub fn handle(&mut self, line: &[u8]) -> Option<Value> {
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            return None;
+        }
+        let msg: Value = match serde_json::from_slice(text) {
             Ok(v) => v,
             Err(e) => {
-                reply(
-                    &mut output,
-                    &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("parse error: {e}")}}),
-                )?;
-                continue;
+                return Some(error_reply(
+                    Value::Null,
+                    -32700,
+                    format!("parse error: {e}"),
+                ));
             }
         };
-        let Some(id) = msg.get("id").cloned() else {
-            continue;
-        }; // a notification
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
-        let params = msg.get("params").cloned().unwrap_or(Value::Null);
-        let result = match method {
+        let Some(obj) = msg.as_object() else {
+            return Some(error_reply(
+                Value::Null,
+                -32600,
+                "invalid request: a JSON-RPC message is an object (batches are not part of MCP)"
+                    .into(),
+            ));
+        };
+        let id = obj.get("id").cloned();
+        let (method, id) = match (obj.get("method"), id) {
+            // A notification.
+            (Some(_), None) => return None,
+            (Some(Value::String(m)), Some(id)) => (m.as_str(), id),
+            // A response: the mock sends no requests, so there is nothing to match it to.
+            (None, _) if obj.contains_key("result") || obj.contains_key("error") => return None,
+            (_, id) => {
+                return Some(error_reply(
+                    id.unwrap_or(Value::Null),
+                    -32600,
+                    "invalid request: no `method` string".into(),
+                ));
+            }
+        };
+        let params = obj.get("params").cloned().unwrap_or(Value::Null);
+        let result = self.answer(method, &params);
+        Some(match result {
+            Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
+            Err((code, message)) => error_reply(id, code, message),
+        })
+    }
+
+    fn answer(&mut self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        let suite = self.suite;
+        match method {
             "initialize" => {
                 if let Some(n) = params.pointer("/clientInfo/name").and_then(Value::as_str) {
-                    client_name = n.to_owned();
+                    self.client_name = n.to_owned();
                 }
                 let version = params
                     .get("protocolVersion")
@@ -221,48 +271,99 @@ pub fn serve(
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({"tools": tools_json(suite)})),
             "tools/call" => {
-                let tool = params
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
+                let Some(tool) = params.get("name").and_then(Value::as_str) else {
+                    return Err((
+                        -32602,
+                        "invalid params: `tools/call` needs a `name` string".into(),
+                    ));
+                };
                 let args = params
                     .get("arguments")
                     .cloned()
                     .unwrap_or_else(|| json!({}));
-                let answer = mock_answer(suite, &tool, &args);
-                calls.push(Recorded {
-                    tool,
+                let answer = mock_answer(suite, tool, &args);
+                self.calls.push(Recorded {
+                    tool: tool.to_owned(),
                     arguments: args,
                     output: answer.result.clone(),
                     step: answer.step,
                 });
-                if let Some(path) = record {
-                    let text = transcript_yaml(
-                        &calls,
-                        &format!("{client_name} (recorded by agent-seer serve)"),
-                    )
-                    .map_err(std::io::Error::other)?;
-                    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| {
-                        std::io::Error::new(
-                            e.kind(),
-                            format!("cannot write the recording {}: {e}", path.display()),
-                        )
-                    })?;
-                }
                 Ok(answer.result)
             }
-            other => Err(
-                json!({"code": -32601, "message": format!("method `{other}` is not supported by the agent-seer mock")}),
-            ),
-        };
-        let msg = match result {
-            Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
-            Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
-        };
-        reply(&mut output, &msg)?;
+            other => Err((
+                -32601,
+                format!("method `{other}` is not supported by the agent-seer mock"),
+            )),
+        }
     }
-    Ok(())
+
+    /// The calls so far as transcript YAML.
+    fn recording(&self) -> Result<String, WriteError> {
+        transcript_yaml(
+            &self.calls,
+            &format!("{} (recorded by agent-seer serve)", self.client_name),
+        )
+    }
+}
+
+fn error_reply(id: Value, code: i64, message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// Serves MCP over `input`/`output` until the client closes its side. Records every call in
+/// `record` (rewritten atomically after each call) when given. A line longer than
+/// [`MAX_LINE`](super::MAX_LINE) gets a parse error and is skipped.
+pub fn serve(
+    suite: &Suite,
+    mut input: impl BufRead,
+    mut output: impl Write,
+    record: Option<&Path>,
+) -> std::io::Result<()> {
+    let mut session = Session::new(suite);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let cap = super::MAX_LINE as u64 + 1;
+        if input.by_ref().take(cap).read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        if line.len() > super::MAX_LINE {
+            // Skip the rest of the line without holding it.
+            while !line.ends_with(b"\n") {
+                line.clear();
+                if input
+                    .by_ref()
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut line)?
+                    == 0
+                {
+                    break;
+                }
+            }
+            let message = format!(
+                "parse error: a line longer than {} MiB",
+                super::MAX_LINE >> 20
+            );
+            reply(&mut output, &error_reply(Value::Null, -32700, message))?;
+            continue;
+        }
+        let before = session.calls();
+        let answer = session.handle(&line);
+        if let Some(path) = record
+            && session.calls() > before
+        {
+            let text = session.recording().map_err(std::io::Error::other)?;
+            crate::source::write_atomically(path, text.as_bytes()).map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot write the recording {}: {e}", path.display()),
+                )
+            })?;
+        }
+        if let Some(msg) = answer {
+            reply(&mut output, &msg)?;
+        }
+    }
 }
 
 fn reply(out: &mut impl Write, msg: &Value) -> std::io::Result<()> {
@@ -280,6 +381,85 @@ mod tests {
 
     fn load(text: String) -> Transcript {
         Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap()
+    }
+
+    fn lyria() -> Suite {
+        Suite::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml"))
+            .unwrap()
+    }
+
+    /// Every bad line gets its JSON-RPC error and the session answers the next one.
+    #[test]
+    fn one_line_one_reply() {
+        let suite = lyria();
+        let mut s = Session::new(&suite);
+        let code = |r: Option<Value>| r.map(|r| (r["id"].clone(), r["error"]["code"].clone()));
+        let bad: [(&[u8], Value, i64); 7] = [
+            (b"\xff\xfe", Value::Null, -32700),
+            (b"{\"id\": \"\xc3\x28\"}", Value::Null, -32700),
+            (b"{\"jsonrpc\": \"2.0\", \"id\": 1,", Value::Null, -32700),
+            (
+                b"[{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}]",
+                Value::Null,
+                -32600,
+            ),
+            (b"{\"jsonrpc\": \"2.0\", \"id\": 2}", json!(2), -32600),
+            (
+                b"{\"jsonrpc\": \"2.0\", \"id\": 3, \"method\": \"nope\"}",
+                json!(3),
+                -32601,
+            ),
+            (
+                b"{\"jsonrpc\": \"2.0\", \"id\": 4, \"method\": \"tools/call\", \"params\": []}",
+                json!(4),
+                -32602,
+            ),
+        ];
+        for (line, id, want) in bad {
+            assert_eq!(
+                code(s.handle(line)),
+                Some((id, json!(want))),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        // Nothing is due for a blank line, a notification or a response.
+        for quiet in [
+            &b" \r"[..],
+            br#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#,
+            br#"{"jsonrpc": "2.0", "id": 9, "result": {}}"#,
+        ] {
+            assert_eq!(s.handle(quiet), None);
+        }
+        let ping = s.handle(br#"{"jsonrpc": "2.0", "id": "p", "method": "ping"}"#);
+        assert_eq!(
+            ping,
+            Some(json!({"jsonrpc": "2.0", "id": "p", "result": {}}))
+        );
+        assert_eq!(s.calls(), 0, "no call was made");
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_refused_without_being_held() {
+        let suite = lyria();
+        let mut input = vec![b'x'; super::super::MAX_LINE + 10];
+        input.extend_from_slice(b"\n{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\"}\n");
+        let mut out = Vec::new();
+        serve(&suite, &input[..], &mut out, None).unwrap();
+        let replies: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 2);
+        assert_eq!(replies[0]["error"]["code"], -32700);
+        assert!(
+            replies[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("16 MiB")
+        );
+        assert_eq!(replies[1]["result"], json!({}));
     }
 
     #[test]

@@ -283,6 +283,7 @@ fn inspect_saves_and_profiles() {
     assert_eq!(saved, captured);
 }
 
+mod faults;
 mod generic;
 mod generic_pypi;
 mod real;
