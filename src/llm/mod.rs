@@ -349,6 +349,7 @@ impl Client {
 
     /// `text` with every configured secret value replaced by `[redacted]`: what the agent
     /// runner applies to a transcript before writing it.
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) fn redact<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
         self.secrets.redact(text)
     }
