@@ -149,7 +149,7 @@ impl RunDir {
 
     /// Appends one trial's record to this process's record file (`records-<pid>-<start>.jsonl`, one
     /// line per trial, each written with a single `write`), and points `latest` at this run
-    /// the first time. Returns the record file.
+    /// once its first record is written. Returns the record file.
     pub fn write(&self, record: &TrialRecord) -> Result<PathBuf, RunDirError> {
         let mut line = serde_json::to_string(record).map_err(|e| RunDirError::Io {
             path: self.path.clone(),
@@ -158,7 +158,8 @@ impl RunDir {
         line.push('\n');
         let mut files = FILES.lock().unwrap_or_else(|p| p.into_inner());
         let files = files.get_or_insert_with(HashMap::new);
-        if !files.contains_key(&self.path) {
+        let first = !files.contains_key(&self.path);
+        if first {
             std::fs::create_dir_all(&self.path).map_err(io_err(&self.path))?;
             let file = self.path.join(format!(
                 "records-{}-{}.jsonl",
@@ -170,11 +171,6 @@ impl RunDir {
                 .append(true)
                 .open(&file)
                 .map_err(io_err(&file))?;
-            if let Some(parent) = self.path.parent() {
-                let latest = parent.join("latest");
-                crate::source::write_atomically(&latest, self.id.as_bytes())
-                    .map_err(io_err(&latest))?;
-            }
             files.insert(self.path.clone(), (file, handle));
         }
         let (file, handle) = files.get_mut(&self.path).expect("inserted above");
@@ -182,6 +178,12 @@ impl RunDir {
             // A record is lost: this process's file must not claim to be complete.
             WRITE_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
             return Err(io_err(file)(e));
+        }
+        // `latest` names the run once it holds a record, so `report` never finds it empty.
+        if first && let Some(parent) = self.path.parent() {
+            let latest = parent.join("latest");
+            crate::source::write_atomically(&latest, self.id.as_bytes())
+                .map_err(io_err(&latest))?;
         }
         Ok(file.clone())
     }
