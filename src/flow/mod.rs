@@ -79,15 +79,13 @@ impl Flow {
             os.iter()
                 .any(|o| matches!(o, Origin::Call(c) if *c < index))
         });
-        artifact || {
-            let mut before = Ground::default();
-            for (o, s) in &self.ground.sources {
-                if matches!(o, Origin::Call(c) if *c < index) && !s.arguments {
-                    before.push(*o, s.clone());
-                }
-            }
-            before.origin_of(value).is_some()
-        }
+        artifact
+            || self
+                .ground
+                .origin_among(value, |o, s| {
+                    matches!(o, Origin::Call(c) if *c < index) && !s.arguments
+                })
+                .is_some()
     }
 
     /// Whether `value` existed when call `index` (in turn `turn`) ran: a prompt up to that turn
@@ -119,7 +117,7 @@ pub fn analyze(
         .iter()
         .map(|o| o.map(Source::of_output).unwrap_or_default())
         .collect();
-    let inferred = scenario.map(inferred_references).unwrap_or_default();
+    let inferred = scenario.map(inferred_references);
 
     let mut flow = Flow::default();
     for a in scenario.into_iter().flat_map(|s| &s.artifacts) {
@@ -160,7 +158,7 @@ pub fn analyze(
             cf.failed = true;
             cf.refused = true;
         }
-        for (pointer, value) in references(linter, call, inferred.get(call.tool.as_str())) {
+        for (pointer, value) in references(linter, call, inferred.and_then(|m| m.get(&call.tool))) {
             let norm = normalize(&value);
             let origin = flow.artifacts.get(&norm).and_then(|os| {
                 os.iter()
@@ -403,12 +401,13 @@ impl Ground {
     /// `/data` the user named: path join with one separator, trailing slashes trimmed; a URL
     /// joined with an id alike).
     pub(crate) fn origin_of(&self, value: &str) -> Option<Origin> {
-        let direct = |v: &str| {
-            self.sources
-                .iter()
-                .find(|(_, s)| s.gives(v))
-                .map(|(o, _)| *o)
-        };
+        self.origin_among(value, |_, _| true)
+    }
+
+    /// [`Ground::origin_of`] among the sources `keep` accepts.
+    fn origin_among(&self, value: &str, keep: impl Fn(&Origin, &Source) -> bool) -> Option<Origin> {
+        let sources = || self.sources.iter().filter(|(o, s)| keep(o, s));
+        let direct = |v: &str| sources().find(|(_, s)| s.gives(v)).map(|(o, _)| *o);
         if let Some(o) = direct(value).or_else(|| {
             let trimmed = value.trim_end_matches('/');
             (trimmed != value && !trimmed.is_empty())
@@ -418,7 +417,7 @@ impl Ground {
             return Some(o);
         }
         composed(value).find_map(|(dir, name)| {
-            let (o, _) = self.sources.iter().find(|(_, s)| s.lists(name))?;
+            let (o, _) = sources().find(|(_, s)| s.lists(name))?;
             direct(dir).map(|_| *o)
         })
     }
@@ -439,7 +438,12 @@ impl Ground {
 /// directory the prompt gives) and the prompts so far do not give, and no step of the tool has
 /// a value there the prompt gives or a policy that lets it vary. Array indices become `*`, so
 /// every item of the agent's array is checked.
-pub(crate) fn inferred_references(sc: &Scenario) -> HashMap<&str, Vec<String>> {
+/// Worked out once per scenario and kept with it: every transcript of the scenario asks.
+pub(crate) fn inferred_references(sc: &Scenario) -> &HashMap<String, Vec<String>> {
+    sc.inferred_references.get_or_init(|| infer_references(sc))
+}
+
+fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
     let outputs_anything = sc
         .turns
         .iter()
@@ -478,10 +482,10 @@ pub(crate) fn inferred_references(sc: &Scenario) -> HashMap<&str, Vec<String>> {
             }
         }
     }
-    let mut out: HashMap<&str, Vec<String>> = HashMap::new();
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
     for ((tool, pattern), all) in votes {
         if all {
-            out.entry(tool).or_default().push(pattern);
+            out.entry(tool.to_owned()).or_default().push(pattern);
         }
     }
     out
@@ -548,23 +552,28 @@ pub(crate) fn generalize(pointer: &str) -> String {
         .join("/")
 }
 
-/// Every value of `args` at a pointer pattern (`*` for every array item), of any kind.
-pub(crate) fn values_at_any<'v>(args: &'v Value, pattern: &str) -> Vec<&'v Value> {
-    fn go<'v>(v: &'v Value, segs: &[&str], out: &mut Vec<&'v Value>) {
+/// Every value of `args` at a pointer pattern (`*` for every array item), of any kind, each
+/// with its concrete pointer.
+pub(crate) fn values_at_any<'v>(args: &'v Value, pattern: &str) -> Vec<(String, &'v Value)> {
+    fn go<'v>(v: &'v Value, segs: &[&str], at: String, out: &mut Vec<(String, &'v Value)>) {
         let Some((first, rest)) = segs.split_first() else {
-            out.push(v);
+            out.push((at, v));
             return;
         };
         match (v, *first) {
-            (Value::Array(items), "*") => items.iter().for_each(|i| go(i, rest, out)),
+            (Value::Array(items), "*") => {
+                for (i, item) in items.iter().enumerate() {
+                    go(item, rest, format!("{at}/{i}"), out);
+                }
+            }
             (Value::Array(items), seg) => {
                 if let Some(item) = seg.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                    go(item, rest, out);
+                    go(item, rest, format!("{at}/{seg}"), out);
                 }
             }
             (Value::Object(m), seg) => {
                 if let Some(item) = m.get(&seg.replace("~1", "/").replace("~0", "~")) {
-                    go(item, rest, out);
+                    go(item, rest, format!("{at}/{seg}"), out);
                 }
             }
             _ => {}
@@ -572,7 +581,7 @@ pub(crate) fn values_at_any<'v>(args: &'v Value, pattern: &str) -> Vec<&'v Value
     }
     let segs: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
     let mut out = Vec::new();
-    go(args, &segs, &mut out);
+    go(args, &segs, String::new(), &mut out);
     out
 }
 
@@ -599,48 +608,28 @@ pub(crate) fn pointers_of(v: &Value, at: String, out: &mut Vec<String>) {
     }
 }
 
-/// The values of `args` at a pointer pattern (`*` for every array item), each with its concrete
-/// pointer: strings, integers, and an array's strings when the pattern ends at the array.
-pub(crate) fn values_at(args: &Value, pattern: &str) -> Vec<(String, String)> {
-    fn go(v: &Value, segs: &[&str], at: String, out: &mut Vec<(String, String)>) {
-        let Some((first, rest)) = segs.split_first() else {
-            match v {
-                Value::String(s) => out.push((at, s.clone())),
-                Value::Number(n) if n.is_u64() || n.is_i64() => out.push((at, n.to_string())),
-                Value::Array(items) => {
-                    for (i, item) in items.iter().enumerate() {
-                        if let Value::String(s) = item {
-                            out.push((format!("{at}/{i}"), s.clone()));
-                        }
-                    }
-                }
-                _ => {}
-            }
-            return;
-        };
-        match (v, *first) {
-            (Value::Array(items), "*") => {
+/// The references of `args` at a pointer pattern, each with its concrete pointer: strings,
+/// and an array's strings when the pattern ends at the array; integers too when `ids`.
+fn references_at(args: &Value, pattern: &str, ids: bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (at, v) in values_at_any(args, pattern) {
+        match v {
+            Value::String(s) => out.push((at, s.clone())),
+            Value::Number(n) if ids && (n.is_u64() || n.is_i64()) => out.push((at, n.to_string())),
+            Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    go(item, rest, format!("{at}/{i}"), out);
-                }
-            }
-            (Value::Array(items), seg) => {
-                if let Some(item) = seg.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                    go(item, rest, format!("{at}/{seg}"), out);
-                }
-            }
-            (Value::Object(m), seg) => {
-                let key = seg.replace("~1", "/").replace("~0", "~");
-                if let Some(item) = m.get(&key) {
-                    go(item, rest, format!("{at}/{seg}"), out);
+                    match item {
+                        Value::String(s) => out.push((format!("{at}/{i}"), s.clone())),
+                        Value::Number(n) if ids && (n.is_u64() || n.is_i64()) => {
+                            out.push((format!("{at}/{i}"), n.to_string()))
+                        }
+                        _ => {}
+                    }
                 }
             }
             _ => {}
         }
     }
-    let segs: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
-    let mut out = Vec::new();
-    go(args, &segs, String::new(), &mut out);
     out
 }
 
@@ -874,24 +863,14 @@ fn references(
     patterns.extend(inferred.into_iter().flatten().cloned());
     let mut out: Vec<(String, String)> = Vec::new();
     for (n, p) in patterns.iter().enumerate() {
-        for (pointer, value) in values_at(&call.arguments, p) {
-            // Declared inputs are strings (URIs, paths); inferred positions take ids too.
-            let number =
-                !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit() || b == b'-');
-            let is_string = call_value_is_string(&call.arguments, &pointer);
-            if !is_string && (n < declared || !number) {
-                continue;
-            }
+        // Declared inputs are strings (URIs, paths); inferred positions take ids too.
+        for (pointer, value) in references_at(&call.arguments, p, n >= declared) {
             if !out.iter().any(|(q, _)| *q == pointer) {
                 out.push((pointer, value));
             }
         }
     }
     out
-}
-
-fn call_value_is_string(args: &Value, pointer: &str) -> bool {
-    args.pointer(pointer).is_some_and(Value::is_string)
 }
 
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are

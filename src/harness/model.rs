@@ -354,6 +354,10 @@ pub struct Scenario {
     pub pass: Option<f64>,
     /// Where the scenario's mapping starts in the harness file.
     pub location: Location,
+    /// The flow engine's reference positions inferred from this workflow, per tool: worked
+    /// out once (`flow::inferred_references`), read by every transcript of the scenario.
+    pub(crate) inferred_references:
+        std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>>,
 }
 
 /// Gates a suite applies: a transcript passes at TC ≥ `pass`; the discrimination gate needs
@@ -548,6 +552,7 @@ impl Harness {
                 turns,
                 pass,
                 location,
+                inferred_references: std::sync::OnceLock::new(),
             });
         }
         Ok(Harness {
