@@ -200,6 +200,13 @@ fn bless_oracle(
             )));
         };
         let shape = CallShape::of(&after[start..end]);
+        let items = items_of(&after[start..end], indent);
+        // An item's own text, when the workflow is plain steps, one item each.
+        let verbatim = |i: usize| {
+            (items.len() == oracle.workflow.len()
+                && oracle.workflow.iter().all(|o| o.branch.is_none()))
+            .then(|| items[i])
+        };
         let mut used = vec![false; oracle.workflow.len()];
         let mut text = String::new();
         for call in &turn.calls {
@@ -210,9 +217,17 @@ fn bless_oracle(
                 .find(|(i, o)| !used[*i] && o.call.tool == call.tool)
                 .map(|(i, o)| {
                     used[i] = true;
-                    o
+                    (i, o)
                 });
-            let step = render_step(call, old, shape, indent)
+            // A step the call leaves as it is keeps its text: flow style, key order, comments.
+            if let Some((i, o)) = old
+                && unchanged_by(o, call)
+                && let Some(item) = verbatim(i)
+            {
+                text.push_str(item);
+                continue;
+            }
+            let step = render_step(call, old.map(|(_, o)| o), shape, indent)
                 .map_err(|e| SourceError::caused_by(harness, e))?;
             text.push_str(&step);
         }
@@ -319,6 +334,33 @@ fn block_of(text: &str, workflow: &[OracleCall]) -> Option<(usize, usize, usize)
         }
     }
     Some((start, content_end, dash))
+}
+
+/// Whether blessing `call` in `old`'s place would render the same step: the same tool and
+/// arguments, and no recorded output to become a mock where the step has none.
+fn unchanged_by(old: &OracleCall, call: &Call) -> bool {
+    old.call.tool == call.tool
+        && old.call.args() == call.args()
+        && (old.mock_output.is_some() || call.output.is_none())
+}
+
+/// The text of each item of a block sequence whose dashes are at column `dash` (0-based): from
+/// its dash line to the next item's, the last one to the end of `block`.
+fn items_of(block: &str, dash: usize) -> Vec<&str> {
+    let mut starts = Vec::new();
+    let mut off = 0;
+    for l in block.split_inclusive('\n') {
+        if l.get(dash..dash + 2) == Some("- ") && l[..dash].trim().is_empty() {
+            starts.push(off);
+        }
+        off += l.len();
+    }
+    let ends = starts.iter().skip(1).copied().chain([block.len()]);
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&a, b)| &block[a..b])
+        .collect()
 }
 
 /// One workflow item as block YAML at `indent`: the old step's explanation, policies (of the

@@ -1,5 +1,6 @@
 //! The `agent-seer` command: parse, run, map the outcome to an exit code
-//! (0 clean, 1 findings or failed trials, 2 usage or input error).
+//! (0 clean, 1 findings or failed trials, 2 usage or input error, 3 a provider or server
+//! failed).
 
 mod cli;
 

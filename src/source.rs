@@ -423,11 +423,14 @@ pub fn file_name(name: &str) -> Result<&str, BadName> {
 /// Writes `bytes` to `path` through a temporary file in the same directory (named uniquely per
 /// process and call, so threads and processes writing at once never share one), synced, then
 /// renamed over the target: a reader sees the old file or the new one, never half of one.
-/// Creates the directory.
+/// Creates the directory. A `path` that is a symbolic link stays one: the file it points at is
+/// the one replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
+    let target = link_target(path)?;
+    let path = target.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -449,6 +452,29 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Where `path` leads when it is a symbolic link (followed to the end of a chain, the last
+/// target possibly not existing yet); `None` when it is no link.
+fn link_target(path: &Path) -> std::io::Result<Option<PathBuf>> {
+    let mut current = path.to_path_buf();
+    // The kernel's own bound on a chain of links (Linux: 40).
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok((current != path).then_some(current)),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
 }
 
 #[cfg(test)]

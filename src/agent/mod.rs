@@ -42,7 +42,9 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// A chat call failed after its retries.
-    #[error("scenario `{scenario}`: the agent's API failed: {source}")]
+    // The cause is the source, not part of this message: a report of the chain (`{:#}`)
+    // would say it twice.
+    #[error("scenario `{scenario}`: the agent's API failed")]
     Llm {
         /// The scenario's id.
         scenario: String,

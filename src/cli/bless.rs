@@ -18,7 +18,7 @@ pub struct Args {
     /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
     #[arg(long)]
     root: Option<PathBuf>,
-    /// Show the diffs without writing anything.
+    /// Show the diffs without writing anything; exit 1 when there are any (a CI check).
     #[arg(long)]
     dry_run: bool,
 }
@@ -85,7 +85,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             .filter(|r| r.kind == TrialKind::Transcript && r.status != Status::Failed)
             .count()
     )?;
-    Ok(if refused == 0 {
+    // A dry run with changes pending is a finding (a CI check that the suite is blessed).
+    Ok(if refused == 0 && !(args.dry_run && blessed > 0) {
         Outcome::Clean
     } else {
         Outcome::Findings

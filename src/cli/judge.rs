@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::{Layout, Transcript, discover};
 use agent_seer::judge::{self, Job, Judged, Mode, agreement};
-use agent_seer::llm::{Client, LlmConfig};
+use agent_seer::llm::{Client, LlmConfig, LlmError};
 use serde_json::json;
 
 use super::{Format, Outcome};
@@ -158,14 +158,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         jobs.into_iter().map(|(_, j)| j).collect(),
         mode,
     ));
-    let mut failed = false;
+    let mut failed = None;
     let mut rows = Vec::new();
     for ((name, oracle), r) in names.iter().zip(&oracle).zip(results) {
         match r {
             Ok(j) => rows.push(json!({"trial": name, "judge_tc": j.score.tc, "oracle_tc": oracle, "coherence": j.coherence,
                 "failures": j.verdict.failures, "rationale": j.verdict.rationale, "score": j.score})),
             Err(e) => {
-                failed = true;
+                failed = failed.or(Some(super::failure_code(&e)));
                 rows.push(json!({"trial": name, "error": e.to_string()}));
             }
         }
@@ -219,11 +219,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             }
         }
     }
-    Ok(if failed {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    // The judge's scores are reported, not gated here: only a judgement that could not be
+    // made changes the exit code.
+    Ok(failed.map_or(Outcome::Clean, Outcome::Failed))
 }
 
 /// Reads one dimension of a judged transcript (`None` when not applicable).
@@ -236,15 +234,51 @@ pub fn agreement(args: AgreementArgs, out: &mut dyn Write) -> anyhow::Result<Out
     let first = client(&args.judge, &layout)?;
     let second = client(&args.second_judge, &layout)?;
     let plain: Vec<Job> = jobs.into_iter().map(|(_, j)| j).collect();
+    let total = plain.len();
     let a = rt.block_on(judge::judge_many(&first, plain.clone(), mode));
     let b = rt.block_on(judge::judge_many(&second, plain, mode));
+    // Each judge's failed judgements: how many, and the first one's error.
+    let mut failures: Vec<(&str, usize, Option<LlmError>)> = Vec::new();
+    for (spec, results) in [(&args.judge, &a), (&args.second_judge, &b)] {
+        let mut errors = results.iter().filter_map(|r| r.as_ref().err());
+        let first_error = errors.next().cloned();
+        let n = usize::from(first_error.is_some()) + errors.count();
+        failures.push((spec, n, first_error));
+    }
+    let failed: Vec<(String, String)> = failures
+        .iter()
+        .filter(|(_, n, _)| *n > 0)
+        .map(|(spec, n, e)| {
+            let e = e.as_ref().map(ToString::to_string).unwrap_or_default();
+            (format!("{n} of {total} judgements by {spec} failed"), e)
+        })
+        .collect();
+    let first_error = failures.iter().find_map(|(_, _, e)| e.clone());
     let pairs: Vec<(Judged, Judged)> = a
         .into_iter()
         .zip(b)
         .filter_map(|(x, y)| Some((x.ok()?, y.ok()?)))
         .collect();
     if pairs.len() < 2 {
-        anyhow::bail!("fewer than two transcripts were judged by both judges");
+        let why = format!(
+            "fewer than two transcripts were judged by both judges ({} of {total})",
+            pairs.len()
+        );
+        return Err(match first_error {
+            // The judges' own error stays in the chain, so the exit code names its kind.
+            Some(e) => {
+                let counts: Vec<&str> = failed.iter().map(|(c, _)| c.as_str()).collect();
+                anyhow::Error::new(e)
+                    .context(format!("{why}: {}; the first error", counts.join(", ")))
+            }
+            None => anyhow::anyhow!(why),
+        });
+    }
+    for (count, first) in &failed {
+        eprintln!(
+            "warning: {count} (the first with: {first}); the agreement is over the {} transcripts both judged",
+            pairs.len()
+        );
     }
     let dims: [(&str, Dimension); 5] = [
         ("tc", |j| Some(j.score.tc)),
@@ -310,5 +344,5 @@ pub fn agreement(args: AgreementArgs, out: &mut dyn Write) -> anyhow::Result<Out
             }
         }
     }
-    Ok(Outcome::Clean)
+    Ok(first_error.map_or(Outcome::Clean, |e| Outcome::Failed(super::failure_code(&e))))
 }

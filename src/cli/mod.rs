@@ -2,8 +2,9 @@
 //!
 //! Nothing past this module sees clap types (ripgrep's low/high args split): each verb's
 //! `run` takes its parsed arguments, checks them, and calls the library. Output goes to the
-//! writers it is given, so tests can capture it. Exit codes: 0 clean, 1 findings or failed
-//! trials, 2 usage or input error (clap's own usage errors exit 2 as well).
+//! writers it is given, so tests can capture it. Every verb exits with the same contract
+//! ([`exit`]): 0 clean, 1 findings or failed trials, 2 bad input or usage (clap's own usage
+//! errors exit 2 as well), 3 an LLM provider or MCP server failed.
 
 mod bless;
 mod check;
@@ -101,10 +102,31 @@ pub enum Format {
     Json,
 }
 
+/// The exit codes, one contract for every verb.
+pub mod exit {
+    /// Nothing to report: every call, trial or transcript is clean.
+    pub const CLEAN: u8 = 0;
+    /// The verb did its work and found something: findings, failed trials, a spec that
+    /// changed, changes `bless --dry-run` would make, a capture with a schema that does not
+    /// compile.
+    pub const FINDINGS: u8 = 1;
+    /// The verb could not start or finish on what it was given: a usage error, a file that
+    /// does not load, a missing key, a replay-mode cache miss.
+    pub const INPUT: u8 = 2;
+    /// An LLM provider or an MCP server failed (an HTTP error after the retries, a timeout, a
+    /// refusal, answers that are never the requested shape; a server that does not start,
+    /// exits or breaks the protocol): worth running again, not a verdict on the agent.
+    pub const UNAVAILABLE: u8 = 3;
+}
+
 /// What a verb concluded, before it becomes an exit code.
 pub enum Outcome {
     Clean,
     Findings,
+    /// The verb printed what it could, but part of its work failed; the code is [`exit::INPUT`]
+    /// or [`exit::UNAVAILABLE`] as [`failure_code`] decides for the first error (the output
+    /// names each).
+    Failed(u8),
 }
 
 pub fn main() -> ExitCode {
@@ -113,13 +135,45 @@ pub fn main() -> ExitCode {
     let mut out = anstream::stdout().lock();
     let mut err = std::io::stderr().lock();
     match run(cli, &mut out) {
-        Ok(Outcome::Clean) => ExitCode::SUCCESS,
-        Ok(Outcome::Findings) => ExitCode::from(1),
+        Ok(Outcome::Clean) => ExitCode::from(exit::CLEAN),
+        Ok(Outcome::Findings) => ExitCode::from(exit::FINDINGS),
+        Ok(Outcome::Failed(code)) => ExitCode::from(code),
+        // Its reader went away (`agent-seer lint … | head`): end quietly, as a Unix filter
+        // does (ripgrep's rule), rather than report the broken pipe.
+        Err(e) if broken_pipe(&e) => ExitCode::from(exit::CLEAN),
         Err(e) => {
             let _ = writeln!(err, "{}", render_error(&e));
-            ExitCode::from(2)
+            ExitCode::from(failure_code(e.as_ref()))
         }
     }
+}
+
+/// Whether `e` comes from writing into a pipe whose reader has gone.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The exit code for a verb that failed with `e`: [`exit::UNAVAILABLE`] when a provider or a
+/// server is the cause (anywhere in the error's chain), [`exit::INPUT`] otherwise.
+pub fn failure_code(e: &(dyn std::error::Error + 'static)) -> u8 {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(llm) = c.downcast_ref::<agent_seer::llm::LlmError>() {
+            return if llm.is_provider_failure() {
+                exit::UNAVAILABLE
+            } else {
+                exit::INPUT
+            };
+        }
+        if c.is::<agent_seer::mcp::McpError>() {
+            return exit::UNAVAILABLE;
+        }
+        cause = c.source();
+    }
+    exit::INPUT
 }
 
 fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {

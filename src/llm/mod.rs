@@ -107,8 +107,7 @@ pub enum LlmError {
     Timeout {
         /// The provider's name.
         provider: &'static str,
-        /// The request timeout ([`LlmConfig::timeout`]); zero from [`Client::chat`], which
-        /// does not pass it down.
+        /// The request timeout ([`LlmConfig::timeout`]).
         timeout: Duration,
     },
     /// The request or its response did not get through: connection refused or reset, DNS,
@@ -168,6 +167,17 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Whether the provider failed (an HTTP error, a timeout, a dropped connection, a refusal,
+    /// an answer that is not the wire format or not the schema's shape), as opposed to the
+    /// setup or the local cache being wrong (a missing key, a replay miss, an unreadable cache
+    /// file). The command line gives the two different exit codes (3 and 2).
+    pub fn is_provider_failure(&self) -> bool {
+        !matches!(
+            self,
+            LlmError::Config(_) | LlmError::CacheMiss { .. } | LlmError::Cache { .. }
+        )
+    }
+
     /// 429, 5xx, timeouts and connection errors are worth another try.
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
@@ -554,6 +564,7 @@ impl Client {
                     &self.config.model,
                     messages,
                     tools,
+                    self.config.timeout,
                     &self.secrets,
                 )
             })

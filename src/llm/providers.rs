@@ -436,6 +436,7 @@ impl Provider {
         model: &str,
         messages: &[super::ChatMessage],
         tools: &[super::ToolDecl],
+        timeout: Duration,
         secrets: &Secrets,
     ) -> Result<super::ChatTurn, LlmError> {
         let name = self.name();
@@ -446,9 +447,7 @@ impl Provider {
                 return Err(LlmError::Config("the live agent runner speaks OpenAI-compatible and Gemini APIs; Anthropic is a judge provider only".into()));
             }
         };
-        let v = self
-            .post(http, model, &body, Duration::ZERO, secrets)
-            .await?;
+        let v = self.post(http, model, &body, timeout, secrets).await?;
         let n = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
         match self {
             Provider::OpenAi { .. } => {

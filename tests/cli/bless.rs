@@ -26,8 +26,9 @@ fn bless_rewrites_the_oracle_and_the_trial_then_passes() {
     let before = run_in(dir.path(), &["check", "--quiet"], None);
     assert_eq!(before.status.code(), Some(1), "{}", stdout(&before));
 
+    // A dry run with a change pending exits 1: a CI check that the suite is blessed.
     let dry = run_in(dir.path(), &["bless", "--dry-run"], None);
-    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
     let harness = dir.path().join("harnesses/tiny.yaml");
     assert_eq!(
         std::fs::read_to_string(&harness).unwrap(),
@@ -54,6 +55,85 @@ fn bless_rewrites_the_oracle_and_the_trial_then_passes() {
         stdout(&noop).contains("blessed 0 trial(s)"),
         "{}",
         stdout(&noop)
+    );
+    let dry = run_in(dir.path(), &["bless", "--dry-run"], None);
+    assert_eq!(
+        dry.status.code(),
+        Some(0),
+        "nothing pending: {}",
+        stdout(&dry)
+    );
+}
+
+/// Two steps, the first in its own key order and flow style, with a comment: blessing a
+/// transcript that changes only the second leaves the first byte for byte (issue 18, item 15).
+const TWO_STEPS: &str = "tools: [tiny.tools.json]\ncapabilities: [../capabilities/tiny.yaml]\nthresholds: {pass: 0.99, min_gap: 0.3}\nscenarios:\n  - id: two\n    turns:\n      - prompt: paint a cat, then a dog\n        workflow:\n          - arguments: { prompt: a cat,   model: m1 }   # spacing kept\n            tool: paint\n\n          - tool: paint\n            arguments: {prompt: a dog, model: m1}\n            match: {prompt: exact}\n";
+
+#[test]
+fn bless_keeps_the_steps_it_does_not_change() {
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", TINY_CAPS),
+        ("harnesses/tiny.yaml", TWO_STEPS),
+        (
+            "transcripts/tiny/wolf.yaml",
+            "scenario: two\ncalls:\n  - tool: paint\n    arguments: {prompt: a cat, model: m1}\n  - tool: paint\n    arguments: {prompt: a wolf, model: m1}\n",
+        ),
+    ]);
+    let o = run_in(dir.path(), &["bless"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let after = std::fs::read_to_string(dir.path().join("harnesses/tiny.yaml")).unwrap();
+    assert!(after.contains("          - arguments: { prompt: a cat,   model: m1 }   # spacing kept\n            tool: paint\n\n"), "{after}");
+    insta::assert_snapshot!(after, @r"
+    tools: [tiny.tools.json]
+    capabilities: [../capabilities/tiny.yaml]
+    thresholds: {pass: 0.99, min_gap: 0.3}
+    scenarios:
+      - id: two
+        turns:
+          - prompt: paint a cat, then a dog
+            workflow:
+              - arguments: { prompt: a cat,   model: m1 }   # spacing kept
+                tool: paint
+
+              - tool: paint
+                arguments:
+                  model: m1
+                  prompt: a wolf
+                match:
+                  prompt: exact
+    ");
+}
+
+/// A harness kept as a symbolic link stays one: the file it points at is rewritten.
+#[cfg(unix)]
+#[test]
+fn bless_writes_through_a_symlinked_harness() {
+    let dir = tiny_project(&[(
+        "transcripts/tiny/dog.yaml",
+        "scenario: square\nexpect: pass\ncalls:\n  - tool: paint\n    arguments: {prompt: a dog, model: m1, ratio: \"1:1\"}\n",
+    )]);
+    let harness = dir.path().join("harnesses/tiny.yaml");
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::rename(&harness, shared.join("tiny.yaml")).unwrap();
+    std::os::unix::fs::symlink("../shared/tiny.yaml", &harness).unwrap();
+    let o = run_in(dir.path(), &["bless"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(&harness)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the harness is no longer a link"
+    );
+    let target = std::fs::read_to_string(shared.join("tiny.yaml")).unwrap();
+    assert!(target.contains("prompt: a dog"), "{target}");
+    assert_eq!(
+        run_in(dir.path(), &["check", "--quiet"], None)
+            .status
+            .code(),
+        Some(0)
     );
 }
 

@@ -52,7 +52,7 @@ fn replay_miss_is_a_clear_error() {
         ],
         &[("AGENT_SEER_LLM", "replay")],
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a replay miss is an input error");
     assert!(
         stdout(&o).contains("replay mode: no cached answer for key"),
         "{}",

@@ -122,3 +122,43 @@ fn malformed_spec_json() {
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("lint_malformed_spec", stderr(&o));
 }
+
+/// `agent-seer lint … | head -1`: when the reader goes away the process ends quietly, as a
+/// Unix filter does, instead of printing "Broken pipe" (issue 18, item 13).
+#[test]
+fn a_closed_pipe_ends_lint_quietly() {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args([
+            "lint",
+            "--spec",
+            "harnesses/veo.tools.json",
+            "--caps",
+            "capabilities/mcp-veo-go.yaml",
+            "-",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // Far more output than a pipe buffers, so lint is still writing when the reader goes.
+        for _ in 0..20_000 {
+            if stdin.write_all(CALLS.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("<stdin>:1"), "{first}");
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(stderr(&o), "");
+    assert_eq!(o.status.code(), Some(0));
+}

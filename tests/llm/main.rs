@@ -103,6 +103,7 @@ fn openai_body(content: &str) -> Value {
 
 mod agent;
 mod cache;
+mod exit_codes;
 mod faults;
 mod generate;
 mod local;

@@ -221,3 +221,22 @@ fn inspect_flags_a_schema_that_does_not_compile() {
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(saved.as_array().unwrap().len(), 2);
 }
+
+/// A server that exits before it answers is a server failure: exit 3, the code every verb
+/// gives when a provider or a server fails (issue 18, item 12), not an input error.
+#[test]
+fn a_server_that_dies_is_exit_3() {
+    let o = Command::new(bin())
+        .args([
+            "inspect",
+            "--",
+            "python3",
+            "-c",
+            "import sys; print('no tools today', file=sys.stderr); sys.exit(4)",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("no tools today"), "{stderr}");
+}
