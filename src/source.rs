@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+pub mod json;
+
 /// A place in a user's file: 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Location {
@@ -123,6 +125,56 @@ impl SourceFile {
             self.error(message)
         } else {
             self.error_at(err.line() as u32, err.column().max(1) as u32, message)
+        }
+    }
+
+    /// Parses the file as one JSON document, strictly: a byte-order mark and a key repeated
+    /// within an object are errors naming their place (JSON readers disagree on which of two
+    /// keys counts; serde_json keeps the last one silently), as is any syntax error.
+    pub fn parse_json(&self) -> Result<serde_json::Value, SourceError> {
+        if self.text.starts_with('\u{feff}') {
+            return Err(self.error_at(
+                1,
+                1,
+                "the file starts with a byte-order mark (U+FEFF), which JSON does not allow; \
+                 save it as UTF-8 without one",
+            ));
+        }
+        let value = serde_json::from_str(&self.text).map_err(|e| self.json_error(&e))?;
+        self.check_json_keys()?;
+        Ok(value)
+    }
+
+    /// The first key repeated within one object, as an error at the repeat.
+    pub fn check_json_keys(&self) -> Result<(), SourceError> {
+        match json::duplicate_keys(&self.text).first() {
+            None => Ok(()),
+            Some(d) => {
+                let (l1, c1) = json::line_column(&self.text, d.first);
+                let (l2, c2) = json::line_column(&self.text, d.second);
+                let key = d.pointer.rsplit('/').next().unwrap_or_default();
+                let key = key.replace("~1", "/").replace("~0", "~");
+                Err(self.error_at(
+                    l2,
+                    c2,
+                    format!(
+                        "duplicate key `{key}` (first at {l1}:{c1}); JSON readers disagree on \
+                         which one counts, so keep one"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// An error at the member or element a JSON pointer names (at its key, when it is an
+    /// object member), or about the whole file when the text has no such place.
+    pub fn error_at_pointer(&self, pointer: &str, message: impl Into<String>) -> SourceError {
+        match json::locate(&self.text, pointer) {
+            Some(place) => {
+                let (line, column) = json::line_column(&self.text, place.start());
+                self.error_at(line, column, message)
+            }
+            None => self.error(message),
         }
     }
 }

@@ -50,8 +50,10 @@ impl Suite {
             matrix.check_against(&tools)?;
             caps.push(matrix);
         }
-        let linter = Linter::new(&tools, caps)
-            .map_err(|e| harness.source.error(e.to_string()).with_cause(e))?;
+        let linter = Linter::new(&tools, caps).map_err(|e| {
+            e.in_file(&tools)
+                .unwrap_or_else(|| harness.source.error(e.to_string()).with_cause(e))
+        })?;
         let fast = FastPath::new(&harness, &linter);
         let mut index = HashMap::with_capacity(harness.scenarios.len());
         for (i, sc) in harness.scenarios.iter().enumerate() {

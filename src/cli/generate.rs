@@ -62,7 +62,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         args.spec.caps_paths(),
         args.force,
     )?;
-    let linter = Linter::new(&spec, caps.clone())?;
+    let linter = Linter::new(&spec, caps.clone()).map_err(|e| match e.in_file(&spec) {
+        Some(located) => anyhow::Error::from(located),
+        None => e.into(),
+    })?;
     let seeds = match &args.seed_outputs {
         Some(p) => {
             let file = agent_seer::source::SourceFile::read(p)?;

@@ -37,7 +37,10 @@ struct LineResult<'a> {
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let (spec, caps) = args.spec.load()?;
-    let linter = Linter::new(&spec, caps)?;
+    let linter = Linter::new(&spec, caps).map_err(|e| match e.in_file(&spec) {
+        Some(located) => anyhow::Error::from(located),
+        None => e.into(),
+    })?;
     let (name, reader): (String, Box<dyn BufRead>) = if args.calls.as_os_str() == "-" {
         ("<stdin>".into(), Box::new(std::io::stdin().lock()))
     } else {

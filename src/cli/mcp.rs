@@ -110,7 +110,7 @@ fn uncompilable(tools: &[serde_json::Value]) -> Vec<(String, String)> {
         .filter_map(|tool| {
             let one = ToolSet::from_json(&serde_json::Value::Array(vec![tool.clone()])).ok()?;
             match Linter::new(&one, Vec::new()) {
-                Err(LintError::InvalidSchema { tool, message }) => Some((tool, message)),
+                Err(LintError::InvalidSchema { tool, message, .. }) => Some((tool, message)),
                 _ => None,
             }
         })

@@ -35,6 +35,10 @@ pub enum LintError {
         tool: String,
         /// What the schema compiler said.
         message: String,
+        /// The JSON pointer, inside the input schema, of the keyword at fault (`""` when the
+        /// compiler names none); [`ToolSet::schema_error`](crate::spec::ToolSet::schema_error)
+        /// turns it into a place in the spec file.
+        pointer: String,
     },
     /// Two matrices describe one tool.
     DuplicateCapabilities {
@@ -47,10 +51,25 @@ pub enum LintError {
     },
 }
 
+impl LintError {
+    /// The error at its place in the spec file `tools` was read from (a schema that does not
+    /// compile, at the keyword at fault), when it has one; the place names the file.
+    pub fn in_file(&self, tools: &ToolSet) -> Option<crate::source::SourceError> {
+        match self {
+            LintError::InvalidSchema {
+                tool,
+                message,
+                pointer,
+            } => tools.schema_error(tool, pointer, message),
+            LintError::DuplicateCapabilities { .. } => None,
+        }
+    }
+}
+
 impl std::fmt::Display for LintError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LintError::InvalidSchema { tool, message } => {
+            LintError::InvalidSchema { tool, message, .. } => {
                 write!(f, "tool `{tool}` has an invalid input schema: {message}")
             }
             LintError::DuplicateCapabilities {

@@ -34,11 +34,22 @@ impl CompiledTool {
             .map_err(|e| LintError::InvalidSchema {
                 tool: spec.name.clone(),
                 message: e.to_string(),
+                pointer: match e.instance_path().as_str() {
+                    // A reference that does not resolve has no instance path: find it.
+                    "" => unresolved_ref(schema, schema, &mut String::new()).unwrap_or_default(),
+                    p => p.to_owned(),
+                },
             })?;
         if let Some(cycle) = super::cycle::in_place_cycle(schema) {
             return Err(LintError::InvalidSchema {
                 tool: spec.name.clone(),
                 message: cycle_message(&cycle),
+                // The first `$ref` of the cycle, written as a pointer into the schema.
+                pointer: cycle
+                    .first()
+                    .and_then(|r| r.strip_prefix('#'))
+                    .unwrap_or_default()
+                    .to_owned(),
             });
         }
         let open = match schema.get("additionalProperties") {
@@ -226,6 +237,38 @@ impl CompiledTool {
 }
 
 /// `the `$ref` cycle #/$defs/a → #/$defs/b → #/$defs/a …`, long cycles shortened.
+/// The pointer of the first `$ref` (in document order) that names a place in this schema the
+/// schema does not have (`#/$defs/nowhere`), with `/$ref` appended. References elsewhere are
+/// not followed (none is ever fetched), so they are not judged here.
+fn unresolved_ref(root: &Value, at: &Value, path: &mut String) -> Option<String> {
+    let len = path.len();
+    let found = match at {
+        Value::Object(o) => {
+            if let Some(Value::String(r)) = o.get("$ref")
+                && let Some(fragment) = r.strip_prefix('#')
+                && (fragment.is_empty() || fragment.starts_with('/'))
+                && root.pointer(fragment).is_none()
+            {
+                return Some(format!("{path}/$ref"));
+            }
+            o.iter().find_map(|(k, v)| {
+                path.truncate(len);
+                path.push('/');
+                path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                unresolved_ref(root, v, path)
+            })
+        }
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+            path.truncate(len);
+            path.push_str(&format!("/{i}"));
+            unresolved_ref(root, v, path)
+        }),
+        _ => None,
+    };
+    path.truncate(len);
+    found
+}
+
 fn cycle_message(cycle: &[String]) -> String {
     const SHOWN: usize = 8;
     let path = if cycle.len() > SHOWN {

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::source::{SourceError, SourceFile};
+use crate::source::{self, SourceError, SourceFile};
 
 pub use capability::Capabilities;
 pub use profile::Profile;
@@ -119,6 +119,20 @@ impl ToolSpec {
 pub struct ToolSet {
     tools: Vec<ToolSpec>,
     by_name: HashMap<String, usize>,
+    /// Where each tool was read from, parallel to `tools` (`None` for a tool built in code or
+    /// from a value): errors found later, such as a schema that does not compile, point there.
+    origins: Vec<Option<Origin>>,
+}
+
+/// The file a tool was read from and its place in it.
+#[derive(Clone, Debug)]
+struct Origin {
+    file: SourceFile,
+    /// The JSON pointer of the tool object (`/tools/3`).
+    tool: String,
+    /// The pointer of its input schema as written, when the schema is used as written (a BFCL
+    /// doc's `parameters` is translated, so places inside it do not carry over).
+    schema: Option<String>,
 }
 
 /// A spec document that is no tool list, or a tool in it that is no tool.
@@ -126,26 +140,55 @@ pub struct ToolSet {
 #[non_exhaustive]
 pub enum SpecError {
     /// The document's shape: not an object or array of tools, `tools` not an array.
-    Document(String),
-    /// One tool's shape (no name, a schema that is no object, …).
-    Tool(String),
+    Document {
+        /// What is wrong.
+        message: String,
+        /// Where (`""` for the document, `/tools`).
+        pointer: String,
+    },
+    /// One tool's shape (no name, a schema that is no object, …), at a JSON pointer relative
+    /// to the tool (`/name`, `/inputSchema`; `""` for the tool itself).
+    Tool {
+        /// What is wrong.
+        message: String,
+        /// Where, relative to the tool.
+        pointer: String,
+    },
     /// Two tools with one name in a set.
     DuplicateTool(String),
     /// The error of the tool at this 0-based position in the document.
     At {
         /// The tool's index.
         index: usize,
+        /// The JSON pointer, in the document, of what is wrong: the tool (`/tools/3`, `/3`, or
+        /// `""` for a document that is one tool) or a member of it (`/tools/3/name`).
+        pointer: String,
         /// What is wrong with it.
         source: Box<SpecError>,
     },
 }
 
+impl SpecError {
+    /// The JSON pointer, in the document, of what the error is about (the document itself
+    /// when nothing narrower is known).
+    pub fn pointer(&self) -> &str {
+        match self {
+            SpecError::At { pointer, .. }
+            | SpecError::Tool { pointer, .. }
+            | SpecError::Document { pointer, .. } => pointer,
+            SpecError::DuplicateTool(_) => "",
+        }
+    }
+}
+
 impl std::fmt::Display for SpecError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SpecError::Document(m) | SpecError::Tool(m) => f.write_str(m),
+            SpecError::Document { message: m, .. } | SpecError::Tool { message: m, .. } => {
+                f.write_str(m)
+            }
             SpecError::DuplicateTool(name) => write!(f, "duplicate tool name `{name}`"),
-            SpecError::At { index, source } => write!(f, "tool #{index}: {source}"),
+            SpecError::At { index, source, .. } => write!(f, "tool #{index}: {source}"),
         }
     }
 }
@@ -178,8 +221,8 @@ impl ToolSet {
     /// docs. A JSON syntax error points at its line; a document or tool of the wrong shape is
     /// an error on the whole file.
     pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
-        let value: Value = match serde_json::from_str(&file.text) {
-            Ok(v) => v,
+        let (value, lines) = match serde_json::from_str::<Value>(&file.text) {
+            Ok(_) => (file.parse_json()?, None),
             Err(err) => {
                 // BFCL ships function docs as JSON Lines; accept that before giving up.
                 let lines: Vec<&str> = file.text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -187,7 +230,9 @@ impl ToolSet {
                     .first()
                     .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
                 if lines.len() > 1 && first_is_a_document {
+                    // Each document's line, for places inside it.
                     let mut docs = Vec::with_capacity(lines.len());
+                    let mut at = Vec::with_capacity(lines.len());
                     for (i, line) in file.text.lines().enumerate() {
                         if line.trim().is_empty() {
                             continue;
@@ -196,24 +241,98 @@ impl ToolSet {
                             file.error_at(i as u32 + 1, e.column() as u32, strip_at(&e))
                         })?;
                         docs.push(doc);
+                        at.push(i as u32 + 1);
                     }
-                    Value::Array(docs)
+                    (Value::Array(docs), Some(at))
+                } else if file.text.starts_with('\u{feff}') {
+                    return Err(file.parse_json().unwrap_err());
                 } else {
                     return Err(file.json_error(&err));
                 }
             }
         };
-        Self::from_json(&value).map_err(|e| file.error(e.to_string()))
+        let locate = |pointer: &str, message: String| match &lines {
+            None => file.error_at_pointer(pointer, message),
+            Some(at) => {
+                // `/3/inputSchema` is in the fourth document, on its own line.
+                let mut tokens = pointer.splitn(3, '/').skip(1);
+                let doc = tokens.next().and_then(|t| t.parse::<usize>().ok());
+                let rest = tokens.next().map_or(String::new(), |r| format!("/{r}"));
+                match doc.and_then(|d| at.get(d)) {
+                    Some(&line) => {
+                        let text = file.text.lines().nth(line as usize - 1).unwrap_or("");
+                        let column = source::json::locate(text, &rest)
+                            .map_or(1, |p| source::json::line_column(text, p.start()).1);
+                        file.error_at(line, column, message)
+                    }
+                    None => file.error(message),
+                }
+            }
+        };
+        let (mut set, places) =
+            Self::parse(&value).map_err(|e| locate(e.pointer(), e.to_string()))?;
+        if lines.is_none() {
+            set.origins = places
+                .into_iter()
+                .map(|(tool, schema)| {
+                    Some(Origin {
+                        file: file.clone(),
+                        tool,
+                        schema,
+                    })
+                })
+                .collect();
+        }
+        Ok(set)
+    }
+
+    /// A [`LintError::InvalidSchema`](crate::lint::LintError) about one of these tools, as
+    /// an error at the offending keyword in the file the tool was read from (`None` for
+    /// another error, or a tool not read from a file).
+    pub fn schema_error(&self, tool: &str, pointer: &str, message: &str) -> Option<SourceError> {
+        let origin = self.origins.get(self.index_of(tool)?)?.as_ref()?;
+        let message = format!("tool `{tool}` has an invalid input schema: {message}");
+        let at = match &origin.schema {
+            Some(schema)
+                if source::json::locate(&origin.file.text, &format!("{schema}{pointer}"))
+                    .is_some() =>
+            {
+                format!("{schema}{pointer}")
+            }
+            Some(schema) => schema.clone(),
+            None => origin.tool.clone(),
+        };
+        Some(origin.file.error_at_pointer(&at, message))
     }
 
     /// Builds a tool set from an already-parsed spec document.
     pub fn from_json(value: &Value) -> Result<Self, SpecError> {
-        let doc = |m: &str| SpecError::Document(m.to_owned());
+        Self::parse(value).map(|(set, _)| set)
+    }
+
+    /// The tool set, and for each tool the JSON pointers of the tool and of its input schema
+    /// as written (`None` for a translated BFCL schema).
+    #[allow(clippy::type_complexity)]
+    fn parse(value: &Value) -> Result<(Self, Vec<(String, Option<String>)>), SpecError> {
+        let doc = |m: &str| SpecError::Document {
+            message: m.to_owned(),
+            pointer: String::new(),
+        };
         let items: &[Value] = match value {
             Value::Array(items) => items,
             Value::Object(obj) => match obj.get("tools").or_else(|| obj.get("functions")) {
                 Some(Value::Array(items)) => items,
-                Some(_) => return Err(doc("`tools` must be an array")),
+                Some(_) => {
+                    let key = if obj.contains_key("tools") {
+                        "tools"
+                    } else {
+                        "functions"
+                    };
+                    return Err(SpecError::Document {
+                        message: format!("`{key}` must be an array"),
+                        pointer: format!("/{key}"),
+                    });
+                }
                 None if obj.contains_key("name") => std::slice::from_ref(value),
                 None => {
                     return Err(doc(
@@ -224,16 +343,44 @@ impl ToolSet {
             },
             _ => return Err(doc("expected a JSON object or array of tools")),
         };
+        let prefix = match value {
+            Value::Array(_) => "",
+            Value::Object(obj) if obj.contains_key("tools") => "/tools",
+            Value::Object(obj) if obj.contains_key("functions") => "/functions",
+            _ => "",
+        };
+        let single = !value.is_array() && prefix.is_empty();
         let mut set = ToolSet::default();
+        let mut places = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
-            let at = |source| SpecError::At {
+            let tool_pointer = if single {
+                String::new()
+            } else {
+                format!("{prefix}/{index}")
+            };
+            let at = |pointer: String, source| SpecError::At {
                 index,
+                pointer,
                 source: Box::new(source),
             };
-            let tool = parse_tool(item).map_err(|e| at(SpecError::Tool(e)))?;
-            set.push(tool).map_err(at)?;
+            let (tool, schema) = parse_tool(item).map_err(|e| {
+                let inner = match &e {
+                    SpecError::Tool { pointer, .. } => pointer.clone(),
+                    _ => String::new(),
+                };
+                at(format!("{tool_pointer}{inner}"), e)
+            })?;
+            let name_pointer = if item.get("function").is_some_and(Value::is_object) {
+                "/function/name"
+            } else {
+                "/name"
+            };
+            set.push(tool)
+                .map_err(|e| at(format!("{tool_pointer}{name_pointer}"), e))?;
+            let schema = schema.map(|s| format!("{tool_pointer}{s}"));
+            places.push((tool_pointer, schema));
         }
-        Ok(set)
+        Ok((set, places))
     }
 
     /// Adds a tool; names must be unique across the set.
@@ -243,12 +390,17 @@ impl ToolSet {
         }
         self.by_name.insert(tool.name.clone(), self.tools.len());
         self.tools.push(tool);
+        self.origins.push(None);
         Ok(())
     }
 
     /// Merges another set in (a suite may span several servers).
     pub fn extend(&mut self, other: ToolSet) -> Result<(), SpecError> {
-        other.tools.into_iter().try_for_each(|t| self.push(t))
+        for (tool, origin) in other.tools.into_iter().zip(other.origins) {
+            self.push(tool)?;
+            *self.origins.last_mut().expect("just pushed") = origin;
+        }
+        Ok(())
     }
 
     /// The tool with this name.
@@ -289,8 +441,16 @@ fn strip_at(e: &serde_json::Error) -> String {
 }
 
 /// Recognises one tool in any supported dialect.
-fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
-    let obj = item.as_object().ok_or("a tool must be a JSON object")?;
+/// One tool, and the pointer (relative to the tool) of its input schema as written. Errors are
+/// [`SpecError::Tool`] with the pointer of what is wrong.
+fn parse_tool(item: &Value) -> Result<(ToolSpec, Option<String>), SpecError> {
+    let err = |pointer: &str, message: String| SpecError::Tool {
+        message,
+        pointer: pointer.to_owned(),
+    };
+    let obj = item
+        .as_object()
+        .ok_or_else(|| err("", "a tool must be a JSON object".into()))?;
     let dialect = if obj.contains_key("inputSchema") || obj.contains_key("input_schema") {
         Dialect::Mcp
     } else if obj.get("type").and_then(Value::as_str) == Some("function")
@@ -310,18 +470,23 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
                 crate::finding::nearest(k, ["inputSchema", "input_schema"]).map(|c| (k, c))
             });
         return Err(match typo {
-            Some((k, c)) => {
-                format!("`{name}`: no `inputSchema`; `{k}` is not `{c}` (keys are case-sensitive)")
-            }
-            None => format!(
-                "`{name}`: no input schema: an MCP tool needs `inputSchema`, an OpenAI tool \
-                 `function.parameters`, a BFCL doc `parameters` of `type: dict`"
+            Some((k, c)) => err(
+                &format!("/{}", escape(k)),
+                format!("`{name}`: no `inputSchema`; `{k}` is not `{c}` (keys are case-sensitive)"),
+            ),
+            None => err(
+                "",
+                format!(
+                    "`{name}`: no input schema: an MCP tool needs `inputSchema`, an OpenAI tool \
+                     `function.parameters`, a BFCL doc `parameters` of `type: dict`"
+                ),
             ),
         });
     };
-    let (obj, params_key) = match dialect {
+    let (obj, base, params_key) = match dialect {
         Dialect::Mcp => (
             obj,
+            "",
             if obj.contains_key("inputSchema") {
                 "inputSchema"
             } else {
@@ -331,47 +496,111 @@ fn parse_tool(item: &Value) -> Result<ToolSpec, String> {
         Dialect::OpenAi => (
             obj.get("function")
                 .and_then(Value::as_object)
-                .ok_or("OpenAI tool without a `function` object")?,
+                .ok_or_else(|| {
+                    err(
+                        if obj.contains_key("function") {
+                            "/function"
+                        } else {
+                            ""
+                        },
+                        "an OpenAI tool needs a `function` object".into(),
+                    )
+                })?,
+            "/function",
             "parameters",
         ),
-        Dialect::Bfcl => (obj, "parameters"),
+        Dialect::Bfcl => (obj, "", "parameters"),
     };
-    let name = obj
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .ok_or("missing `name`")?
-        .to_owned();
-    let description = obj
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let name = match obj.get("name") {
+        Some(Value::String(n)) if !n.is_empty() => n.clone(),
+        Some(Value::String(_)) => {
+            return Err(err(&format!("{base}/name"), "`name` is empty".into()));
+        }
+        Some(other) => {
+            return Err(err(
+                &format!("{base}/name"),
+                format!("`name` must be a string, not {}", kind_of(other)),
+            ));
+        }
+        None => return Err(err(base, "missing `name`".into())),
+    };
+    let description = match obj.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(d)) => d.clone(),
+        Some(other) => {
+            return Err(err(
+                &format!("{base}/description"),
+                format!(
+                    "`{name}`: `description` must be a string, not {}",
+                    kind_of(other)
+                ),
+            ));
+        }
+    };
     // Only OpenAI's `parameters` is optional: "omitting parameters defines a function with an
     // empty parameter list" (OpenAI API reference), so no argument is accepted.
-    let raw = obj
-        .get(params_key)
+    let written = obj.get(params_key);
+    let raw = written
         .cloned()
         .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let schema_pointer = format!("{base}/{params_key}");
     let input_schema = match dialect {
         Dialect::Bfcl => bfcl_to_json_schema(&raw),
         _ => raw,
     };
     if !input_schema.is_object() {
-        return Err(format!("`{name}`: the input schema must be a JSON object"));
+        return Err(err(
+            &schema_pointer,
+            format!("`{name}`: the input schema must be a JSON object"),
+        ));
     }
-    let output_schema = obj
-        .get("outputSchema")
-        .or_else(|| obj.get("output_schema"))
-        .cloned();
+    let output_key = if obj.contains_key("outputSchema") {
+        "outputSchema"
+    } else {
+        "output_schema"
+    };
+    let output_schema = match obj.get(output_key) {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(other) => {
+            return Err(err(
+                &format!("{base}/{output_key}"),
+                format!(
+                    "`{name}`: the output schema must be a JSON object, not {}",
+                    kind_of(other)
+                ),
+            ));
+        }
+    };
     let annotations = Annotations::from_json(obj.get("annotations"));
-    Ok(ToolSpec {
-        name,
-        description,
-        input_schema,
-        output_schema,
-        annotations,
-    })
+    let as_written = (dialect != Dialect::Bfcl && written.is_some()).then_some(schema_pointer);
+    Ok((
+        ToolSpec {
+            name,
+            description,
+            input_schema,
+            output_schema,
+            annotations,
+        },
+        as_written,
+    ))
+}
+
+/// A JSON pointer token for a key (RFC 6901).
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// What kind of JSON value this is, with the value when it is short: `the number 777777`.
+fn kind_of(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
 }
 
 /// Keys of an MCP tool besides its schemas, never taken for a misspelt `inputSchema`.
@@ -498,6 +727,7 @@ mod tests {
             err,
             SpecError::At {
                 index: 1,
+                pointer: "/1/name".into(),
                 source: Box::new(SpecError::DuplicateTool("t".into()))
             }
         );

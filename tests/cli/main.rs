@@ -15,6 +15,7 @@ mod readme;
 mod report;
 mod schema;
 mod skill;
+mod spec_mutants;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

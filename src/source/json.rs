@@ -1,0 +1,395 @@
+//! Places in JSON text, which `serde_json::Value` forgets: where the member or element a JSON
+//! pointer names starts, and which objects repeat a key.
+//!
+//! Both walk the text once, without building a tree, so they cost nothing until an error needs
+//! a place. They expect text `serde_json` has accepted (so well-formed, nested at most 128
+//! deep); on anything else they give up (`None`, or the duplicates found so far) rather than
+//! panic.
+
+/// Where a pointer's target is, as byte offsets into the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The opening quote of the member's key, when the target is an object member.
+    pub key: Option<usize>,
+    /// The first byte of the value.
+    pub value: usize,
+}
+
+impl Place {
+    /// Where an error about the target points: its key when it has one (the caret for an
+    /// unknown parameter belongs under its name), else its value.
+    pub fn start(&self) -> usize {
+        self.key.unwrap_or(self.value)
+    }
+}
+
+/// A key an object has twice: which object, and both places.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The JSON pointer of the repeated member (`/tools/0/name`).
+    pub pointer: String,
+    /// The first occurrence's key (byte offset of its opening quote).
+    pub first: usize,
+    /// The repeat's key.
+    pub second: usize,
+}
+
+/// The place of the value `pointer` (RFC 6901: `""` is the whole document, `/tools/0/name` a
+/// member of an element) names in `text`, or `None` when the text has no such value.
+pub fn locate(text: &str, pointer: &str) -> Option<Place> {
+    let mut s = Scanner::new(text);
+    s.ws();
+    let mut place = Place {
+        key: None,
+        value: s.pos,
+    };
+    if pointer.is_empty() {
+        return Some(place);
+    }
+    for token in pointer.strip_prefix('/')?.split('/') {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        place = match s.peek()? {
+            b'{' => s.member(&token)?,
+            b'[' => s.element(token.parse().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(place)
+}
+
+/// Every key repeated within one object, in the order the repeats appear.
+pub fn duplicate_keys(text: &str) -> Vec<Duplicate> {
+    let mut s = Scanner::new(text);
+    let mut found = Vec::new();
+    let mut path = Vec::new();
+    s.ws();
+    let _ = s.duplicates(&mut path, &mut found, 0);
+    found
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (u32, u32) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line as u32, column as u32)
+}
+
+/// Nesting deeper than this is given up on (serde_json itself stops at 128).
+const MAX_DEPTH: usize = 256;
+
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(text: &'a str) -> Self {
+        // A byte-order mark is no JSON; skipping it keeps places right for what follows.
+        let pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        Self {
+            text,
+            bytes: text.as_bytes(),
+            pos,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == b).then(|| self.pos += 1)
+    }
+
+    /// A string at the cursor, decoded; the cursor ends after its closing quote.
+    fn string(&mut self) -> Option<String> {
+        self.ws();
+        let start = self.pos;
+        if self.peek()? != b'"' {
+            return None;
+        }
+        self.pos += 1;
+        let mut escaped = false;
+        loop {
+            match self.peek()? {
+                b'\\' => {
+                    escaped = true;
+                    self.pos += 2;
+                }
+                b'"' => break,
+                _ => self.pos += 1,
+            }
+        }
+        self.pos += 1;
+        let raw = &self.text[start..self.pos];
+        if escaped {
+            serde_json::from_str(raw).ok()
+        } else {
+            Some(raw[1..raw.len() - 1].to_owned())
+        }
+    }
+
+    /// Skips one value of any kind.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        match self.peek()? {
+            b'{' => {
+                self.pos += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.string()?;
+                    self.eat(b':')?;
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.pos += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => self.string().map(drop),
+            _ => {
+                // A number, true, false or null: up to the next delimiter.
+                let start = self.pos;
+                while self.peek().is_some_and(|b| {
+                    !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
+                    self.pos += 1;
+                }
+                (self.pos > start).then_some(())
+            }
+        }
+    }
+
+    /// At an object: the member `key` (the last one, as serde_json keeps the last of a
+    /// repeated key); the cursor ends at its value.
+    fn member(&mut self, key: &str) -> Option<Place> {
+        self.eat(b'{')?;
+        let mut hit = None;
+        self.ws();
+        if self.peek()? == b'}' {
+            return None;
+        }
+        loop {
+            self.ws();
+            let key_at = self.pos;
+            let k = self.string()?;
+            self.eat(b':')?;
+            self.ws();
+            let value_at = self.pos;
+            if k == key {
+                hit = Some(Place {
+                    key: Some(key_at),
+                    value: value_at,
+                });
+            }
+            self.skip(0)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => break,
+                _ => return None,
+            }
+        }
+        let hit = hit?;
+        self.pos = hit.value;
+        Some(hit)
+    }
+
+    /// At an array: element `index`; the cursor ends at it.
+    fn element(&mut self, index: usize) -> Option<Place> {
+        self.eat(b'[')?;
+        for _ in 0..index {
+            self.skip(0)?;
+            self.eat(b',')?;
+        }
+        self.ws();
+        if self.peek()? == b']' {
+            return None;
+        }
+        Some(Place {
+            key: None,
+            value: self.pos,
+        })
+    }
+
+    fn duplicates(
+        &mut self,
+        path: &mut Vec<String>,
+        found: &mut Vec<Duplicate>,
+        depth: usize,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        match self.peek()? {
+            b'{' => {
+                self.pos += 1;
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                let mut seen: std::collections::HashMap<String, usize> = Default::default();
+                loop {
+                    self.ws();
+                    let at = self.pos;
+                    let k = self.string()?;
+                    self.eat(b':')?;
+                    path.push(k.replace('~', "~0").replace('/', "~1"));
+                    if let Some(&first) = seen.get(&k) {
+                        found.push(Duplicate {
+                            pointer: format!("/{}", path.join("/")),
+                            first,
+                            second: at,
+                        });
+                    } else {
+                        seen.insert(k, at);
+                    }
+                    self.duplicates(path, found, depth + 1)?;
+                    path.pop();
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.pos += 1;
+                self.ws();
+                if self.peek()? == b']' {
+                    self.pos += 1;
+                    return Some(());
+                }
+                let mut i = 0usize;
+                loop {
+                    path.push(i.to_string());
+                    self.duplicates(path, found, depth + 1)?;
+                    path.pop();
+                    i += 1;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            _ => self.skip(depth),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "{\n  \"tools\": [\n    {\"name\": \"a\", \"inputSchema\": {\"type\": \"object\"}},\n    {\"name\": \"b\\\"q\", \"x/y\": [1, 2.5e3, true, null, {}]}\n  ]\n}";
+
+    fn at(pointer: &str) -> Option<(u32, u32)> {
+        locate(DOC, pointer).map(|p| line_column(DOC, p.start()))
+    }
+
+    #[test]
+    fn pointers_land_on_keys_and_elements() {
+        assert_eq!(at(""), Some((1, 1)));
+        assert_eq!(at("/tools"), Some((2, 3)));
+        assert_eq!(at("/tools/0"), Some((3, 5)));
+        assert_eq!(at("/tools/0/inputSchema/type"), Some((3, 35)));
+        assert_eq!(at("/tools/1/name"), Some((4, 6)));
+        assert_eq!(at("/tools/1/x~1y/4"), Some((4, 52)));
+        assert_eq!(at("/tools/2"), None);
+        assert_eq!(at("/tools/0/nope"), None);
+        assert_eq!(at("/tools/x"), None);
+        assert_eq!(at("tools"), None);
+        let p = locate(DOC, "/tools/0/name").unwrap();
+        assert_eq!(&DOC[p.value..p.value + 3], "\"a\"");
+    }
+
+    #[test]
+    fn repeated_keys_are_found_with_both_places() {
+        let text = "{\"a\": 1, \"b\": {\"c\": 1, \"c\": 2}, \"a\": [ {\"d\": 0, \"d\": 0} ]}";
+        let d = duplicate_keys(text);
+        let pointers: Vec<&str> = d.iter().map(|d| d.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/b/c", "/a", "/a/0/d"]);
+        assert_eq!(&text[d[1].first..d[1].first + 3], "\"a\"");
+        assert_eq!(d[1].second, text.rfind("\"a\"").unwrap());
+        // The last of a repeated key is the one serde_json keeps, and the one located.
+        assert_eq!(locate(text, "/a").unwrap().key, Some(d[1].second));
+        assert!(duplicate_keys(DOC).is_empty());
+    }
+
+    #[test]
+    fn anything_malformed_gives_up_quietly() {
+        for bad in [
+            "",
+            "{",
+            "{\"a\" 1}",
+            "[1,",
+            "\"open",
+            "{\"a\": [}",
+            "\u{feff}",
+        ] {
+            let _ = locate(bad, "/a/0");
+            let _ = duplicate_keys(bad);
+        }
+        let deep = "[".repeat(10_000);
+        assert_eq!(
+            locate(&deep, "/0/0"),
+            Some(Place {
+                key: None,
+                value: 2
+            })
+        );
+        assert!(duplicate_keys(&deep).is_empty());
+    }
+}
