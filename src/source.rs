@@ -112,7 +112,13 @@ impl SourceFile {
         let message = clean_yaml_message(&err.without_snippet().to_string());
         match err.location() {
             Some(loc) if loc.line() > 0 => {
-                self.error_at(loc.line() as u32, loc.column().max(1) as u32, message)
+                let (mut line, mut column) = (loc.line() as u32, loc.column().max(1) as u32);
+                // The parser notices a missing field at the mapping's end (its last key); the
+                // field is missing from the mapping, so point where the mapping starts.
+                if message.starts_with("missing field") {
+                    (line, column) = mapping_start(&self.text, line, column);
+                }
+                self.error_at(line, column, message)
             }
             _ => self.error(message),
         }
@@ -396,7 +402,8 @@ fn regex_lite_strip(s: &str) -> &str {
     s
 }
 
-fn strip_json_position(msg: &str) -> String {
+/// serde_json's message without its ` at line L column C` tail (the place is given apart).
+pub fn strip_json_position(msg: &str) -> String {
     match msg.rfind(" at line ") {
         Some(idx) => msg[..idx].to_owned(),
         None => msg.to_owned(),
@@ -506,6 +513,83 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
+/// The first key of the block mapping whose key at `line:column` (1-based) is given: the lines
+/// above with a key at the same column (or deeper, for nested values) belong to it, up to a
+/// `- ` item or a line further left. A flow mapping or anything unexpected keeps the place.
+fn mapping_start(text: &str, line: u32, column: u32) -> (u32, u32) {
+    let lines: Vec<&str> = text.lines().collect();
+    let col = column as usize - 1;
+    let Some(at) = lines.get(line as usize - 1) else {
+        return (line, column);
+    };
+    if at
+        .get(..col)
+        .is_none_or(|pad| !pad.trim_start_matches([' ', '-']).is_empty())
+    {
+        return (line, column);
+    }
+    let mut start = line;
+    for l in (1..line).rev() {
+        let text = lines[l as usize - 1];
+        let body = text.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = text.len() - body.len();
+        if indent > col {
+            continue; // a nested value of a key of this mapping
+        }
+        if indent == col {
+            if body.starts_with("- ") {
+                break; // a sequence at this column: the mapping started below it
+            }
+            start = l;
+            continue;
+        }
+        // Further left: the mapping's first key shares this line after `- `.
+        if text
+            .get(indent..col)
+            .is_some_and(|dash| dash.trim_end() == "-")
+        {
+            start = l;
+        }
+        break;
+    }
+    (start, column)
+}
+
+/// `dir` joined with `rel`, with `.` dropped and each `..` taking away the directory before it
+/// when that directory is no symbolic link (so the path names the same file as the plain join
+/// does): `harnesses/../capabilities/x.yaml` is `capabilities/x.yaml`, in errors and reports.
+pub fn join_tidy(dir: &Path, rel: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    // How many leading components of `out` may not be popped (`..` kept, a root, a prefix).
+    let mut fixed = 0;
+    for c in dir.join(rel).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let depth = out.components().count();
+                let is_link =
+                    std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
+                if depth > fixed && !is_link {
+                    out.pop();
+                } else {
+                    out.push("..");
+                    fixed = out.components().count();
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                out.push(c.as_os_str());
+                fixed = out.components().count();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
 /// Where `path` leads when it is a symbolic link (followed to the end of a chain, the last
 /// target possibly not existing yet); `None` when it is no link.
 fn link_target(path: &Path) -> std::io::Result<Option<PathBuf>> {
@@ -532,6 +616,29 @@ fn link_target(path: &Path) -> std::io::Result<Option<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_paths_are_tidied_but_never_through_a_link() {
+        let t = |dir: &str, rel: &str| join_tidy(Path::new(dir), Path::new(rel));
+        assert_eq!(
+            t("harnesses", "../capabilities/x.yaml"),
+            Path::new("capabilities/x.yaml")
+        );
+        assert_eq!(t("a/b", "./../../../x"), Path::new("../x"));
+        assert_eq!(t("", "../../x"), Path::new("../../x"));
+        assert_eq!(t("/p/h", "../../../x"), Path::new("/x"));
+        assert_eq!(t("/p/h", "/abs/./y"), Path::new("/abs/y"));
+        #[cfg(unix)]
+        {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(dir.path().join("real/deep")).unwrap();
+            std::os::unix::fs::symlink(dir.path().join("real/deep"), dir.path().join("link"))
+                .unwrap();
+            // `link/..` is `real`, not the temp dir: a link is never popped.
+            let p = join_tidy(&dir.path().join("link"), Path::new("../x"));
+            assert_eq!(p, dir.path().join("link/../x"));
+        }
+    }
 
     /// The error behind a file error is kept as its source, not only as words.
     #[test]

@@ -28,12 +28,7 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let config = super::project_config(args.root.clone());
     let layout = config.layout()?;
-    for p in &args.paths {
-        if !p.exists() {
-            anyhow::bail!("{}: no such file or directory", p.display());
-        }
-    }
-    let wanted: Vec<PathBuf> = args.paths.iter().map(|p| normalize(p)).collect();
+    let wanted = super::selected_paths(&layout, &args.paths)?;
     let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| normalize(p).starts_with(w));
     let progress = Arc::new(Progress::new(args.report.quiet, false));
     let records = super::run_plan(&config, &layout, &keep, &mut |r| progress.tick(&r.name))?;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use agent_seer::finding::{Finding, Severity};
 use agent_seer::lint::Linter;
-use agent_seer::source::{SourceError, SourceFile};
+use agent_seer::source::SourceError;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -64,13 +64,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 (Some(tool), f, None)
             }
             Err(msg) => {
-                let file = SourceFile::from_text(&name, String::new());
-                let e = file.error(msg);
-                (
-                    None,
-                    Vec::new(),
-                    Some(format!("{}:{number}: {}", e.path.display(), e.message)),
-                )
+                // `file:line:column: message`, the column when the JSON parser gave one.
+                let place = match msg.column {
+                    Some(c) => format!("{name}:{number}:{c}"),
+                    None => format!("{name}:{number}"),
+                };
+                (None, Vec::new(), Some(format!("{place}: {}", msg.message)))
             }
         };
         bad_input |= input_error.is_some();
@@ -132,10 +131,36 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// Why a line is no call, and at which column of it when that is known.
+struct NotACall {
+    column: Option<usize>,
+    message: String,
+}
+
+impl From<String> for NotACall {
+    fn from(message: String) -> Self {
+        Self {
+            column: None,
+            message,
+        }
+    }
+}
+
+impl From<&str> for NotACall {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
 /// One call in any accepted shape.
-fn parse_call(line: &str) -> Result<(String, Value), String> {
-    let v: Value =
-        serde_json::from_str(line).map_err(|e| format!("{}: not JSON: {e}", e.column()))?;
+fn parse_call(line: &str) -> Result<(String, Value), NotACall> {
+    let v: Value = serde_json::from_str(line).map_err(|e| NotACall {
+        column: Some(e.column()),
+        message: format!(
+            "not JSON: {}",
+            agent_seer::source::strip_json_position(&e.to_string())
+        ),
+    })?;
     let obj = v.as_object().ok_or("a call must be a JSON object")?;
     if let Some(Value::Object(f)) = obj.get("function") {
         let name = f
@@ -159,10 +184,9 @@ fn parse_call(line: &str) -> Result<(String, Value), String> {
         [one] => *one,
         [] => return Err("a call needs `tool`, `name`, `function_name` or `function`".into()),
         _ => {
-            return Err(format!(
-                "a call has more than one name field: {}",
-                names.join(", ")
-            ));
+            return Err(
+                format!("a call has more than one name field: {}", names.join(", ")).into(),
+            );
         }
     };
     let name = obj[key]

@@ -119,6 +119,16 @@ fn uncompilable(tools: &[serde_json::Value]) -> Vec<(String, String)> {
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<Outcome> {
     let suite = Suite::load(&args.harness)?;
+    // Said before the first request, not after the first call ("cache …: Is a directory").
+    if let Some(record) = &args.record
+        && record.is_dir()
+    {
+        anyhow::bail!(
+            "--record {}: is a directory; give the transcript file to write (e.g. {})",
+            record.display(),
+            record.join("session.yaml").display()
+        );
+    }
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     server::serve(&suite, stdin, stdout, args.record.as_deref())?;

@@ -302,6 +302,39 @@ pub fn run_plan(
     Ok(out)
 }
 
+/// The paths a verb was given to select trials with, each existing and inside the project's
+/// harness or transcript directories (or above them: `check .`), made canonical for matching.
+/// A path elsewhere is an error that says so: it would select nothing.
+pub fn selected_paths(
+    layout: &Layout,
+    paths: &[std::path::PathBuf],
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let (harnesses, transcripts) = (canon(&layout.harnesses), canon(&layout.transcripts));
+    paths
+        .iter()
+        .map(|p| {
+            if !p.exists() {
+                anyhow::bail!("{}: no such file or directory", p.display());
+            }
+            let w = canon(p);
+            let inside = [&harnesses, &transcripts]
+                .iter()
+                .any(|d| w.starts_with(d) || d.starts_with(&w));
+            if !inside {
+                anyhow::bail!(
+                    "{}: outside the project's harness and transcript directories ({} and {}); \
+                     run from the project, or name it with --root or AGENT_SEER_ROOT",
+                    p.display(),
+                    layout.harnesses.display(),
+                    layout.transcripts.display()
+                );
+            }
+            Ok(w)
+        })
+        .collect()
+}
+
 /// Errors about a user's file get their quoted line; everything else its cause chain.
 fn render_error(e: &anyhow::Error) -> String {
     if let Some(src) = e.downcast_ref::<agent_seer::source::SourceError>() {

@@ -445,7 +445,7 @@ impl Harness {
         let mut resolve = |list: &[Spanned<String>]| -> Vec<PathBuf> {
             list.iter()
                 .map(|s| {
-                    let p = dir.join(&s.value);
+                    let p = crate::source::join_tidy(&dir, Path::new(&s.value));
                     refs.insert(
                         p.clone(),
                         (s.referenced.line() as u32, s.referenced.column() as u32),
@@ -456,7 +456,10 @@ impl Harness {
         };
         let tools = match &raw.tools {
             Some(list) => resolve(list),
-            None => vec![dir.join(format!("{suite}.tools.json"))],
+            None => vec![crate::source::join_tidy(
+                &dir,
+                Path::new(&format!("{suite}.tools.json")),
+            )],
         };
         let capabilities = resolve(&raw.capabilities);
         let mut thresholds = Thresholds::default();
@@ -766,6 +769,34 @@ fn position<T>(s: &Spanned<T>) -> (u32, u32) {
     )
 }
 
+/// Where the key `key` of a mapping entry whose value is at `value` is written: the caret for
+/// an unknown parameter belongs under its name, not its value. The key is looked for before
+/// the value, on its line or (a block value) the line above; `value` when it is not found (a
+/// key written in an unusual way).
+fn key_position(file: &SourceFile, key: &str, value: (u32, u32)) -> (u32, u32) {
+    let (line, column) = value;
+    let lines: Vec<&str> = file.text.lines().collect();
+    let search = |l: u32, upto: Option<usize>| -> Option<(u32, u32)> {
+        let text = *lines.get(l.checked_sub(1)? as usize)?;
+        let chars: Vec<char> = text.chars().collect();
+        let end = upto.unwrap_or(chars.len()).min(chars.len());
+        let head: String = chars[..end].iter().collect();
+        let quoted = [
+            format!("{key}:"),
+            format!("\"{key}\":"),
+            format!("'{key}':"),
+        ];
+        quoted
+            .iter()
+            .filter_map(|q| head.rfind(q.as_str()))
+            .max()
+            .map(|byte| (l, head[..byte].chars().count() as u32 + 1))
+    };
+    search(line, Some(column.saturating_sub(1) as usize))
+        .or_else(|| search(line.saturating_sub(1), None))
+        .unwrap_or(value)
+}
+
 /// A gate's threshold: a finite number within 0–1. A NaN compares false with every TC and
 /// gap, so it would switch the gate off (issue 18, item 7); out of range it passes or fails
 /// everything.
@@ -878,7 +909,11 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
     let arguments = match (args, arg_base) {
         (Some(map), _) => {
             // Both maps order their keys alike, so the positions line up.
-            arg_locations = map.value.values().map(position).collect();
+            arg_locations = map
+                .value
+                .iter()
+                .map(|(k, v)| key_position(file, k, position(v)))
+                .collect();
             Value::Object(
                 map.value
                     .iter()

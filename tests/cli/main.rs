@@ -11,6 +11,7 @@ mod import;
 mod inspect_spec;
 mod judge;
 mod lint;
+mod messages;
 mod readme;
 mod report;
 mod schema;

@@ -140,3 +140,36 @@ async fn judge_agreement_names_why_nothing_was_judged() {
     assert_eq!(code, Some(3));
     insta::assert_snapshot!(stderr.trim_end(), @r#"error: fewer than two transcripts were judged by both judges (0 of 2): 2 of 2 judgements by openai:m-1 failed, 2 of 2 judgements by openai:m-2 failed; the first error: openai answered HTTP 401: {"error": {"message": "Incorrect API key provided"}}"#);
 }
+
+/// A provider that never answers in time: `run` says which timeout ran out, once, and exits 3
+/// (it said "did not answer within 0ns", twice: the chat call did not pass its timeout down).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_names_the_timeout_once() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(3)))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+    cmd.args(["run", "harnesses/time.yaml", "--agent", "openai:m-1", "-o"])
+        .arg(dir.path().join("out"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("AGENT_SEER_OPENAI_BASE_URL", server.uri())
+        .env("AGENT_SEER_LLM_CACHE", dir.path().join("cache"))
+        .env("AGENT_SEER_LLM_BACKOFF_MS", "1")
+        .env("AGENT_SEER_LLM_TIMEOUT_SECS", "1")
+        .env_remove("AGENT_SEER_LLM")
+        .env_remove("AGENT_SEER_JUDGE");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert_eq!(
+        stderr.matches("did not answer within 1s").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("0ns"), "{stderr}");
+}
