@@ -107,6 +107,19 @@ impl SourceFile {
         }
     }
 
+    /// Parses the file as YAML into `T`, strictly where the formats' JSON Schemas are strict: a
+    /// text field takes a string, so an unquoted `true`, `yes` or 60-digit number there is an
+    /// error asking for quotes (YAML would read it as a boolean or a number; serde-saphyr by
+    /// default turns it back into text), only YAML 1.2 booleans are booleans, and a repeated
+    /// key is an error.
+    pub fn parse_yaml<T: serde::de::DeserializeOwned>(&self) -> Result<T, SourceError> {
+        let mut options = serde_saphyr::Options::default();
+        options.no_schema = true;
+        options.strict_booleans = true;
+        options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+        serde_saphyr::from_str_with_options(&self.text, options).map_err(|e| self.yaml_error(&e))
+    }
+
     /// Converts a serde-saphyr error into a [`SourceError`] on this file.
     pub fn yaml_error(&self, err: &serde_saphyr::Error) -> SourceError {
         let message = clean_yaml_message(&err.without_snippet().to_string());
@@ -575,6 +588,8 @@ pub fn join_tidy(dir: &Path, rel: &Path) -> PathBuf {
                     std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
                 if depth > fixed && !is_link {
                     out.pop();
+                } else if out.has_root() && depth == fixed {
+                    // `/..` is `/`.
                 } else {
                     out.push("..");
                     fixed = out.components().count();

@@ -286,7 +286,7 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     };
     for f in &mut findings {
         if let (Some(i), None) = (f.call, &f.location) {
-            f.location = calls.get(i).map(|c| c.location_of(&f.pointer));
+            f.location = calls.get(i).map(|c| c.location_for(f));
         }
         suite_severity(suite, f);
     }

@@ -490,7 +490,7 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
                 for tool in o.tools() {
                     for f in suite.linter.lint(tool, &o.call.arguments) {
                         if f.severity == Severity::Error {
-                            let loc = o.call.location_of(&f.pointer);
+                            let loc = o.call.location_for(&f);
                             problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
                         }
                     }

@@ -154,15 +154,25 @@ pub struct Call {
     pub id: Option<String>,
     /// Where the call's mapping starts in the YAML.
     pub location: Location,
-    /// Each argument's line and column (in `location`'s file), in the arguments' key order: no
-    /// second map of key copies beside the arguments.
-    arg_locations: Vec<(u32, u32)>,
+    /// Each argument's line and column (in `location`'s file), of its value and of its key, in
+    /// the arguments' key order: no second map of key copies beside the arguments.
+    arg_locations: Vec<((u32, u32), (u32, u32))>,
 }
 
 impl Call {
     /// The YAML location a JSON pointer into the arguments refers to: the argument's own line
     /// for `/name` and anything under it, the call's line otherwise.
     pub fn location_of(&self, pointer: &str) -> Location {
+        self.place(pointer, false)
+    }
+
+    /// Where a finding about this call points: under the argument's name for an unknown
+    /// parameter (the name is what is wrong), under its value for anything else.
+    pub fn location_for(&self, f: &crate::finding::Finding) -> Location {
+        self.place(&f.pointer, f.code == crate::finding::Code::UnknownParam)
+    }
+
+    fn place(&self, pointer: &str, at_key: bool) -> Location {
         let first = pointer
             .trim_start_matches('/')
             .split('/')
@@ -173,9 +183,10 @@ impl Call {
             .as_object()
             .and_then(|args| args.keys().position(|k| *k == first))
             .and_then(|i| self.arg_locations.get(i))
+            .map(|&(value, key)| if at_key { key } else { value })
             .map_or_else(
                 || self.location.clone(),
-                |&(line, column)| Location {
+                |(line, column)| Location {
                     file: self.location.file.clone(),
                     line,
                     column,
@@ -419,8 +430,7 @@ impl Harness {
     /// Unknown keys, a `suite:` unlike the stem, duplicate scenario ids, a scenario without
     /// turns and a malformed call or policy are errors at their line.
     pub fn from_source(file: SourceFile) -> Result<Self, SourceError> {
-        let raw: RawHarness =
-            serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
+        let raw: RawHarness = file.parse_yaml()?;
         let stem = file_stem(&file.path);
         let suite = match raw.suite {
             Some(s) if s.value != stem => {
@@ -656,8 +666,7 @@ impl Transcript {
     /// `prompt:`; unknown keys and fault names, `faults` with `expect: pass`, both `turns:` and
     /// `calls:`, and harness-only keys on a call are errors at their line.
     pub fn from_source(file: SourceFile, id: String) -> Result<Self, SourceError> {
-        let raw: RawTranscript =
-            serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
+        let raw: RawTranscript = file.parse_yaml()?;
         if raw.scenario.is_none() && raw.prompt.is_none() {
             return Err(file.error_at(1, 1, "a transcript needs `scenario:` (an id in the suite's harness) or an inline `prompt:`"));
         }
@@ -912,7 +921,7 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
             arg_locations = map
                 .value
                 .iter()
-                .map(|(k, v)| key_position(file, k, position(v)))
+                .map(|(k, v)| (position(v), key_position(file, k, position(v))))
                 .collect();
             Value::Object(
                 map.value
@@ -939,7 +948,7 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
     {
         // JSON-string arguments have no per-key YAML positions: point at the string.
         let n = arguments.as_object().map_or(0, Map::len);
-        arg_locations = vec![position(a); n];
+        arg_locations = vec![(position(a), position(a)); n];
     }
     Ok(Call {
         tool,

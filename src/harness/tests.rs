@@ -115,10 +115,7 @@ fn harness_parses_workflow_policies_and_defaults() {
     .unwrap();
     assert_eq!(h.suite, "s");
     assert_eq!(h.tools, [Path::new("harnesses/s.tools.json")]);
-    assert_eq!(
-        h.capabilities,
-        [Path::new("harnesses/../capabilities/c.yaml")]
-    );
+    assert_eq!(h.capabilities, [Path::new("capabilities/c.yaml")]);
     assert_eq!(
         h.thresholds,
         Thresholds {

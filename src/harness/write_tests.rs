@@ -49,6 +49,11 @@ fn round_trip(doc: &HarnessDoc) -> (String, Harness) {
     (text, h)
 }
 
+/// A reference as the loader resolves it (tidied: `harnesses/../x` is `x`).
+fn agent_seer_join(dir: &Path, rel: &str) -> PathBuf {
+    crate::source::join_tidy(dir, Path::new(rel))
+}
+
 /// Every field of the model is the written one, normalised as the loader does: paths against
 /// the harness's directory, defaults for what was left out.
 fn assert_loaded(doc: &HarnessDoc, h: &Harness, text: &str) {
@@ -56,12 +61,13 @@ fn assert_loaded(doc: &HarnessDoc, h: &Harness, text: &str) {
     assert_eq!(h.suite, doc.suite.as_deref().unwrap_or("s"), "{text}");
     assert_eq!(h.description, doc.description, "{text}");
     assert_eq!(h.server, doc.server, "{text}");
+    let tidy = |p: &str| agent_seer_join(dir, p);
     let tools: Vec<PathBuf> = match &doc.tools {
-        Some(t) => t.iter().map(|t| dir.join(t)).collect(),
+        Some(t) => t.iter().map(|t| tidy(t)).collect(),
         None => vec![dir.join("s.tools.json")],
     };
     assert_eq!(h.tools, tools, "{text}");
-    let caps: Vec<PathBuf> = doc.capabilities.iter().map(|c| dir.join(c)).collect();
+    let caps: Vec<PathBuf> = doc.capabilities.iter().map(|c| tidy(c)).collect();
     assert_eq!(h.capabilities, caps, "{text}");
     let (t, d) = (doc.thresholds.unwrap_or_default(), Thresholds::default());
     assert_eq!(

@@ -328,7 +328,7 @@ impl Capabilities {
     /// tool not under `tools:`, …) point at their line; whether the tools and parameters exist
     /// in the spec is for [`Capabilities::check_against`].
     pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
-        let raw: RawMatrix = serde_saphyr::from_str(&file.text).map_err(|e| file.yaml_error(&e))?;
+        let raw: RawMatrix = file.parse_yaml()?;
         compile(raw, file)
     }
 

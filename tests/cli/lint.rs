@@ -65,7 +65,7 @@ fn malformed_line_is_an_input_error() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stdout(&o).contains("<stdin>:2: 2: not JSON"),
+        stdout(&o).contains("<stdin>:2:2: not JSON: key must be a string\n"),
         "{}",
         stdout(&o)
     );

@@ -7,6 +7,7 @@ mod check;
 mod chromium;
 mod diff_spec;
 mod faults;
+mod format_agreement;
 mod import;
 mod inspect_spec;
 mod judge;
