@@ -509,6 +509,10 @@ impl Harness {
         }
         let mut scenarios: Vec<Scenario> = Vec::with_capacity(raw.scenarios.len());
         for sc in raw.scenarios {
+            // An id names files (`run`'s transcripts, `generate`'s mocks): a plain file name.
+            if let Err(e) = crate::source::file_name(&sc.value.id.value) {
+                return Err(at(&file, &sc.value.id, format!("scenario id {e}")));
+            }
             if scenarios.iter().any(|s| s.id == sc.value.id.value) {
                 return Err(at(
                     &file,

@@ -357,7 +357,21 @@ async fn a_scenario_id_that_is_no_file_name_is_refused_before_any_call() {
         "tools: [t.tools.json]\nscenarios:\n  - id: fine\n    turns:\n      - prompt: paint a cat\n  - id: ../../escape\n    turns:\n      - prompt: paint a dog\n",
     )
     .unwrap();
-    let suite = Suite::load(&h.join("t.yaml")).unwrap();
+    // The harness does not load: the id is refused at its place.
+    let Err(refused) = Suite::load(&h.join("t.yaml")) else {
+        panic!("a harness with a path for a scenario id loaded");
+    };
+    let refused = refused.to_string();
+    insta::assert_snapshot!(refused.replace(dir.path().to_str().unwrap(), "[dir]"), @"[dir]/harnesses/t.yaml:6:9: scenario id `../../escape` cannot be a file name: it contains a path separator (`/`)");
+    // Nor does a harness made in code run one: the runner checks the id it names a file by.
+    std::fs::write(
+        h.join("t.yaml"),
+        "tools: [t.tools.json]\nscenarios:\n  - id: fine\n    turns:\n      - prompt: paint a cat\n  - id: later\n    turns:\n      - prompt: paint a dog\n",
+    )
+    .unwrap();
+    let mut harness = agent_seer::harness::Harness::load(&h.join("t.yaml")).unwrap();
+    harness.scenarios[1].id = "../../escape".into();
+    let suite = Suite::from_harness(harness).unwrap();
     let c = client(
         openai(&server),
         dir.path(),
