@@ -13,6 +13,7 @@ pub(crate) const ORDER: &[&str] = &[
     "finding",
     "spec",
     "harness",
+    "ingest",
     "stats",
     "lint",
     "flow",

@@ -49,6 +49,7 @@ pub mod flow;
 pub mod generate;
 #[path = "harness/mod.rs"]
 mod harness_files;
+pub mod ingest;
 #[cfg(feature = "judge")]
 pub mod judge;
 pub mod lint;

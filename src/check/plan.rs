@@ -599,9 +599,28 @@ impl CheckResult {
     }
 }
 
+/// Loads a transcript of the suite: YAML, or a recorded run in another format (`*.json`,
+/// `*.jsonl`; [`crate::ingest::load`], its scenario from its label file or its first prompt).
+pub fn load_transcript(suite: &Suite, path: &Path) -> Result<Transcript, SourceError> {
+    if crate::ingest::is_recorded(path) {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = name
+            .strip_suffix(".jsonl")
+            .or_else(|| name.strip_suffix(".json"))
+            .unwrap_or(&name)
+            .to_owned();
+        crate::ingest::load(path, id, Some(&suite.harness))
+    } else {
+        Transcript::load(path)
+    }
+}
+
 /// Loads and evaluates one transcript of a loaded suite.
 pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
-    let t = Transcript::load(path)?;
+    let t = load_transcript(suite, path)?;
     let ev = evaluate(suite, &t)?;
     let scenario = suite.scenario_of(&t);
     let agrees = ev
@@ -630,7 +649,7 @@ fn judged(
     judge: &dyn Judge,
 ) -> Result<TrialRecord, String> {
     let suite = lazy.get().map_err(|e| e.render())?;
-    let t = Transcript::load(path).map_err(|e| e.render())?;
+    let t = load_transcript(&suite, path).map_err(|e| e.render())?;
     let ev = evaluate(&suite, &t).map_err(|e| e.render())?;
     let j = judge.judge(&suite, &t, &ev).map_err(|e| e.to_string())?;
     let want = t.label.expect.unwrap_or(Expect::Pass);

@@ -245,7 +245,7 @@ fn walk(
             prefix.push(name);
             walk(&path, prefix, out, problems)?;
             prefix.pop();
-        } else if is_yaml(&path) && path.is_file() {
+        } else if is_transcript(&path) && path.is_file() {
             // Only regular files (or symlinks to them): a FIFO named `x.yaml` would block
             // whoever reads it.
             let mut parts = prefix.clone();
@@ -273,6 +273,20 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, SourceError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(SourceError::io(dir, e)),
     }
+}
+
+/// A transcript file: YAML, or a recorded run (`*.json`, `*.jsonl`, read by `ingest`) — but
+/// not a recorded run's label sidecar (`<id>.label.yaml`).
+fn is_transcript(p: &Path) -> bool {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.ends_with(".label.yaml") {
+        return false;
+    }
+    is_yaml(p)
+        || matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("json" | "jsonl")
+        )
 }
 
 fn is_yaml(p: &Path) -> bool {

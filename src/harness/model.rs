@@ -160,6 +160,26 @@ pub struct Call {
 }
 
 impl Call {
+    /// A call read from a recorded run (not YAML): every argument is placed at the call.
+    pub(crate) fn recorded(
+        tool: String,
+        arguments: Value,
+        output: Option<Value>,
+        id: Option<String>,
+        location: Location,
+    ) -> Self {
+        let n = arguments.as_object().map_or(0, Map::len);
+        let at = (location.line, location.column);
+        Self {
+            tool,
+            arguments,
+            output,
+            id,
+            location,
+            arg_locations: vec![(at, at); n],
+        }
+    }
+
     /// The YAML location a JSON pointer into the arguments refers to: the argument's own line
     /// for `/name` and anything under it, the call's line otherwise.
     pub fn location_of(&self, pointer: &str) -> Location {

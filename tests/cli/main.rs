@@ -9,6 +9,7 @@ mod diff_spec;
 mod faults;
 mod format_agreement;
 mod import;
+mod ingest;
 mod inspect_spec;
 mod judge;
 mod lint;

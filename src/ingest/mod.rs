@@ -1,0 +1,637 @@
+//! Recorded runs in the formats teams already keep, read into the [`Transcript`] the YAML loader
+//! makes: OpenAI Chat Completions `messages` and Responses API items, Anthropic Messages,
+//! Gemini `contents`, MCP JSON-RPC message logs, and OpenTelemetry GenAI traces and logs in OTLP
+//! JSON (the collector's file form and the protobuf-JSON mapping).
+//!
+//! The format is told from the content ([`detect`]) and named in every error. Each reader turns
+//! its file into one list of [`Event`]s — a user message, a tool call, a tool's output, the
+//! agent's text — each with the place the file records it; one assembler ([`assemble`]) makes
+//! the turns: a user message opens a turn, outputs join their calls by id, the last text of a
+//! turn is its reply.
+//!
+//! Lossless or refuse: a call whose arguments were not captured (OTel content capture off), an
+//! output whose call id no call has, arguments that are not a JSON object, a truncated span —
+//! each is an error naming the file, the message or span and what is missing. Unknown extra
+//! fields are ignored. A recorded run names no scenario: a sidecar `<id>.label.yaml` (a
+//! transcript without calls: `scenario:`, `expect:`, `faults:` …) gives it, else the first user
+//! prompt is matched against the harness's scenarios ([`scenario_for`]).
+//!
+//! The main entry points are [`read`] (a file to [`Recorded`]) and [`load`] (a file, its
+//! sidecar and the harness to a [`Transcript`]).
+
+mod chat;
+mod jsonrpc;
+mod otlp;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::harness::{Call, Harness, Transcript, TranscriptTurn};
+use crate::source::{self, Location, SourceError, SourceFile};
+
+/// A format of recorded runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// OpenAI Chat Completions: a request body's `messages` (or the bare array), assistant
+    /// `tool_calls` with string arguments, `tool` messages.
+    OpenAiChat,
+    /// OpenAI Responses API: `input` items and the response's `output` items
+    /// (`function_call`, `function_call_output`, `mcp_call`, `message`).
+    OpenAiResponses,
+    /// Anthropic Messages: content blocks `tool_use`, `tool_result`, `mcp_tool_use`,
+    /// `mcp_tool_result`, `text`.
+    Anthropic,
+    /// Gemini `contents`: parts `functionCall`, `functionResponse`, `text`.
+    Gemini,
+    /// MCP JSON-RPC messages, one a line, either direction (optionally wrapped as
+    /// `{"dir": …, "msg": {…}}`).
+    McpJsonRpc,
+    /// OpenTelemetry traces and logs as OTLP JSON, with the GenAI semantic conventions.
+    Otlp,
+}
+
+impl Format {
+    /// The format's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAiChat => "OpenAI Chat Completions log",
+            Format::OpenAiResponses => "OpenAI Responses log",
+            Format::Anthropic => "Anthropic Messages log",
+            Format::Gemini => "Gemini contents log",
+            Format::McpJsonRpc => "MCP JSON-RPC log",
+            Format::Otlp => "OTLP trace",
+        }
+    }
+}
+
+/// Where in the file an event is recorded: a JSON pointer, in the document or (JSON Lines) in
+/// its line.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Place {
+    /// The 0-based line of a JSON Lines document; `None` for a one-document file.
+    pub line: Option<usize>,
+    /// The pointer within the document.
+    pub pointer: String,
+}
+
+impl Place {
+    pub(crate) fn at(pointer: impl Into<String>) -> Self {
+        Self {
+            line: None,
+            pointer: pointer.into(),
+        }
+    }
+
+    pub(crate) fn on_line(line: usize, pointer: impl Into<String>) -> Self {
+        Self {
+            line: Some(line),
+            pointer: pointer.into(),
+        }
+    }
+
+    /// The same place, further in.
+    pub(crate) fn join(&self, rest: impl std::fmt::Display) -> Self {
+        Self {
+            line: self.line,
+            pointer: format!("{}/{rest}", self.pointer),
+        }
+    }
+}
+
+/// One thing a recorded run holds.
+#[derive(Clone, Debug)]
+pub(crate) enum Event {
+    /// A user message: it opens a turn.
+    User { text: String },
+    /// The agent called a tool.
+    Call {
+        id: Option<String>,
+        tool: String,
+        arguments: Value,
+        /// An MCP-style result recorded with the call itself (Responses `mcp_call`,
+        /// OTel `execute_tool`).
+        output: Option<Value>,
+        at: Place,
+    },
+    /// A tool's output, for the call with this id (or, without ids, the earliest call of
+    /// this tool still waiting).
+    Output {
+        id: Option<String>,
+        tool: Option<String>,
+        output: Value,
+        at: Place,
+    },
+    /// The agent's text.
+    Text { text: String },
+}
+
+/// A recorded run, read: its turns, and what it says about itself.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// The format it was written in.
+    pub format: Format,
+    /// The turns, each opened by a user message (the first may have none: an MCP log records
+    /// no chat).
+    pub turns: Vec<TranscriptTurn>,
+    /// The trace it came from (OTLP): the trace id, as the file writes it.
+    pub trace_id: Option<String>,
+}
+
+impl Recorded {
+    /// The first user prompt, if the run recorded one.
+    pub fn first_prompt(&self) -> Option<&str> {
+        self.turns.first().and_then(|t| t.prompt.as_deref())
+    }
+}
+
+/// The error readers return: a message at a place (or about the whole file).
+pub(crate) struct Refusal {
+    pub at: Option<Place>,
+    pub message: String,
+}
+
+impl Refusal {
+    pub(crate) fn at(at: &Place, message: impl Into<String>) -> Self {
+        Self {
+            at: Some(at.clone()),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn file(message: impl Into<String>) -> Self {
+        Self {
+            at: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// The document(s) of a file: one JSON document, or JSON Lines.
+pub(crate) enum Docs {
+    One(Value),
+    Lines(Vec<(usize, Value)>),
+}
+
+/// Tells a file's format from its content: `None` when it is none of them.
+pub fn detect(file: &SourceFile) -> Result<Option<Format>, SourceError> {
+    Ok(detect_docs(&parse(file)?))
+}
+
+fn detect_docs(docs: &Docs) -> Option<Format> {
+    match docs {
+        Docs::One(v) => detect_value(v),
+        Docs::Lines(lines) => {
+            let (_, first) = lines.first()?;
+            if first.get("jsonrpc").is_some()
+                || first.get("msg").is_some_and(|m| m.get("jsonrpc").is_some())
+            {
+                Some(Format::McpJsonRpc)
+            } else if first.get("resourceSpans").is_some() || first.get("resourceLogs").is_some() {
+                Some(Format::Otlp)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn detect_value(v: &Value) -> Option<Format> {
+    match v {
+        Value::Object(o) => {
+            if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
+                Some(Format::Otlp)
+            } else if o.contains_key("jsonrpc") {
+                Some(Format::McpJsonRpc)
+            } else if let Some(Value::Array(m)) = o.get("messages") {
+                Some(chat::messages_dialect(m))
+            } else if o.get("contents").is_some_and(Value::is_array) {
+                Some(Format::Gemini)
+            } else if o.contains_key("input") || o.get("output").is_some_and(Value::is_array) {
+                Some(Format::OpenAiResponses)
+            } else {
+                None
+            }
+        }
+        Value::Array(items) => {
+            let first = items.first()?;
+            if first.get("parts").is_some() {
+                Some(Format::Gemini)
+            } else if first.get("jsonrpc").is_some() {
+                Some(Format::McpJsonRpc)
+            } else if items.iter().any(|i| {
+                i.get("type").and_then(Value::as_str).is_some_and(|t| {
+                    matches!(
+                        t,
+                        "function_call" | "function_call_output" | "mcp_call" | "message"
+                    )
+                })
+            }) {
+                Some(Format::OpenAiResponses)
+            } else if first.get("role").is_some() {
+                Some(chat::messages_dialect(items))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
+    if let Ok(v) = serde_json::from_str::<Value>(&file.text) {
+        // Strict again, for its errors: a byte-order mark, a repeated key.
+        file.parse_json()?;
+        return Ok(Docs::One(v));
+    }
+    let mut lines = Vec::new();
+    for (i, line) in file.text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            file.error_at(
+                i as u32 + 1,
+                e.column().max(1) as u32,
+                format!(
+                    "not JSON (nor JSON Lines): {}",
+                    source::strip_json_position(&e.to_string())
+                ),
+            )
+        })?;
+        lines.push((i, v));
+    }
+    if lines.is_empty() {
+        return Err(file.error("empty file: no recorded run in it"));
+    }
+    Ok(Docs::Lines(lines))
+}
+
+/// Reads a recorded run. The format is told from the content; a file that holds none of
+/// them, or holds one that cannot be mapped exactly, is an error naming the format and place.
+pub fn read(file: &SourceFile) -> Result<Recorded, SourceError> {
+    let docs = parse(file)?;
+    let format = detect_docs(&docs).ok_or_else(|| {
+        file.error(
+            "not a recorded run agent-seer reads: expected OpenAI `messages` or Responses \
+             items, Anthropic `messages`, Gemini `contents`, MCP JSON-RPC lines, or OTLP JSON \
+             (`resourceSpans` / `resourceLogs`)",
+        )
+    })?;
+    let refuse = |r: Refusal| refusal(file, format, r);
+    let (events, trace_id) = match (format, &docs) {
+        (Format::OpenAiChat, Docs::One(v)) => (chat::openai_chat(v).map_err(refuse)?, None),
+        (Format::Anthropic, Docs::One(v)) => (chat::anthropic(v).map_err(refuse)?, None),
+        (Format::Gemini, Docs::One(v)) => (chat::gemini(v).map_err(refuse)?, None),
+        (Format::OpenAiResponses, Docs::One(v)) => (chat::responses(v).map_err(refuse)?, None),
+        (Format::McpJsonRpc, docs) => (jsonrpc::events(docs).map_err(refuse)?, None),
+        (Format::Otlp, docs) => {
+            let (events, trace) = otlp::events(docs).map_err(refuse)?;
+            (events, Some(trace))
+        }
+        (_, Docs::Lines(_)) => unreachable!("only MCP and OTLP are told from JSON Lines"),
+    };
+    let turns = assemble(file, format, events)?;
+    Ok(Recorded {
+        format,
+        turns,
+        trace_id,
+    })
+}
+
+fn refusal(file: &SourceFile, format: Format, r: Refusal) -> SourceError {
+    let message = format!("{}: {}", format.name(), r.message);
+    match r.at {
+        Some(at) => {
+            let (line, column) = position(file, &at);
+            file.error_at(line, column, message)
+        }
+        None => file.error(message),
+    }
+}
+
+/// 1-based line and column of a place.
+fn position(file: &SourceFile, at: &Place) -> (u32, u32) {
+    match at.line {
+        None => match source::json::locate(&file.text, &at.pointer) {
+            Some(p) => source::json::line_column(&file.text, p.start()),
+            None => (1, 1),
+        },
+        Some(i) => {
+            let text = file.text.lines().nth(i).unwrap_or("");
+            let column = source::json::locate(text, &at.pointer)
+                .map_or(1, |p| source::json::line_column(text, p.start()).1);
+            (i as u32 + 1, column)
+        }
+    }
+}
+
+fn location(file: &SourceFile, at: &Place) -> Location {
+    let (line, column) = position(file, at);
+    Location {
+        file: file.path.clone(),
+        line,
+        column,
+    }
+}
+
+/// The events in order, made into turns.
+fn assemble(
+    file: &SourceFile,
+    format: Format,
+    events: Vec<Event>,
+) -> Result<Vec<TranscriptTurn>, SourceError> {
+    let refuse = |at: &Place, m: String| refusal(file, format, Refusal::at(at, m));
+    let mut turns: Vec<TranscriptTurn> = Vec::new();
+    // Per turn: which calls still wait for an output, by index into the turn's calls.
+    let mut waiting: Vec<(usize, usize)> = Vec::new();
+    let mut all_ids: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    let open = |turns: &mut Vec<TranscriptTurn>, prompt: Option<String>| {
+        turns.push(TranscriptTurn {
+            prompt,
+            calls: Vec::new(),
+            reply: None,
+        });
+    };
+    for e in events {
+        match e {
+            Event::User { text } => {
+                // A user message with nothing between it and the last one belongs to it (a
+                // system prompt split in two, a re-sent message).
+                match turns.last_mut() {
+                    Some(t) if t.calls.is_empty() && t.reply.is_none() => {
+                        let p = t.prompt.get_or_insert_with(String::new);
+                        if !p.is_empty() {
+                            p.push('\n');
+                        }
+                        p.push_str(&text);
+                    }
+                    _ => open(&mut turns, Some(text)),
+                }
+            }
+            Event::Call {
+                id,
+                tool,
+                arguments,
+                output,
+                at,
+            } => {
+                if turns.is_empty() {
+                    open(&mut turns, None);
+                }
+                let t = turns.len() - 1;
+                if !arguments.is_object() {
+                    return Err(refuse(
+                        &at,
+                        format!(
+                            "the arguments of `{tool}` are {}, not a JSON object",
+                            crate::finding::type_name(&arguments)
+                        ),
+                    ));
+                }
+                let turn = &mut turns[t];
+                let c = turn.calls.len();
+                if let Some(id) = &id
+                    && all_ids.insert(id.clone(), (t, c)).is_some()
+                {
+                    return Err(refuse(&at, format!("a second call with the id `{id}`")));
+                }
+                let waits = output.is_none();
+                turn.calls.push(Call::recorded(
+                    tool,
+                    arguments,
+                    output,
+                    id,
+                    location(file, &at),
+                ));
+                // An agent's text before a call is thinking aloud, not the reply.
+                turn.reply = None;
+                if waits {
+                    waiting.push((t, c));
+                }
+            }
+            Event::Output {
+                id,
+                tool,
+                output,
+                at,
+            } => {
+                let slot = match &id {
+                    Some(id) => match all_ids.get(id) {
+                        Some(&slot) => slot,
+                        None => {
+                            return Err(refuse(
+                                &at,
+                                format!("a tool output for the call id `{id}`, which no call has"),
+                            ));
+                        }
+                    },
+                    None => {
+                        // No id: the earliest waiting call of that tool (of any tool, when
+                        // the output does not name one either).
+                        let name = tool.as_deref();
+                        match waiting
+                            .iter()
+                            .find(|&&(t, c)| name.is_none_or(|n| turns[t].calls[c].tool == n))
+                        {
+                            Some(&slot) => slot,
+                            None => {
+                                return Err(refuse(
+                                    &at,
+                                    match name {
+                                        Some(n) => format!(
+                                            "a tool output of `{n}` with no call of it waiting for one"
+                                        ),
+                                        None => "a tool output with no call waiting for one".into(),
+                                    },
+                                ));
+                            }
+                        }
+                    }
+                };
+                let call = &mut turns[slot.0].calls[slot.1];
+                if call.output.is_some() {
+                    return Err(refuse(
+                        &at,
+                        format!("a second output for the call of `{}`", call.tool),
+                    ));
+                }
+                call.output = Some(output);
+                waiting.retain(|&s| s != slot);
+            }
+            Event::Text { text } => {
+                if turns.is_empty() {
+                    open(&mut turns, None);
+                }
+                let turn = turns.last_mut().expect("a turn is open");
+                match &mut turn.reply {
+                    Some(r) => {
+                        r.push('\n');
+                        r.push_str(&text);
+                    }
+                    None => turn.reply = Some(text),
+                }
+            }
+        }
+    }
+    Ok(turns)
+}
+
+/// A tool's textual result as the MCP `CallToolResult` the engines read (one text block).
+pub(crate) fn text_result(text: &str, is_error: Option<bool>) -> Value {
+    let mut o = Map::new();
+    o.insert(
+        "content".into(),
+        serde_json::json!([{"type": "text", "text": text}]),
+    );
+    if let Some(e) = is_error {
+        o.insert("isError".into(), Value::Bool(e));
+    }
+    Value::Object(o)
+}
+
+/// Arguments written as a JSON string (OpenAI, OTel): parsed, or a refusal at `at`.
+pub(crate) fn json_arguments(tool: &str, raw: &Value, at: &Place) -> Result<Value, Refusal> {
+    match raw {
+        Value::String(s) if s.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Value::String(s) => serde_json::from_str(s).map_err(|e| {
+            Refusal::at(
+                at,
+                format!("the arguments of `{tool}` are not valid JSON ({e}); was the log cut?"),
+            )
+        }),
+        other => Ok(other.clone()),
+    }
+}
+
+/// The sidecar of a recorded run at `path`: `<stem>.label.yaml` beside it.
+pub fn sidecar(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name
+        .strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name);
+    path.with_file_name(format!("{stem}.label.yaml"))
+}
+
+/// Whether a file under `transcripts/` is a recorded run (JSON or JSON Lines).
+pub fn is_recorded(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("json" | "jsonl")
+    )
+}
+
+/// Loads a recorded run as a transcript with the id given: its label and scenario from the
+/// sidecar when there is one, else the scenario whose first prompt is the run's
+/// ([`scenario_for`]).
+pub fn load(path: &Path, id: String, harness: Option<&Harness>) -> Result<Transcript, SourceError> {
+    let file = SourceFile::read(path)?;
+    let recorded = read(&file)?;
+    let side = sidecar(path);
+    let mut t = if side.is_file() {
+        let label = Transcript::load(&side)?;
+        if !label
+            .turns
+            .iter()
+            .all(|t| t.calls.is_empty() && t.reply.is_none())
+        {
+            return Err(label.source.error_at(
+                1,
+                1,
+                format!(
+                    "a label file gives `scenario:`, `expect:`, `faults:`, `xfail:` and `note:`; \
+                     the calls are {}'s",
+                    path.display()
+                ),
+            ));
+        }
+        label
+    } else {
+        let scenario = match harness {
+            Some(h) => scenario_for(&file, &recorded, h)?,
+            None => {
+                return Err(file.error(format!(
+                    "{} names no scenario: give it a label file {} with `scenario:`",
+                    recorded.format.name(),
+                    side.display()
+                )));
+            }
+        };
+        let text = format!(
+            "scenario: {}\n",
+            serde_json::to_string(&scenario).unwrap_or_default()
+        );
+        Transcript::from_source(SourceFile::from_text(path, text), id.clone())?
+    };
+    t.id = id;
+    t.path = path.to_path_buf();
+    t.turns = recorded.turns;
+    t.source = file;
+    Ok(t)
+}
+
+/// The scenario of `harness` whose first prompt is the run's first user prompt (compared with
+/// case and runs of whitespace ignored). No prompt, no match, or several, is an error listing
+/// the candidates.
+pub fn scenario_for(
+    file: &SourceFile,
+    run: &Recorded,
+    harness: &Harness,
+) -> Result<String, SourceError> {
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let candidates = || {
+        harness
+            .scenarios
+            .iter()
+            .map(|s| format!("`{}`", s.id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(prompt) = run.first_prompt() else {
+        return Err(file.error(format!(
+            "{} records no user prompt, so its scenario cannot be told: give it a label file {} with `scenario:` (one of {})",
+            run.format.name(),
+            sidecar(&file.path).display(),
+            candidates()
+        )));
+    };
+    let want = norm(prompt);
+    let hits: Vec<&str> = harness
+        .scenarios
+        .iter()
+        .filter(|s| s.turns.first().is_some_and(|t| norm(&t.prompt) == want))
+        .map(|s| s.id.as_str())
+        .collect();
+    match hits.as_slice() {
+        [one] => Ok((*one).to_owned()),
+        [] => Err(file.error(format!(
+            "the first user prompt ({:?}) is no scenario's of suite `{}`: give a label file {} with `scenario:` (one of {})",
+            cut(prompt, 80),
+            harness.suite,
+            sidecar(&file.path).display(),
+            candidates()
+        ))),
+        many => Err(file.error(format!(
+            "the first user prompt is that of several scenarios ({}): give a label file {} with `scenario:`",
+            many.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+            sidecar(&file.path).display()
+        ))),
+    }
+}
+
+/// At most `n` characters of `s`, with `…` when cut.
+fn cut(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}

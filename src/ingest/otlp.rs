@@ -1,0 +1,547 @@
+//! OpenTelemetry GenAI traces and logs in OTLP JSON — the OTel Collector's file form (ids in
+//! hex, one `{"resourceSpans": …}` or `{"resourceLogs": …}` a line) and the protobuf-JSON
+//! mapping (ids in base64, one document) alike: ids are compared as written, never decoded.
+//!
+//! The conversation comes, in this order of preference, from:
+//! - the last chat span's `gen_ai.input.messages` and `gen_ai.output.messages` (the semantic
+//!   conventions since 1.37: JSON messages with typed `parts`), which hold the whole history;
+//! - the older indexed attributes `gen_ai.prompt.N.*` and `gen_ai.completion.N.*`;
+//! - the log events of the last chat span (`gen_ai.user.message`, `gen_ai.assistant.message`,
+//!   `gen_ai.tool.message`, `gen_ai.choice`: the conventions before 1.37);
+//! - else the `execute_tool` spans alone (`gen_ai.tool.name`, `gen_ai.tool.call.id`,
+//!   `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), in start-time order, which
+//!   give calls and outputs but no prompt or reply.
+//!
+//! A run recorded with content capture off has none of these: every call it shows lacks its
+//! arguments, and that is an error saying so, never a call without arguments.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::{Docs, Event, Place, Refusal, json_arguments, text_result};
+
+/// An OTLP `AnyValue` as plain JSON.
+fn any(v: &Value) -> Value {
+    let Some(o) = v.as_object() else {
+        return v.clone();
+    };
+    if let Some(s) = o.get("stringValue") {
+        return s.clone();
+    }
+    if let Some(b) = o.get("boolValue") {
+        return b.clone();
+    }
+    if let Some(i) = o.get("intValue") {
+        // int64 is a string in the protobuf-JSON mapping.
+        return match i {
+            Value::String(s) => s.parse::<i64>().map_or(i.clone(), Value::from),
+            other => other.clone(),
+        };
+    }
+    if let Some(d) = o.get("doubleValue") {
+        return d.clone();
+    }
+    if let Some(a) = o.get("arrayValue") {
+        return Value::Array(
+            a.get("values")
+                .and_then(Value::as_array)
+                .map(|vs| vs.iter().map(any).collect())
+                .unwrap_or_default(),
+        );
+    }
+    if let Some(kv) = o.get("kvlistValue") {
+        return Value::Object(attributes(kv.get("values")));
+    }
+    if let Some(b) = o.get("bytesValue") {
+        return b.clone();
+    }
+    Value::Null
+}
+
+/// A list of OTLP `KeyValue`s as a JSON object.
+fn attributes(list: Option<&Value>) -> Map<String, Value> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|kv| {
+            let key = kv.get("key")?.as_str()?.to_owned();
+            Some((key, kv.get("value").map(any).unwrap_or(Value::Null)))
+        })
+        .collect()
+}
+
+fn nanos(v: Option<&Value>) -> u128 {
+    match v {
+        Some(Value::String(s)) => s.parse().unwrap_or(0),
+        Some(Value::Number(n)) => n.as_u64().map_or(0, u128::from),
+        _ => 0,
+    }
+}
+
+struct Span {
+    trace: String,
+    name: String,
+    start: u128,
+    attrs: Map<String, Value>,
+    at: Place,
+}
+
+struct Log {
+    trace: String,
+    span: String,
+    event: String,
+    body: Value,
+    at: Place,
+}
+
+/// Every span and log record of the file, in file order.
+fn collect(docs: &Docs) -> (Vec<Span>, Vec<Log>) {
+    let mut spans = Vec::new();
+    let mut logs = Vec::new();
+    let docs: Vec<(Option<usize>, &Value)> = match docs {
+        Docs::One(v) => vec![(None, v)],
+        Docs::Lines(lines) => lines.iter().map(|(i, v)| (Some(*i), v)).collect(),
+    };
+    for (line, doc) in docs {
+        let place = |p: String| Place { line, pointer: p };
+        let list = |v: &Value, k: &str| {
+            v.get(k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        for (r, rs) in list(doc, "resourceSpans").iter().enumerate() {
+            let scopes_key = if rs.get("scopeSpans").is_some() {
+                "scopeSpans"
+            } else {
+                "instrumentationLibrarySpans"
+            };
+            for (s, ss) in list(rs, scopes_key).iter().enumerate() {
+                for (k, sp) in list(ss, "spans").iter().enumerate() {
+                    spans.push(Span {
+                        trace: sp
+                            .get("traceId")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        name: sp
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        start: nanos(sp.get("startTimeUnixNano")),
+                        attrs: attributes(sp.get("attributes")),
+                        at: place(format!("/resourceSpans/{r}/{scopes_key}/{s}/spans/{k}")),
+                    });
+                }
+            }
+        }
+        for (r, rl) in list(doc, "resourceLogs").iter().enumerate() {
+            for (s, sl) in list(rl, "scopeLogs").iter().enumerate() {
+                for (k, lr) in list(sl, "logRecords").iter().enumerate() {
+                    let attrs = attributes(lr.get("attributes"));
+                    let event = lr
+                        .get("eventName")
+                        .and_then(Value::as_str)
+                        .or_else(|| attrs.get("event.name").and_then(Value::as_str))
+                        .unwrap_or("")
+                        .to_owned();
+                    logs.push(Log {
+                        trace: lr
+                            .get("traceId")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        span: lr
+                            .get("spanId")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        event,
+                        body: lr.get("body").map(any).unwrap_or(Value::Null),
+                        at: place(format!("/resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}")),
+                    });
+                }
+            }
+        }
+    }
+    (spans, logs)
+}
+
+fn is_genai(s: &Span) -> bool {
+    s.attrs.contains_key("gen_ai.operation.name")
+        || s.attrs
+            .keys()
+            .any(|k| k.starts_with("gen_ai.prompt.") || k.starts_with("gen_ai.completion."))
+        || s.attrs.get("mcp.method.name").and_then(Value::as_str) == Some("tools/call")
+}
+
+/// The events of the file's one GenAI trace, and that trace's id.
+pub(super) fn events(docs: &Docs) -> Result<(Vec<Event>, String), Refusal> {
+    let (mut spans, logs) = collect(docs);
+    let mut traces: Vec<&str> = spans
+        .iter()
+        .filter(|s| is_genai(s))
+        .map(|s| s.trace.as_str())
+        .chain(
+            logs.iter()
+                .filter(|l| l.event.starts_with("gen_ai."))
+                .map(|l| l.trace.as_str()),
+        )
+        .collect();
+    traces.sort_unstable();
+    traces.dedup();
+    let trace = match traces.as_slice() {
+        [one] => (*one).to_owned(),
+        [] => {
+            return Err(Refusal::file(
+                "no GenAI span or event in it (no `gen_ai.*` attributes)",
+            ));
+        }
+        many => {
+            return Err(Refusal::file(format!(
+                "{} traces in one file ({}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
+                many.len(),
+                many.join(", ")
+            )));
+        }
+    };
+    spans.retain(|s| s.trace == trace);
+    spans.sort_by_key(|s| s.start);
+    let logs: Vec<&Log> = logs.iter().filter(|l| l.trace == trace).collect();
+    let chats: Vec<&Span> = spans
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.attrs.get("gen_ai.operation.name").and_then(Value::as_str),
+                Some("chat" | "text_completion" | "generate_content")
+            ) || s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt."))
+        })
+        .collect();
+    if let Some(last) = chats
+        .iter()
+        .rev()
+        .find(|s| s.attrs.contains_key("gen_ai.input.messages"))
+    {
+        return Ok((parts_messages(last)?, trace));
+    }
+    if let Some(last) = chats
+        .iter()
+        .rev()
+        .find(|s| s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt.")))
+    {
+        return Ok((indexed(last)?, trace));
+    }
+    let chat_logs: Vec<&&Log> = logs
+        .iter()
+        .filter(|l| l.event.starts_with("gen_ai.") && !l.span.is_empty())
+        .collect();
+    if let Some(last) = chat_logs.last() {
+        let group: Vec<&Log> = chat_logs
+            .iter()
+            .filter(|l| l.span == last.span)
+            .map(|l| **l)
+            .collect();
+        return Ok((log_events(&group)?, trace));
+    }
+    Ok((tool_spans(&spans)?, trace))
+}
+
+/// A JSON string attribute holding JSON, parsed.
+fn json_attr(s: &Span, key: &str) -> Result<Option<Value>, Refusal> {
+    match s.attrs.get(key) {
+        None => Ok(None),
+        Some(Value::String(text)) => serde_json::from_str(text).map(Some).map_err(|e| {
+            Refusal::at(
+                &s.at,
+                format!(
+                    "span `{}`: `{key}` is not valid JSON ({e}); was it truncated?",
+                    s.name
+                ),
+            )
+        }),
+        Some(other) => Ok(Some(other.clone())),
+    }
+}
+
+/// `gen_ai.input.messages` + `gen_ai.output.messages`: `{role, parts: [{type: text, content},
+/// {type: tool_call, id, name, arguments}, {type: tool_call_response, id, response}]}`.
+fn parts_messages(s: &Span) -> Result<Vec<Event>, Refusal> {
+    let mut events = Vec::new();
+    for key in ["gen_ai.input.messages", "gen_ai.output.messages"] {
+        let Some(messages) = json_attr(s, key)? else {
+            continue;
+        };
+        let messages = messages.as_array().cloned().unwrap_or_default();
+        for (i, m) in messages.iter().enumerate() {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+            let parts = m
+                .get("parts")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for (j, p) in parts.iter().enumerate() {
+                let what = format!("span `{}`, {key}[{i}].parts[{j}]", s.name);
+                match p.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "text" => {
+                        let text = p
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned();
+                        match role {
+                            "user" => events.push(Event::User { text }),
+                            "assistant" => events.push(Event::Text { text }),
+                            _ => {}
+                        }
+                    }
+                    "tool_call" => {
+                        let tool = p.get("name").and_then(Value::as_str).ok_or_else(|| {
+                            Refusal::at(&s.at, format!("{what}: a tool call without `name`"))
+                        })?;
+                        let raw = p.get("arguments").ok_or_else(|| {
+                            Refusal::at(&s.at, format!("{what}: the call of `{tool}` has no `arguments` (content capture off?)"))
+                        })?;
+                        events.push(Event::Call {
+                            id: p.get("id").and_then(Value::as_str).map(str::to_owned),
+                            tool: tool.to_owned(),
+                            arguments: json_arguments(tool, raw, &s.at)?,
+                            output: None,
+                            at: s.at.clone(),
+                        });
+                    }
+                    "tool_call_response" => {
+                        let response = p.get("response").cloned().unwrap_or(Value::Null);
+                        events.push(Event::Output {
+                            id: p.get("id").and_then(Value::as_str).map(str::to_owned),
+                            tool: None,
+                            output: result_of(&response),
+                            at: s.at.clone(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(events)
+}
+
+/// A recorded tool result as a CallToolResult: a string is its text (JSON inside it is read
+/// by the dataflow engine as any text output is), a CallToolResult stays one.
+fn result_of(v: &Value) -> Value {
+    match v {
+        Value::String(s) => text_result(s, None),
+        Value::Object(o) if o.contains_key("content") => v.clone(),
+        Value::Null => text_result("", None),
+        other => {
+            let mut r = text_result(&serde_json::to_string(other).unwrap_or_default(), None);
+            r["structuredContent"] = other.clone();
+            r
+        }
+    }
+}
+
+/// `gen_ai.prompt.N.role` / `.content` / `.tool_call_id` and `gen_ai.completion.N.*` with
+/// `.tool_calls.M.id` / `.name` / `.arguments` (the indexed attributes of older
+/// instrumentations).
+fn indexed(s: &Span) -> Result<Vec<Event>, Refusal> {
+    let mut events = Vec::new();
+    for prefix in ["gen_ai.prompt.", "gen_ai.completion."] {
+        let mut messages: BTreeMap<usize, Map<String, Value>> = BTreeMap::new();
+        for (k, v) in &s.attrs {
+            let Some(rest) = k.strip_prefix(prefix) else {
+                continue;
+            };
+            let Some((n, field)) = rest.split_once('.') else {
+                continue;
+            };
+            let Ok(n) = n.parse::<usize>() else { continue };
+            messages
+                .entry(n)
+                .or_default()
+                .insert(field.to_owned(), v.clone());
+        }
+        for (n, m) in messages {
+            let get = |f: &str| m.get(f).and_then(Value::as_str);
+            let role = get("role").unwrap_or(if prefix == "gen_ai.completion." {
+                "assistant"
+            } else {
+                "user"
+            });
+            match role {
+                "user" => {
+                    if let Some(t) = get("content") {
+                        events.push(Event::User { text: t.to_owned() });
+                    }
+                }
+                "assistant" => {
+                    if let Some(t) = get("content").filter(|t| !t.is_empty()) {
+                        events.push(Event::Text { text: t.to_owned() });
+                    }
+                    for j in 0.. {
+                        let Some(tool) = get(&format!("tool_calls.{j}.name")) else {
+                            break;
+                        };
+                        let raw = m.get(&format!("tool_calls.{j}.arguments")).ok_or_else(|| {
+                            Refusal::at(&s.at, format!("span `{}`: {prefix}{n}.tool_calls.{j} (`{tool}`) has no arguments (content capture off?)", s.name))
+                        })?;
+                        events.push(Event::Call {
+                            id: get(&format!("tool_calls.{j}.id")).map(str::to_owned),
+                            tool: tool.to_owned(),
+                            arguments: json_arguments(tool, raw, &s.at)?,
+                            output: None,
+                            at: s.at.clone(),
+                        });
+                    }
+                }
+                "tool" => events.push(Event::Output {
+                    id: get("tool_call_id").map(str::to_owned),
+                    tool: None,
+                    output: text_result(get("content").unwrap_or(""), None),
+                    at: s.at.clone(),
+                }),
+                _ => {}
+            }
+        }
+    }
+    Ok(events)
+}
+
+/// The log events of one chat span, in order: `gen_ai.user.message` `{content}`,
+/// `gen_ai.assistant.message` `{content?, tool_calls?}`, `gen_ai.tool.message` `{content, id?}`,
+/// `gen_ai.choice` `{message: {content?, tool_calls?}}`.
+fn log_events(group: &[&Log]) -> Result<Vec<Event>, Refusal> {
+    let mut events = Vec::new();
+    for l in group {
+        let body = &l.body;
+        match l.event.as_str() {
+            "gen_ai.user.message" => {
+                if let Some(t) = body.get("content").and_then(Value::as_str) {
+                    events.push(Event::User { text: t.to_owned() });
+                }
+            }
+            "gen_ai.assistant.message" => assistant(body, l, &mut events)?,
+            "gen_ai.choice" => {
+                assistant(body.get("message").unwrap_or(&Value::Null), l, &mut events)?
+            }
+            "gen_ai.tool.message" => events.push(Event::Output {
+                id: body
+                    .get("id")
+                    .or_else(|| body.get("tool_call_id"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                tool: None,
+                output: text_result(
+                    body.get("content").and_then(Value::as_str).unwrap_or(""),
+                    None,
+                ),
+                at: l.at.clone(),
+            }),
+            _ => {}
+        }
+    }
+    Ok(events)
+}
+
+fn assistant(m: &Value, l: &Log, events: &mut Vec<Event>) -> Result<(), Refusal> {
+    if let Some(t) = m
+        .get("content")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        events.push(Event::Text { text: t.to_owned() });
+    }
+    for c in m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let f = c.get("function").unwrap_or(c);
+        let tool = f.get("name").and_then(Value::as_str).ok_or_else(|| {
+            Refusal::at(
+                &l.at,
+                format!("event `{}`: a tool call without a name", l.event),
+            )
+        })?;
+        let raw = f.get("arguments").ok_or_else(|| {
+            Refusal::at(&l.at, format!("event `{}`: the call of `{tool}` was recorded without its arguments (content capture off: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)", l.event))
+        })?;
+        events.push(Event::Call {
+            id: c.get("id").and_then(Value::as_str).map(str::to_owned),
+            tool: tool.to_owned(),
+            arguments: json_arguments(tool, raw, &l.at)?,
+            output: None,
+            at: l.at.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// `execute_tool` spans (and MCP `tools/call` spans not inside one), by start time.
+fn tool_spans(spans: &[Span]) -> Result<Vec<Event>, Refusal> {
+    let mut events = Vec::new();
+    for s in spans {
+        let op = s.attrs.get("gen_ai.operation.name").and_then(Value::as_str);
+        if op != Some("execute_tool") {
+            continue;
+        }
+        let tool = s
+            .attrs
+            .get("gen_ai.tool.name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                Refusal::at(
+                    &s.at,
+                    format!(
+                        "span `{}`: an `execute_tool` span without `gen_ai.tool.name`",
+                        s.name
+                    ),
+                )
+            })?;
+        let raw = s.attrs.get("gen_ai.tool.call.arguments").ok_or_else(|| {
+            Refusal::at(&s.at, format!(
+                "span `{}`: the call of `{tool}` was recorded without `gen_ai.tool.call.arguments` (content capture off: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)",
+                s.name
+            ))
+        })?;
+        events.push(Event::Call {
+            id: s
+                .attrs
+                .get("gen_ai.tool.call.id")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            tool: tool.to_owned(),
+            arguments: json_arguments(tool, raw, &s.at)?,
+            output: s.attrs.get("gen_ai.tool.call.result").map(result_of),
+            at: s.at.clone(),
+        });
+    }
+    if events.is_empty()
+        && let Some(s) = spans
+            .iter()
+            .find(|s| s.attrs.get("mcp.method.name").and_then(Value::as_str) == Some("tools/call"))
+    {
+        return Err(Refusal::at(
+            &s.at,
+            format!(
+                "span `{}`: MCP `tools/call` spans record no arguments; record the run with GenAI content capture on",
+                s.name
+            ),
+        ));
+    }
+    if events.is_empty()
+        && let Some(s) = spans.iter().find(|s| is_genai(s))
+    {
+        return Err(Refusal::at(
+            &s.at,
+            format!(
+                "span `{}`: the trace records no messages and no tool calls (content capture off: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)",
+                s.name
+            ),
+        ));
+    }
+    Ok(events)
+}
