@@ -1,4 +1,6 @@
 //! `agent-seer import bfcl <data-dir> -o <dir>`: BFCL's AST categories as agent-seer suites.
+//! `agent-seer import trace FILE… --suite S -o transcripts/S/`: recorded runs (OpenAI,
+//! Anthropic, Gemini, MCP JSON-RPC, OTLP) as editable YAML transcripts.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,6 +15,73 @@ pub enum Source {
     /// The Berkeley Function Calling Leaderboard's data (`bfcl_eval/data/` of the `bfcl-eval`
     /// package: BFCL_v4_*.json and possible_answer/).
     Bfcl(BfclArgs),
+    /// Recorded runs — OpenAI Chat Completions or Responses logs, Anthropic Messages, Gemini
+    /// contents, MCP JSON-RPC logs, OpenTelemetry GenAI traces (OTLP JSON) — as YAML
+    /// transcripts of a suite, one per run (per trace for OTLP), to edit and bless.
+    Trace(TraceArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TraceArgs {
+    /// The recorded runs (JSON or JSON Lines; the format is told from the content).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The suite whose scenarios they answer (`harnesses/<suite>.yaml`).
+    #[arg(long)]
+    suite: String,
+    /// The scenario of every run; default: each run's label file, else its first prompt's.
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Where to write the transcripts (usually `transcripts/<suite>/`).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Replace transcripts that exist.
+    #[arg(long)]
+    force: bool,
+    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    #[arg(long)]
+    root: Option<PathBuf>,
+}
+
+fn trace(args: TraceArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    agent_seer::source::file_name(&args.suite).map_err(|e| anyhow::anyhow!("--suite {e}"))?;
+    let layout = super::project_layout(args.root.clone())?;
+    let harness = layout.harness_file(&args.suite).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--suite {}: no harness {}",
+            args.suite,
+            layout
+                .harnesses
+                .join(format!("{}.yaml", args.suite))
+                .display()
+        )
+    })?;
+    let harness = agent_seer::harness::Harness::load(&harness)?;
+    let written = agent_seer::ingest::import(
+        &args.files,
+        &harness,
+        args.scenario.as_deref(),
+        &args.output,
+        args.force,
+    )?;
+    for i in &written {
+        writeln!(
+            out,
+            "{} -> {} (scenario `{}`, {} call(s), {})",
+            i.from.display(),
+            i.path.display(),
+            i.scenario,
+            i.calls,
+            i.format.name()
+        )?;
+    }
+    writeln!(
+        out,
+        "wrote {} transcript(s) under {}",
+        written.len(),
+        args.output.display()
+    )?;
+    Ok(Outcome::Clean)
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -61,7 +130,10 @@ pub struct BfclArgs {
 }
 
 pub fn run(source: Source, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let Source::Bfcl(args) = source;
+    let args = match source {
+        Source::Bfcl(args) => args,
+        Source::Trace(args) => return trace(args, out),
+    };
     let mut opts = if args.bfcl_compatible {
         Options::bfcl_compatible()
     } else {

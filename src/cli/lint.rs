@@ -18,7 +18,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// JSON Lines of calls, `-` for standard input. Each line:
-    /// {"tool"|"name"|"function_name": …, "arguments"|"parameters": {…}} or an OpenAI tool call.
+    /// {"tool"|"name"|"function_name": …, "arguments"|"parameters": {…}}, an OpenAI tool call,
+    /// a Responses `function_call` item, an Anthropic `tool_use` block, a Gemini
+    /// `functionCall`, or an MCP `tools/call` request.
     #[arg(default_value = "-")]
     calls: PathBuf,
 }
@@ -162,6 +164,65 @@ fn parse_call(line: &str) -> Result<(String, Value), NotACall> {
         ),
     })?;
     let obj = v.as_object().ok_or("a call must be a JSON object")?;
+    // The call shapes of the chat APIs and MCP, as their logs write them.
+    let string_args = |tool: &str, raw: Option<&Value>| -> Result<Value, NotACall> {
+        match raw {
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Object(Default::default())),
+            Some(Value::String(s)) => serde_json::from_str(s)
+                .map_err(|e| format!("the arguments of `{tool}` are not valid JSON: {e}").into()),
+            Some(other) => Ok(other.clone()),
+            None => Ok(Value::Object(Default::default())),
+        }
+    };
+    let named = |o: &serde_json::Map<String, Value>, what: &str| -> Result<String, NotACall> {
+        o.get("name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("{what} without a `name` string").into())
+    };
+    match obj.get("type").and_then(Value::as_str) {
+        // Anthropic `tool_use` / `mcp_tool_use` blocks: `input` is the arguments.
+        Some("tool_use" | "mcp_tool_use") => {
+            let name = named(obj, "a `tool_use` block")?;
+            let input = obj
+                .get("input")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default()));
+            return Ok((name, input));
+        }
+        // OpenAI Responses `function_call` and `mcp_call` items: arguments as a JSON string.
+        Some("function_call" | "mcp_call") => {
+            let name = named(obj, "a `function_call` item")?;
+            let args = string_args(&name, obj.get("arguments"))?;
+            return Ok((name, args));
+        }
+        _ => {}
+    }
+    // Gemini `functionCall` parts (or the part's inside).
+    if let Some(Value::Object(f)) = obj.get("functionCall").or_else(|| obj.get("function_call")) {
+        let name = named(f, "a `functionCall`")?;
+        return Ok((
+            name,
+            f.get("args")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+        ));
+    }
+    // An MCP `tools/call` request.
+    if obj.get("method").and_then(Value::as_str) == Some("tools/call") {
+        let params = obj
+            .get("params")
+            .and_then(Value::as_object)
+            .ok_or("a `tools/call` request without `params`")?;
+        let name = named(params, "a `tools/call` request's `params`")?;
+        return Ok((
+            name,
+            params
+                .get("arguments")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Default::default())),
+        ));
+    }
     if let Some(Value::Object(f)) = obj.get("function") {
         let name = f
             .get("name")

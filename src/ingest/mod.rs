@@ -270,6 +270,17 @@ fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
 /// Reads a recorded run. The format is told from the content; a file that holds none of
 /// them, or holds one that cannot be mapped exactly, is an error naming the format and place.
 pub fn read(file: &SourceFile) -> Result<Recorded, SourceError> {
+    let mut runs = read_runs(file, true)?;
+    Ok(runs.remove(0))
+}
+
+/// Every recorded run in a file: one, or for OTLP one per GenAI trace (in the order the
+/// traces first appear).
+pub fn read_all(file: &SourceFile) -> Result<Vec<Recorded>, SourceError> {
+    read_runs(file, false)
+}
+
+fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError> {
     let docs = parse(file)?;
     let format = detect_docs(&docs).ok_or_else(|| {
         file.error(
@@ -279,24 +290,30 @@ pub fn read(file: &SourceFile) -> Result<Recorded, SourceError> {
         )
     })?;
     let refuse = |r: Refusal| refusal(file, format, r);
-    let (events, trace_id) = match (format, &docs) {
-        (Format::OpenAiChat, Docs::One(v)) => (chat::openai_chat(v).map_err(refuse)?, None),
-        (Format::Anthropic, Docs::One(v)) => (chat::anthropic(v).map_err(refuse)?, None),
-        (Format::Gemini, Docs::One(v)) => (chat::gemini(v).map_err(refuse)?, None),
-        (Format::OpenAiResponses, Docs::One(v)) => (chat::responses(v).map_err(refuse)?, None),
-        (Format::McpJsonRpc, docs) => (jsonrpc::events(docs).map_err(refuse)?, None),
-        (Format::Otlp, docs) => {
-            let (events, trace) = otlp::events(docs).map_err(refuse)?;
-            (events, Some(trace))
+    let runs: Vec<(Vec<Event>, Option<String>)> = match (format, &docs) {
+        (Format::OpenAiChat, Docs::One(v)) => vec![(chat::openai_chat(v).map_err(refuse)?, None)],
+        (Format::Anthropic, Docs::One(v)) => vec![(chat::anthropic(v).map_err(refuse)?, None)],
+        (Format::Gemini, Docs::One(v)) => vec![(chat::gemini(v).map_err(refuse)?, None)],
+        (Format::OpenAiResponses, Docs::One(v)) => {
+            vec![(chat::responses(v).map_err(refuse)?, None)]
         }
+        (Format::McpJsonRpc, docs) => vec![(jsonrpc::events(docs).map_err(refuse)?, None)],
+        (Format::Otlp, docs) => otlp::events(docs, one)
+            .map_err(refuse)?
+            .into_iter()
+            .map(|(events, trace)| (events, Some(trace)))
+            .collect(),
         (_, Docs::Lines(_)) => unreachable!("only MCP and OTLP are told from JSON Lines"),
     };
-    let turns = assemble(file, format, events)?;
-    Ok(Recorded {
-        format,
-        turns,
-        trace_id,
-    })
+    runs.into_iter()
+        .map(|(events, trace_id)| {
+            Ok(Recorded {
+                format,
+                turns: assemble(file, format, events)?,
+                trace_id,
+            })
+        })
+        .collect()
 }
 
 fn refusal(file: &SourceFile, format: Format, r: Refusal) -> SourceError {
@@ -634,4 +651,152 @@ fn cut(s: &str, n: usize) -> String {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_owned(),
     }
+}
+
+/// One transcript `import trace` wrote.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The YAML transcript written.
+    pub path: PathBuf,
+    /// The recorded run's file.
+    pub from: PathBuf,
+    /// Its format.
+    pub format: Format,
+    /// The scenario it answers.
+    pub scenario: String,
+    /// How many calls it holds.
+    pub calls: usize,
+}
+
+/// Writes every recorded run of `files` as an editable YAML transcript under `out` (one per
+/// run; an OTLP file gives one per trace, `<stem>-<n>.yaml`), through the typed writer, for
+/// blessing and hand edits. The scenario is `scenario` when given, else the run's label file's,
+/// else its first prompt's ([`scenario_for`]); a label file's `expect`, `faults` and `xfail`
+/// are kept. Nothing is written unless every run converts, and an existing file is replaced
+/// only with `force`.
+pub fn import(
+    files: &[PathBuf],
+    harness: &Harness,
+    scenario: Option<&str>,
+    out: &Path,
+    force: bool,
+) -> Result<Vec<Imported>, SourceError> {
+    use crate::harness::{CallDoc, LabelDoc, TranscriptBody, TranscriptDoc, TranscriptTurnDoc};
+    if let Some(s) = scenario
+        && !harness.scenarios.iter().any(|sc| sc.id == s)
+    {
+        return Err(harness.source.error(format!(
+            "--scenario {s}: suite `{}` has no such scenario",
+            harness.suite
+        )));
+    }
+    let mut planned: Vec<(Imported, String)> = Vec::new();
+    for path in files {
+        let file = SourceFile::read(path)?;
+        let runs = read_all(&file)?;
+        let side = sidecar(path);
+        let label = if side.is_file() {
+            Some(Transcript::load(&side)?)
+        } else {
+            None
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name
+            .strip_suffix(".jsonl")
+            .or_else(|| name.strip_suffix(".json"))
+            .unwrap_or(&name)
+            .to_owned();
+        let many = runs.len() > 1;
+        for (k, run) in runs.into_iter().enumerate() {
+            let scenario = match (scenario, label.as_ref().and_then(|l| l.scenario.clone())) {
+                (Some(s), _) => s.to_owned(),
+                (None, Some(s)) => s,
+                (None, None) => scenario_for(&file, &run, harness)?,
+            };
+            let id = if many {
+                format!("{stem}-{}", k + 1)
+            } else {
+                stem.clone()
+            };
+            source::file_name(&id).map_err(|e| file.error(format!("transcript name {e}")))?;
+            let target = out.join(format!("{id}.yaml"));
+            if target.exists() && !force {
+                return Err(SourceError::about(
+                    &target,
+                    "exists; nothing was written (--force replaces it)",
+                ));
+            }
+            let calls = run.turns.iter().map(|t| t.calls.len()).sum();
+            let trace = run
+                .trace_id
+                .as_ref()
+                .map_or(String::new(), |t| format!(", trace {t}"));
+            let l = label.as_ref().map(|l| &l.label);
+            let doc = TranscriptDoc {
+                scenario: Some(scenario.clone()),
+                prompt: None,
+                agent: label.as_ref().and_then(|l| l.agent.clone()),
+                note: Some(format!(
+                    "imported from {} ({}{trace})",
+                    path.display(),
+                    run.format.name()
+                )),
+                label: LabelDoc {
+                    expect: l.and_then(|l| l.expect),
+                    faults: l.map(|l| l.faults.clone()).unwrap_or_default(),
+                    xfail: l.and_then(|l| l.xfail.clone()),
+                },
+                body: TranscriptBody::Turns {
+                    turns: run
+                        .turns
+                        .iter()
+                        .map(|t| TranscriptTurnDoc {
+                            prompt: t.prompt.clone(),
+                            calls: t
+                                .calls
+                                .iter()
+                                .map(|c| CallDoc {
+                                    tool: c.tool.clone(),
+                                    arguments: c.args().clone(),
+                                    id: c.id.clone(),
+                                    output: c.output.clone(),
+                                })
+                                .collect(),
+                            reply: t.reply.clone(),
+                        })
+                        .collect(),
+                },
+            };
+            let text = doc
+                .to_yaml()
+                .map_err(|e| SourceError::caused_by(&target, e))?;
+            planned.push((
+                Imported {
+                    path: target,
+                    from: path.clone(),
+                    format: run.format,
+                    scenario,
+                    calls,
+                },
+                text,
+            ));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, _) in &planned {
+        if !seen.insert(i.path.clone()) {
+            return Err(SourceError::about(
+                &i.path,
+                "two recorded runs would be written here (files with one name in two places); nothing was written",
+            ));
+        }
+    }
+    for (i, text) in &planned {
+        source::write_atomically(&i.path, text.as_bytes())
+            .map_err(|e| SourceError::io(&i.path, e))?;
+    }
+    Ok(planned.into_iter().map(|(i, _)| i).collect())
 }

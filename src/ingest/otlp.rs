@@ -177,10 +177,12 @@ fn is_genai(s: &Span) -> bool {
         || s.attrs.get("mcp.method.name").and_then(Value::as_str) == Some("tools/call")
 }
 
-/// The events of the file's one GenAI trace, and that trace's id.
-pub(super) fn events(docs: &Docs) -> Result<(Vec<Event>, String), Refusal> {
-    let (mut spans, logs) = collect(docs);
-    let mut traces: Vec<&str> = spans
+/// The GenAI traces of the file, in the order they first appear: each trace's events and
+/// id. With `one`, a file holding several is refused (one run a file, as `check` grades).
+pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, String)>, Refusal> {
+    let (spans, logs) = collect(docs);
+    let mut traces: Vec<&str> = Vec::new();
+    let genai = spans
         .iter()
         .filter(|s| is_genai(s))
         .map(|s| s.trace.as_str())
@@ -188,30 +190,44 @@ pub(super) fn events(docs: &Docs) -> Result<(Vec<Event>, String), Refusal> {
             logs.iter()
                 .filter(|l| l.event.starts_with("gen_ai."))
                 .map(|l| l.trace.as_str()),
-        )
-        .collect();
-    traces.sort_unstable();
-    traces.dedup();
-    let trace = match traces.as_slice() {
-        [one] => (*one).to_owned(),
+        );
+    for t in genai {
+        if !traces.contains(&t) {
+            traces.push(t);
+        }
+    }
+    match traces.as_slice() {
         [] => {
             return Err(Refusal::file(
                 "no GenAI span or event in it (no `gen_ai.*` attributes)",
             ));
         }
-        many => {
+        [_] => {}
+        many if one => {
             return Err(Refusal::file(format!(
                 "{} traces in one file ({}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
                 many.len(),
                 many.join(", ")
             )));
         }
-    };
-    spans.retain(|s| s.trace == trace);
-    spans.sort_by_key(|s| s.start);
-    let logs: Vec<&Log> = logs.iter().filter(|l| l.trace == trace).collect();
+        _ => {}
+    }
+    traces
+        .iter()
+        .map(|trace| {
+            let mut mine: Vec<&Span> = spans.iter().filter(|s| s.trace == *trace).collect();
+            mine.sort_by_key(|s| s.start);
+            let logs: Vec<&Log> = logs.iter().filter(|l| l.trace == *trace).collect();
+            Ok((trace_events(&mine, &logs)?, (*trace).to_owned()))
+        })
+        .collect()
+}
+
+/// One trace's events, from the best source it has (see the module's documentation).
+fn trace_events(spans: &[&Span], logs: &[&Log]) -> Result<Vec<Event>, Refusal> {
     let chats: Vec<&Span> = spans
         .iter()
+        .copied()
         .filter(|s| {
             matches!(
                 s.attrs.get("gen_ai.operation.name").and_then(Value::as_str),
@@ -224,28 +240,29 @@ pub(super) fn events(docs: &Docs) -> Result<(Vec<Event>, String), Refusal> {
         .rev()
         .find(|s| s.attrs.contains_key("gen_ai.input.messages"))
     {
-        return Ok((parts_messages(last)?, trace));
+        return parts_messages(last);
     }
     if let Some(last) = chats
         .iter()
         .rev()
         .find(|s| s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt.")))
     {
-        return Ok((indexed(last)?, trace));
+        return indexed(last);
     }
-    let chat_logs: Vec<&&Log> = logs
+    let chat_logs: Vec<&Log> = logs
         .iter()
+        .copied()
         .filter(|l| l.event.starts_with("gen_ai.") && !l.span.is_empty())
         .collect();
     if let Some(last) = chat_logs.last() {
         let group: Vec<&Log> = chat_logs
             .iter()
+            .copied()
             .filter(|l| l.span == last.span)
-            .map(|l| **l)
             .collect();
-        return Ok((log_events(&group)?, trace));
+        return log_events(&group);
     }
-    Ok((tool_spans(&spans)?, trace))
+    tool_spans(spans)
 }
 
 /// A JSON string attribute holding JSON, parsed.
@@ -481,7 +498,7 @@ fn assistant(m: &Value, l: &Log, events: &mut Vec<Event>) -> Result<(), Refusal>
 }
 
 /// `execute_tool` spans (and MCP `tools/call` spans not inside one), by start time.
-fn tool_spans(spans: &[Span]) -> Result<Vec<Event>, Refusal> {
+fn tool_spans(spans: &[&Span]) -> Result<Vec<Event>, Refusal> {
     let mut events = Vec::new();
     for s in spans {
         let op = s.attrs.get("gen_ai.operation.name").and_then(Value::as_str);

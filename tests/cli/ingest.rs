@@ -349,3 +349,96 @@ fn check_discovers_recorded_runs_and_their_labels() {
     time::otel-correct passed
     ");
 }
+
+/// `import trace` writes one editable YAML transcript per run (per trace for OTLP) that loads
+/// and grades as the run did, keeps a label file's label, and replaces nothing without
+/// `--force`.
+#[test]
+fn import_trace_writes_transcripts_that_grade_like_the_runs() {
+    let files = [
+        (
+            "harnesses/time.yaml",
+            std::fs::read_to_string(repo().join("harnesses/time.yaml")).unwrap(),
+        ),
+        (
+            "harnesses/time.tools.json",
+            std::fs::read_to_string(repo().join("harnesses/time.tools.json")).unwrap(),
+        ),
+        (
+            "capabilities/mcp-server-time.yaml",
+            std::fs::read_to_string(repo().join("capabilities/mcp-server-time.yaml")).unwrap(),
+        ),
+        ("runs/anthropic.json", text("anthropic/mcp-correct.json")),
+        ("runs/mcp.jsonl", text("mcp-jsonrpc/broken.jsonl")),
+        (
+            "runs/mcp.label.yaml",
+            "scenario: meeting-conversion\nexpect: fail\nfaults: [oracle.wrong_tool]\n".into(),
+        ),
+        // Two traces in one file: two transcripts.
+        (
+            "runs/two.jsonl",
+            format!(
+                "{}{}",
+                text("otel/latest/correct.traces.otlp.jsonl"),
+                text("otel/latest/broken.traces.otlp.jsonl")
+            ),
+        ),
+    ];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let dir = project(&borrowed);
+    let args = [
+        "import",
+        "trace",
+        "runs/anthropic.json",
+        "runs/mcp.jsonl",
+        "runs/two.jsonl",
+        "--suite",
+        "time",
+        "-o",
+        "transcripts/time",
+    ];
+    let o = run_in(dir.path(), &args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!(stdout(&o), @r"
+    runs/anthropic.json -> transcripts/time/anthropic.yaml (scenario `meeting-conversion`, 2 call(s), Anthropic Messages log)
+    runs/mcp.jsonl -> transcripts/time/mcp.yaml (scenario `meeting-conversion`, 2 call(s), MCP JSON-RPC log)
+    runs/two.jsonl -> transcripts/time/two-1.yaml (scenario `meeting-conversion`, 2 call(s), OTLP trace)
+    runs/two.jsonl -> transcripts/time/two-2.yaml (scenario `meeting-conversion`, 2 call(s), OTLP trace)
+    wrote 4 transcript(s) under transcripts/time
+    ");
+    // The second trace is the broken run: label it, then everything grades as labelled.
+    let second = dir.path().join("transcripts/time/two-2.yaml");
+    let text = std::fs::read_to_string(&second).unwrap();
+    std::fs::write(
+        &second,
+        text.replacen(
+            "scenario: meeting-conversion\n",
+            "scenario: meeting-conversion\nexpect: fail\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let check = run_in(dir.path(), &["check", "--quiet", "--no-save"], None);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let kept = std::fs::read_to_string(dir.path().join("transcripts/time/mcp.yaml")).unwrap();
+    assert!(
+        kept.contains("expect: fail\nfaults: [oracle.wrong_tool]\n"),
+        "{kept}"
+    );
+    // Again: refused, nothing replaced; with --force, replaced.
+    let again = run_in(dir.path(), &args, None);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("exists; nothing was written (--force replaces it)"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(
+        std::fs::read_to_string(&second)
+            .unwrap()
+            .contains("expect: fail")
+    );
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    assert_eq!(run_in(dir.path(), &forced, None).status.code(), Some(0));
+}

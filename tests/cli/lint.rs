@@ -162,3 +162,31 @@ fn a_closed_pipe_ends_lint_quietly() {
     assert_eq!(stderr(&o), "");
     assert_eq!(o.status.code(), Some(0));
 }
+
+/// The call shapes recorded runs write (issue 19): an Anthropic `tool_use` block (its `input`
+/// was ignored: "missing required parameter"), a Responses `function_call` item, a Gemini
+/// `functionCall` part and an MCP `tools/call` request, each linted on its arguments.
+#[test]
+fn lint_reads_the_call_shapes_of_every_log_format() {
+    let calls = [
+        r#"{"type": "tool_use", "id": "toolu_1", "name": "get_current_time", "input": {"timezone": "Asia/Tokyo"}}"#,
+        r#"{"type": "function_call", "call_id": "call_1", "name": "get_current_time", "arguments": "{\"timezone\": \"Asia/Tokyo\"}"}"#,
+        r#"{"functionCall": {"name": "get_current_time", "args": {"timezone": "Asia/Tokyo"}}}"#,
+        r#"{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}}"#,
+        r#"{"type": "tool_use", "id": "toolu_2", "name": "get_current_time", "input": {"zone": "Asia/Tokyo"}}"#,
+    ];
+    let o = run(
+        &["lint", "--spec", "harnesses/time.tools.json", "-"],
+        Some(&(calls.join("\n") + "\n")),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    insta::assert_snapshot!(stdout(&o), @r"
+    <stdin>:1: get_current_time: ok
+    <stdin>:2: get_current_time: ok
+    <stdin>:3: get_current_time: ok
+    <stdin>:4: get_current_time: ok
+    <stdin>:5: get_current_time: 2 errors, 0 warnings
+      error[lint.unknown_param] at /zone: unknown parameter `zone` (did you mean `timezone`?); the server drops it unseen
+      error[lint.missing_required] at /timezone: missing required parameter `timezone` (`zone` was given instead?)
+    ");
+}
