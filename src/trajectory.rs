@@ -13,9 +13,12 @@
 //!   (`oracle::deep_mismatch`, pointer keys included), so `ignore`, `any_of`, `tolerance`, `from_output`… count as
 //!   they do for TC. Arguments the step does not name are not compared (the linter judges
 //!   them);
-//! - **literal** ([`literal_matches`]): one of the step's tools and arguments equal as JSON,
-//!   numbers by value — ADK's default (Python dict equality), so for a plain workflow these
-//!   numbers are ADK's.
+//! - **literal** ([`literal_matches`]): one of the step's tools and arguments equal as Python
+//!   compares decoded JSON — numbers by value, `true == 1` — ADK's default (dict equality), so
+//!   for a plain workflow these numbers are ADK's (`tests/cli/adk.rs` checks it against ADK's
+//!   own evaluator; the differences left are a run with fewer turns than its case, which ADK
+//!   refuses and this scores with the missing turns as no calls, and ADK's `args: None`, which
+//!   a call on the wire cannot tell from `{}`).
 //!
 //! From the match relation, per turn ([`Metrics::of`]), each 0–1:
 //!
@@ -351,8 +354,13 @@ pub fn literal_matches(o: &OracleCall, a: &Call) -> bool {
     o.accepts_tool(&a.tool) && json_equal(&o.call.arguments, &a.arguments)
 }
 
+/// Python's `==` on decoded JSON, which ADK's argument comparison is: numbers by value, and a
+/// boolean equal to the number it is in Python (`True == 1`, `False == 0.0`).
 fn json_equal(x: &Value, y: &Value) -> bool {
     match (x, y) {
+        (Value::Bool(b), Value::Number(n)) | (Value::Number(n), Value::Bool(b)) => {
+            n.as_f64() == Some(if *b { 1.0 } else { 0.0 })
+        }
         (Value::Number(p), Value::Number(q)) => match (p.as_i64(), q.as_i64()) {
             (Some(p), Some(q)) => p == q,
             _ => p.as_f64() == q.as_f64(),

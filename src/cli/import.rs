@@ -19,6 +19,66 @@ pub enum Source {
     /// contents, MCP JSON-RPC logs, OpenTelemetry GenAI traces (OTLP JSON) — as YAML
     /// transcripts of a suite, one per run (per trace for OTLP), to edit and bless.
     Trace(TraceArgs),
+    /// A Google ADK eval set (`*.evalset.json`, or the legacy `*.test.json`) as a suite: each
+    /// eval case a scenario, its expected tool uses the workflow; `--recorded` (the agent's
+    /// actual invocations, same eval ids) as its transcripts.
+    Adk(AdkArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AdkArgs {
+    /// The eval set.
+    evalset: PathBuf,
+    /// An eval set of the agent's recorded invocations (adk web's "add session to eval set").
+    #[arg(long)]
+    recorded: Option<PathBuf>,
+    /// The agent's tool spec (a tools/list capture), copied beside the harness.
+    #[arg(long)]
+    tools: PathBuf,
+    /// The criteria (`test_config.json`); default: the one beside the eval set, if any.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// The suite's name.
+    #[arg(long)]
+    suite: String,
+    /// The project to write `harnesses/` and `transcripts/<suite>/` into.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Replace files that exist.
+    #[arg(long)]
+    force: bool,
+}
+
+fn adk(args: AdkArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    use agent_seer::ingest::adk;
+    let config = args.config.clone().or_else(|| {
+        let beside = args.evalset.with_file_name("test_config.json");
+        beside.is_file().then_some(beside)
+    });
+    let criterion = match &config {
+        Some(p) => adk::read_criterion(&agent_seer::source::SourceFile::read(p)?)?,
+        None => None,
+    };
+    let done = adk::import(
+        &args.evalset,
+        args.recorded.as_deref(),
+        &args.tools,
+        criterion,
+        &args.suite,
+        &args.output,
+        args.force,
+    )?;
+    writeln!(out, "wrote {}", done.harness.display())?;
+    for s in &done.skipped {
+        writeln!(out, "skipped {s}")?;
+    }
+    writeln!(
+        out,
+        "wrote {} transcript(s) under {}",
+        done.transcripts.len(),
+        args.output.join("transcripts").join(&args.suite).display()
+    )?;
+    Ok(Outcome::Clean)
 }
 
 #[derive(clap::Args, Debug)]
@@ -133,6 +193,7 @@ pub fn run(source: Source, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let args = match source {
         Source::Bfcl(args) => args,
         Source::Trace(args) => return trace(args, out),
+        Source::Adk(args) => return adk(args, out),
     };
     let mut opts = if args.bfcl_compatible {
         Options::bfcl_compatible()

@@ -19,6 +19,7 @@
 //! The main entry points are [`read`] (a file to [`Recorded`]) and [`load`] (a file, its
 //! sidecar and the harness to a [`Transcript`]).
 
+pub mod adk;
 mod chat;
 mod jsonrpc;
 mod otlp;

@@ -2,6 +2,7 @@
 //! binary on the repository's own files or on a throwaway project written into a temp dir,
 //! and snapshots what a person would read.
 
+mod adk;
 mod bless;
 mod check;
 mod chromium;
