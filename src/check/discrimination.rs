@@ -284,6 +284,7 @@ mod tests {
                 faults: Vec::new(),
                 xfail: xfail.then(|| "known gap".to_owned()),
             },
+            trace: None,
         }
     }
 

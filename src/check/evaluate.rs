@@ -43,6 +43,8 @@ pub struct Evaluation {
     /// The transcript's label, for [`Evaluation::agrees_with_label`].
     #[serde(skip)]
     pub label: Label,
+    /// The trace the transcript was read from, if it came from one.
+    pub trace: Option<crate::harness::TraceLink>,
 }
 
 impl Evaluation {
@@ -307,5 +309,6 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         pass_threshold: pass,
         findings,
         label: t.label.clone(),
+        trace: t.trace.clone(),
     })
 }

@@ -185,6 +185,10 @@ pub struct TranscriptRecord {
     /// The expected-vs-actual call diff, when the calls differ from the oracle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// The trace the transcript was read from (a recorded OTLP run): where `--otlp` puts the
+    /// results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::harness::TraceLink>,
 }
 
 impl TranscriptRecord {
@@ -204,6 +208,7 @@ impl TranscriptRecord {
             trajectory: ev.trajectory.clone(),
             findings: ev.findings.iter().map(FindingRecord::from).collect(),
             diff: diff.filter(|d| !d.is_empty()),
+            trace: ev.trace.clone(),
         }
     }
 

@@ -41,6 +41,10 @@ pub struct ReportFiles {
     /// Also write the HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write the results as OpenTelemetry `gen_ai.evaluation.result` events (OTLP JSON
+    /// logs) to FILE, linked to the traces recorded runs came from.
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
 }
 
 impl ReportFiles {
@@ -60,6 +64,14 @@ impl ReportFiles {
                 agent_seer::source::write_atomically(p, text.as_bytes())
                     .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
             }
+        }
+        if let Some(p) = &self.otlp {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let text = agent_seer::report::otlp::otlp(report, now);
+            agent_seer::source::write_atomically(p, text.as_bytes())
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
         }
         Ok(())
     }

@@ -675,8 +675,22 @@ pub struct Transcript {
     pub label: Label,
     /// The turns; top-level `calls:` and `reply:` load as one turn without a prompt.
     pub turns: Vec<TranscriptTurn>,
+    /// The trace it was read from, for a recorded run that came from one (OTLP): results go
+    /// back next to it.
+    pub trace: Option<TraceLink>,
     /// The file's text, for errors that quote it.
     pub source: SourceFile,
+}
+
+/// The trace and span a recorded run came from, ids in lowercase hex (as OTLP JSON writes
+/// them).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TraceLink {
+    /// `traceId`: 32 hex digits.
+    pub trace_id: String,
+    /// `spanId` of the run's root span (the agent's invocation): 16 hex digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
 }
 
 impl Transcript {
@@ -762,6 +776,7 @@ impl Transcript {
                 xfail: raw.xfail,
             },
             turns,
+            trace: None,
             source: file,
         })
     }

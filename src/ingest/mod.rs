@@ -135,8 +135,8 @@ pub struct Recorded {
     /// The turns, each opened by a user message (the first may have none: an MCP log records
     /// no chat).
     pub turns: Vec<TranscriptTurn>,
-    /// The trace it came from (OTLP): the trace id, as the file writes it.
-    pub trace_id: Option<String>,
+    /// The trace it came from (OTLP), ids in hex.
+    pub trace: Option<crate::harness::TraceLink>,
 }
 
 impl Recorded {
@@ -291,7 +291,7 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
         )
     })?;
     let refuse = |r: Refusal| refusal(file, format, r);
-    let runs: Vec<(Vec<Event>, Option<String>)> = match (format, &docs) {
+    let runs: Vec<(Vec<Event>, Option<crate::harness::TraceLink>)> = match (format, &docs) {
         (Format::OpenAiChat, Docs::One(v)) => vec![(chat::openai_chat(v).map_err(refuse)?, None)],
         (Format::Anthropic, Docs::One(v)) => vec![(chat::anthropic(v).map_err(refuse)?, None)],
         (Format::Gemini, Docs::One(v)) => vec![(chat::gemini(v).map_err(refuse)?, None)],
@@ -307,11 +307,11 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
         (_, Docs::Lines(_)) => unreachable!("only MCP and OTLP are told from JSON Lines"),
     };
     runs.into_iter()
-        .map(|(events, trace_id)| {
+        .map(|(events, trace)| {
             Ok(Recorded {
                 format,
                 turns: assemble(file, format, events)?,
-                trace_id,
+                trace,
             })
         })
         .collect()
@@ -588,6 +588,7 @@ pub fn load(path: &Path, id: String, harness: Option<&Harness>) -> Result<Transc
     t.id = id;
     t.path = path.to_path_buf();
     t.turns = recorded.turns;
+    t.trace = recorded.trace;
     t.source = file;
     Ok(t)
 }
@@ -732,9 +733,9 @@ pub fn import(
             }
             let calls = run.turns.iter().map(|t| t.calls.len()).sum();
             let trace = run
-                .trace_id
+                .trace
                 .as_ref()
-                .map_or(String::new(), |t| format!(", trace {t}"));
+                .map_or(String::new(), |t| format!(", trace {}", t.trace_id));
             let l = label.as_ref().map(|l| &l.label);
             let doc = TranscriptDoc {
                 scenario: Some(scenario.clone()),

@@ -20,6 +20,44 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{Docs, Event, Place, Refusal, json_arguments, text_result};
+use crate::harness::TraceLink;
+
+/// An id of `bytes` bytes as lowercase hex: as written when it is hex already (OTLP JSON),
+/// decoded when it is base64 (the protobuf-JSON mapping); `None` when it is neither.
+fn hex_id(id: &str, bytes: usize) -> Option<String> {
+    if id.len() == bytes * 2 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Some(id.to_ascii_lowercase());
+    }
+    let decoded = base64(id)?;
+    (decoded.len() == bytes).then(|| decoded.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Standard base64 (with or without padding; the URL-safe alphabet too).
+fn base64(s: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(u32::from(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        }))
+    };
+    let s = s.trim_end_matches('=');
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        acc = (acc << 6) | value(c)?;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
 
 /// An OTLP `AnyValue` as plain JSON.
 fn any(v: &Value) -> Value {
@@ -81,6 +119,8 @@ fn nanos(v: Option<&Value>) -> u128 {
 
 struct Span {
     trace: String,
+    id: String,
+    parent: String,
     name: String,
     start: u128,
     attrs: Map<String, Value>,
@@ -122,6 +162,16 @@ fn collect(docs: &Docs) -> (Vec<Span>, Vec<Log>) {
                     spans.push(Span {
                         trace: sp
                             .get("traceId")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        id: sp
+                            .get("spanId")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        parent: sp
+                            .get("parentSpanId")
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .to_owned(),
@@ -179,7 +229,7 @@ fn is_genai(s: &Span) -> bool {
 
 /// The GenAI traces of the file, in the order they first appear: each trace's events and
 /// id. With `one`, a file holding several is refused (one run a file, as `check` grades).
-pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, String)>, Refusal> {
+pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, TraceLink)>, Refusal> {
     let (spans, logs) = collect(docs);
     let mut traces: Vec<&str> = Vec::new();
     let genai = spans
@@ -218,7 +268,20 @@ pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, String)>
             let mut mine: Vec<&Span> = spans.iter().filter(|s| s.trace == *trace).collect();
             mine.sort_by_key(|s| s.start);
             let logs: Vec<&Log> = logs.iter().filter(|l| l.trace == *trace).collect();
-            Ok((trace_events(&mine, &logs)?, (*trace).to_owned()))
+            // The run's root: the agent's invocation, else the first span with no parent.
+            let root = mine
+                .iter()
+                .find(|s| {
+                    s.attrs.get("gen_ai.operation.name").and_then(Value::as_str)
+                        == Some("invoke_agent")
+                })
+                .or_else(|| mine.iter().find(|s| s.parent.is_empty()))
+                .and_then(|s| hex_id(&s.id, 8));
+            let link = TraceLink {
+                trace_id: hex_id(trace, 16).unwrap_or_else(|| (*trace).to_owned()),
+                span_id: root,
+            };
+            Ok((trace_events(&mine, &logs)?, link))
         })
         .collect()
 }

@@ -407,6 +407,7 @@ mod tests {
             trajectory: None,
             findings: Vec::new(),
             diff: None,
+            trace: None,
         }
     }
 

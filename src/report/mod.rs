@@ -10,6 +10,7 @@
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod otlp;
 mod record;
 mod rundir;
 mod svg;

@@ -442,3 +442,125 @@ fn import_trace_writes_transcripts_that_grade_like_the_runs() {
     forced.push("--force");
     assert_eq!(run_in(dir.path(), &forced, None).status.code(), Some(0));
 }
+
+/// `check --otlp FILE`: every graded transcript's scores as `gen_ai.evaluation.result`
+/// events, those of a run read from a trace linked to its trace and root span — in hex, also
+/// when the trace was the protobuf-JSON form with base64 ids (the same run in both forms gets
+/// the same ids).
+#[test]
+fn results_go_back_next_to_the_traces() {
+    let files = [
+        (
+            "harnesses/time.yaml",
+            std::fs::read_to_string(repo().join("harnesses/time.yaml")).unwrap(),
+        ),
+        (
+            "harnesses/time.tools.json",
+            std::fs::read_to_string(repo().join("harnesses/time.tools.json")).unwrap(),
+        ),
+        (
+            "capabilities/mcp-server-time.yaml",
+            std::fs::read_to_string(repo().join("capabilities/mcp-server-time.yaml")).unwrap(),
+        ),
+        (
+            "transcripts/time/hex.jsonl",
+            text("otel/latest/broken.traces.otlp.jsonl"),
+        ),
+        (
+            "transcripts/time/hex.label.yaml",
+            "scenario: meeting-conversion\nexpect: fail\n".into(),
+        ),
+        (
+            "transcripts/time/base64.json",
+            text("otel/latest/broken.traces.pb.json"),
+        ),
+        (
+            "transcripts/time/base64.label.yaml",
+            "scenario: meeting-conversion\nexpect: fail\n".into(),
+        ),
+        (
+            "transcripts/time/yaml.yaml",
+            std::fs::read_to_string(repo().join("transcripts/time/t02-meeting-correct.yaml"))
+                .unwrap(),
+        ),
+    ];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let dir = project(&borrowed);
+    let o = run_in(
+        dir.path(),
+        &["check", "--quiet", "--no-save", "--otlp", "results.json"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
+            .unwrap();
+    let records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        .as_array()
+        .unwrap();
+    let attr = |r: &serde_json::Value, k: &str| -> String {
+        let a = r["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == k);
+        a.map_or(String::new(), |a| {
+            let v = &a["value"];
+            v.get("stringValue")
+                .or_else(|| v.get("doubleValue"))
+                .map_or(String::new(), |v| {
+                    v.as_str().map_or(v.to_string(), str::to_owned)
+                })
+        })
+    };
+    // The trace's ids, from the collector's hex form.
+    let span = text("otel/latest/broken.traces.otlp.jsonl");
+    let invoke = span.split("\"name\":\"invoke_agent").next().unwrap();
+    let trace_id = &invoke[invoke.rfind("\"traceId\":\"").unwrap() + 11..][..32];
+    let span_id = &invoke[invoke.rfind("\"spanId\":\"").unwrap() + 10..][..16];
+    let mut rows = Vec::new();
+    for r in records {
+        let transcript = attr(r, "agent_seer.transcript");
+        let linked = r.get("traceId").is_some();
+        if transcript.ends_with(".yaml") {
+            assert!(!linked, "a YAML transcript has no trace");
+        } else {
+            assert_eq!(r["traceId"], trace_id, "{transcript}");
+            assert_eq!(r["spanId"], span_id, "{transcript}");
+        }
+        assert_eq!(r["eventName"], "gen_ai.evaluation.result");
+        rows.push(format!(
+            "{} {} = {} {}",
+            attr(r, "agent_seer.trial"),
+            attr(r, "gen_ai.evaluation.name"),
+            attr(r, "gen_ai.evaluation.score.value"),
+            attr(r, "gen_ai.evaluation.score.label")
+        ));
+    }
+    insta::assert_snapshot!(rows.join("\n"), @r"
+    time::base64 agent_seer.tc = 0.49999999999999994 fail
+    time::base64 agent_seer.usage = 1.0 
+    time::base64 agent_seer.selection = 0.0 
+    time::base64 agent_seer.ordering = 0.6666666666666666 
+    time::base64 agent_seer.arguments = 0.3333333333333333 
+    time::base64 adk.tool_trajectory_avg_score.exact = 0.0 
+    time::base64 adk.tool_trajectory_avg_score.in_order = 0.0 
+    time::base64 adk.tool_trajectory_avg_score.any_order = 0.0 
+    time::hex agent_seer.tc = 0.49999999999999994 fail
+    time::hex agent_seer.usage = 1.0 
+    time::hex agent_seer.selection = 0.0 
+    time::hex agent_seer.ordering = 0.6666666666666666 
+    time::hex agent_seer.arguments = 0.3333333333333333 
+    time::hex adk.tool_trajectory_avg_score.exact = 0.0 
+    time::hex adk.tool_trajectory_avg_score.in_order = 0.0 
+    time::hex adk.tool_trajectory_avg_score.any_order = 0.0 
+    time::yaml agent_seer.tc = 1.0 pass
+    time::yaml agent_seer.usage = 1.0 
+    time::yaml agent_seer.selection = 1.0 
+    time::yaml agent_seer.ordering = 1.0 
+    time::yaml agent_seer.arguments = 1.0 
+    time::yaml adk.tool_trajectory_avg_score.exact = 1.0 
+    time::yaml adk.tool_trajectory_avg_score.in_order = 1.0 
+    time::yaml adk.tool_trajectory_avg_score.any_order = 1.0
+    ");
+}
