@@ -100,6 +100,16 @@ impl Place {
     }
 }
 
+impl Event {
+    /// The 0-based JSON Lines line the event is on, when it has a place there.
+    fn line(&self) -> Option<usize> {
+        match self {
+            Event::Call { at, .. } | Event::Output { at, .. } => at.line,
+            Event::User { .. } | Event::Text { .. } => None,
+        }
+    }
+}
+
 /// One thing a recorded run holds.
 #[derive(Clone, Debug)]
 pub(crate) enum Event {
@@ -240,9 +250,12 @@ fn detect_value(v: &Value) -> Option<Format> {
 }
 
 fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
+    if file.text.starts_with('\u{feff}') {
+        return Err(file.parse_json().unwrap_err());
+    }
     if let Ok(v) = serde_json::from_str::<Value>(&file.text) {
-        // Strict again, for its errors: a byte-order mark, a repeated key.
-        file.parse_json()?;
+        // Strict, as for every JSON file: a key repeated in an object is an error.
+        file.check_json_keys()?;
         return Ok(Docs::One(v));
     }
     let mut lines = Vec::new();
@@ -279,6 +292,115 @@ pub fn read(file: &SourceFile) -> Result<Recorded, SourceError> {
 /// traces first appear).
 pub fn read_all(file: &SourceFile) -> Result<Vec<Recorded>, SourceError> {
     read_runs(file, false)
+}
+
+/// Reads the recorded runs of the file at `path` (with `one`, exactly one run): an OTLP JSON
+/// Lines file is streamed — a line at a time, keeping only what transcripts are made of — so a
+/// trace file larger than memory reads in memory bounded by its largest line. The file returned
+/// holds the text errors and call locations quote: all of it, or for a streamed file its line
+/// count and the lines quoted.
+pub fn read_path(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), SourceError> {
+    if path.extension().is_some_and(|e| e == "jsonl") && first_line_is_otlp(path)? {
+        return stream_otlp(path, one);
+    }
+    let file = SourceFile::read(path)?;
+    let runs = read_runs(&file, one)?;
+    Ok((file, runs))
+}
+
+fn first_line_is_otlp(path: &Path) -> Result<bool, SourceError> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?;
+    let mut reader = std::io::BufReader::new(f);
+    let mut line = String::new();
+    // A first line too large to be worth reading twice is read once, here, and judged.
+    reader
+        .read_line(&mut line)
+        .map_err(|e| SourceError::io(path, e))?;
+    Ok(serde_json::from_str::<Value>(&line)
+        .is_ok_and(|v| v.get("resourceSpans").is_some() || v.get("resourceLogs").is_some()))
+}
+
+fn stream_otlp(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), SourceError> {
+    use std::io::BufRead;
+    let open = || -> Result<std::io::BufReader<std::fs::File>, SourceError> {
+        Ok(std::io::BufReader::new(
+            std::fs::File::open(path).map_err(|e| SourceError::io(path, e))?,
+        ))
+    };
+    let mut collector = otlp::Collector::default();
+    let mut count = 0;
+    for (i, line) in open()?.lines().enumerate() {
+        let line = line.map_err(|e| SourceError::io(path, e))?;
+        count = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line).map_err(|e| {
+            let file = SourceFile::from_text(path, sparse_of(&[(i, line.as_str())], i + 1));
+            file.error_at(
+                i as u32 + 1,
+                e.column().max(1) as u32,
+                format!(
+                    "{}: not JSON: {}",
+                    Format::Otlp.name(),
+                    source::strip_json_position(&e.to_string())
+                ),
+            )
+        })?;
+        collector.feed(Some(i), &v);
+    }
+    let result = collector.finish(one);
+    let mut wanted: Vec<usize> = match &result {
+        Ok(runs) => runs
+            .iter()
+            .flat_map(|(events, _)| events.iter().filter_map(Event::line))
+            .collect(),
+        Err(r) => r.at.iter().filter_map(|p| p.line).collect(),
+    };
+    wanted.sort_unstable();
+    wanted.dedup();
+    // A second pass for the lines quoted: the file's text is its line count and those lines.
+    let mut kept = Vec::new();
+    for (i, line) in open()?.lines().enumerate() {
+        if wanted.binary_search(&i).is_ok() {
+            kept.push((i, line.map_err(|e| SourceError::io(path, e))?));
+        }
+    }
+    let borrowed: Vec<(usize, &str)> = kept.iter().map(|(i, l)| (*i, l.as_str())).collect();
+    let file = SourceFile::from_text(path, sparse_of(&borrowed, count));
+    let runs = result.map_err(|r| refusal(&file, Format::Otlp, r))?;
+    let runs = runs
+        .into_iter()
+        .map(|(events, trace)| {
+            Ok(Recorded {
+                format: Format::Otlp,
+                turns: assemble(&file, Format::Otlp, events)?,
+                trace: Some(trace),
+            })
+        })
+        .collect::<Result<_, SourceError>>()?;
+    Ok((file, runs))
+}
+
+/// Text of `count` lines, empty but for `lines` (0-based index, text).
+fn sparse_of(lines: &[(usize, &str)], count: usize) -> String {
+    let mut out = String::with_capacity(count + lines.iter().map(|(_, l)| l.len()).sum::<usize>());
+    let mut next = 0;
+    for &(i, l) in lines {
+        while next < i {
+            out.push('\n');
+            next += 1;
+        }
+        out.push_str(l);
+        out.push('\n');
+        next += 1;
+    }
+    while next < count {
+        out.push('\n');
+        next += 1;
+    }
+    out
 }
 
 fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError> {
@@ -547,8 +669,8 @@ pub fn is_recorded(path: &Path) -> bool {
 /// sidecar when there is one, else the scenario whose first prompt is the run's
 /// ([`scenario_for`]).
 pub fn load(path: &Path, id: String, harness: Option<&Harness>) -> Result<Transcript, SourceError> {
-    let file = SourceFile::read(path)?;
-    let recorded = read(&file)?;
+    let (file, mut runs) = read_path(path, true)?;
+    let recorded = runs.remove(0);
     let side = sidecar(path);
     let mut t = if side.is_file() {
         let label = Transcript::load(&side)?;
@@ -694,8 +816,7 @@ pub fn import(
     }
     let mut planned: Vec<(Imported, String)> = Vec::new();
     for path in files {
-        let file = SourceFile::read(path)?;
-        let runs = read_all(&file)?;
+        let (file, runs) = read_path(path, false)?;
         let side = sidecar(path);
         let label = if side.is_file() {
             Some(Transcript::load(&side)?)

@@ -135,22 +135,77 @@ struct Log {
     at: Place,
 }
 
-/// Every span and log record of the file, in file order.
-fn collect(docs: &Docs) -> (Vec<Span>, Vec<Log>) {
-    let mut spans = Vec::new();
-    let mut logs = Vec::new();
-    let docs: Vec<(Option<usize>, &Value)> = match docs {
-        Docs::One(v) => vec![(None, v)],
-        Docs::Lines(lines) => lines.iter().map(|(i, v)| (Some(*i), v)).collect(),
-    };
-    for (line, doc) in docs {
+/// What a file's spans and log records come to, kept as they stream by: per trace only what a
+/// transcript is made of — the latest chat span that holds messages, the `execute_tool` spans,
+/// the GenAI log events of the latest chat span — so a file
+/// much larger than memory holds no more than its largest span at a time.
+#[derive(Default)]
+pub(super) struct Collector {
+    /// Traces with GenAI content, in the order they first appear.
+    order: Vec<String>,
+    /// Per trace: the spans kept, by start time once finished.
+    spans: std::collections::HashMap<String, Vec<Span>>,
+    /// Per trace: the GenAI log events of the latest span that logged any.
+    logs: std::collections::HashMap<String, Vec<Log>>,
+}
+
+impl Collector {
+    fn genai(&mut self, trace: &str) {
+        if !self.order.iter().any(|t| t == trace) {
+            self.order.push(trace.to_owned());
+        }
+    }
+
+    fn span(&mut self, mut s: Span) {
+        if !is_genai(&s) {
+            return;
+        }
+        self.genai(&s.trace);
+        let kept = self.spans.entry(s.trace.clone()).or_default();
+        if is_chat(&s) {
+            // Only the latest chat span with content matters (it holds the history); one
+            // without content is kept only while no other is.
+            let content = has_content(&s);
+            if let Some(i) = kept.iter().position(is_chat) {
+                let old = &kept[i];
+                let newer = s.start >= old.start;
+                if (content && (!has_content(old) || newer)) || (!has_content(old) && newer) {
+                    kept[i] = s;
+                }
+                return;
+            }
+        } else if s.attrs.get("mcp.method.name").is_some()
+            && kept
+                .iter()
+                .any(|k| k.attrs.get("mcp.method.name").is_some())
+        {
+            return;
+        }
+        s.attrs
+            .retain(|k, _| k.starts_with("gen_ai.") || k.starts_with("mcp."));
+        kept.push(s);
+    }
+
+    fn log(&mut self, l: Log) {
+        if !l.event.starts_with("gen_ai.") || l.span.is_empty() {
+            return;
+        }
+        self.genai(&l.trace);
+        let group = self.logs.entry(l.trace.clone()).or_default();
+        if group.last().is_some_and(|last| last.span != l.span) {
+            group.clear();
+        }
+        group.push(l);
+    }
+
+    /// Takes one OTLP document (`line`: its 0-based line in a JSON Lines file).
+    pub(super) fn feed(&mut self, line: Option<usize>, doc: &Value) {
         let place = |p: String| Place { line, pointer: p };
-        let list = |v: &Value, k: &str| {
+        fn list<'a>(v: &'a Value, k: &str) -> &'a [Value] {
             v.get(k)
                 .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        };
+                .map_or(&[], Vec::as_slice)
+        }
         for (r, rs) in list(doc, "resourceSpans").iter().enumerate() {
             let scopes_key = if rs.get("scopeSpans").is_some() {
                 "scopeSpans"
@@ -159,7 +214,7 @@ fn collect(docs: &Docs) -> (Vec<Span>, Vec<Log>) {
             };
             for (s, ss) in list(rs, scopes_key).iter().enumerate() {
                 for (k, sp) in list(ss, "spans").iter().enumerate() {
-                    spans.push(Span {
+                    self.span(Span {
                         trace: sp
                             .get("traceId")
                             .and_then(Value::as_str)
@@ -197,7 +252,7 @@ fn collect(docs: &Docs) -> (Vec<Span>, Vec<Log>) {
                         .or_else(|| attrs.get("event.name").and_then(Value::as_str))
                         .unwrap_or("")
                         .to_owned();
-                    logs.push(Log {
+                    self.log(Log {
                         trace: lr
                             .get("traceId")
                             .and_then(Value::as_str)
@@ -216,7 +271,18 @@ fn collect(docs: &Docs) -> (Vec<Span>, Vec<Log>) {
             }
         }
     }
-    (spans, logs)
+}
+
+fn is_chat(s: &Span) -> bool {
+    matches!(
+        s.attrs.get("gen_ai.operation.name").and_then(Value::as_str),
+        Some("chat" | "text_completion" | "generate_content")
+    ) || s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt."))
+}
+
+fn has_content(s: &Span) -> bool {
+    s.attrs.contains_key("gen_ai.input.messages")
+        || s.attrs.keys().any(|k| k.starts_with("gen_ai.prompt."))
 }
 
 fn is_genai(s: &Span) -> bool {
@@ -230,60 +296,66 @@ fn is_genai(s: &Span) -> bool {
 /// The GenAI traces of the file, in the order they first appear: each trace's events and
 /// id. With `one`, a file holding several is refused (one run a file, as `check` grades).
 pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, TraceLink)>, Refusal> {
-    let (spans, logs) = collect(docs);
-    let mut traces: Vec<&str> = Vec::new();
-    let genai = spans
-        .iter()
-        .filter(|s| is_genai(s))
-        .map(|s| s.trace.as_str())
-        .chain(
-            logs.iter()
-                .filter(|l| l.event.starts_with("gen_ai."))
-                .map(|l| l.trace.as_str()),
-        );
-    for t in genai {
-        if !traces.contains(&t) {
-            traces.push(t);
-        }
+    let mut c = Collector::default();
+    match docs {
+        Docs::One(v) => c.feed(None, v),
+        Docs::Lines(lines) => lines.iter().for_each(|(i, v)| c.feed(Some(*i), v)),
     }
-    match traces.as_slice() {
-        [] => {
-            return Err(Refusal::file(
-                "no GenAI span or event in it (no `gen_ai.*` attributes)",
-            ));
+    c.finish(one)
+}
+
+impl Collector {
+    /// The GenAI traces seen, in the order they first appeared: each trace's events and link.
+    /// With `one`, more than one trace is refused.
+    pub(super) fn finish(mut self, one: bool) -> Result<Vec<(Vec<Event>, TraceLink)>, Refusal> {
+        match self.order.as_slice() {
+            [] => {
+                return Err(Refusal::file(
+                    "no GenAI span or event in it (no `gen_ai.*` attributes)",
+                ));
+            }
+            [_] => {}
+            many if one => {
+                return Err(Refusal::file(format!(
+                    "{} traces in one file ({}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
+                    many.len(),
+                    many.join(", ")
+                )));
+            }
+            _ => {}
         }
-        [_] => {}
-        many if one => {
-            return Err(Refusal::file(format!(
-                "{} traces in one file ({}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
-                many.len(),
-                many.join(", ")
-            )));
-        }
-        _ => {}
+        let order = std::mem::take(&mut self.order);
+        order
+            .iter()
+            .map(|trace| {
+                let mut mine: Vec<Span> = self.spans.remove(trace).unwrap_or_default();
+                mine.sort_by_key(|s| s.start);
+                let mine: Vec<&Span> = mine.iter().collect();
+                let logs = self.logs.remove(trace).unwrap_or_default();
+                let logs: Vec<&Log> = logs.iter().collect();
+                // The run's root: the agent's invocation, else the outermost GenAI span (one
+                // whose parent is no GenAI span).
+                let root = mine
+                    .iter()
+                    .copied()
+                    .find(|s| {
+                        s.attrs.get("gen_ai.operation.name").and_then(Value::as_str)
+                            == Some("invoke_agent")
+                    })
+                    .or_else(|| {
+                        mine.iter()
+                            .copied()
+                            .find(|s| !mine.iter().any(|p| p.id == s.parent))
+                    })
+                    .and_then(|s| hex_id(&s.id, 8));
+                let link = TraceLink {
+                    trace_id: hex_id(trace, 16).unwrap_or_else(|| trace.clone()),
+                    span_id: root,
+                };
+                Ok((trace_events(&mine, &logs)?, link))
+            })
+            .collect()
     }
-    traces
-        .iter()
-        .map(|trace| {
-            let mut mine: Vec<&Span> = spans.iter().filter(|s| s.trace == *trace).collect();
-            mine.sort_by_key(|s| s.start);
-            let logs: Vec<&Log> = logs.iter().filter(|l| l.trace == *trace).collect();
-            // The run's root: the agent's invocation, else the first span with no parent.
-            let root = mine
-                .iter()
-                .find(|s| {
-                    s.attrs.get("gen_ai.operation.name").and_then(Value::as_str)
-                        == Some("invoke_agent")
-                })
-                .or_else(|| mine.iter().find(|s| s.parent.is_empty()))
-                .and_then(|s| hex_id(&s.id, 8));
-            let link = TraceLink {
-                trace_id: hex_id(trace, 16).unwrap_or_else(|| (*trace).to_owned()),
-                span_id: root,
-            };
-            Ok((trace_events(&mine, &logs)?, link))
-        })
-        .collect()
 }
 
 /// One trace's events, from the best source it has (see the module's documentation).

@@ -111,7 +111,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string at the cursor, decoded; the cursor ends after its closing quote.
-    fn string(&mut self) -> Option<String> {
+    fn string(&mut self) -> Option<std::borrow::Cow<'a, str>> {
         self.ws();
         let start = self.pos;
         if self.peek()? != b'"' {
@@ -132,9 +132,25 @@ impl<'a> Scanner<'a> {
         self.pos += 1;
         let raw = &self.text[start..self.pos];
         if escaped {
-            serde_json::from_str(raw).ok()
+            serde_json::from_str::<String>(raw).ok().map(Into::into)
         } else {
-            Some(raw[1..raw.len() - 1].to_owned())
+            // No escape: the text itself, borrowed.
+            Some(raw[1..raw.len() - 1].into())
+        }
+    }
+
+    /// Skips a string without decoding it.
+    fn skip_string(&mut self) -> Option<()> {
+        self.pos += 1;
+        loop {
+            match self.peek()? {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => self.pos += 1,
+            }
         }
     }
 
@@ -153,7 +169,11 @@ impl<'a> Scanner<'a> {
                     return Some(());
                 }
                 loop {
-                    self.string()?;
+                    self.ws();
+                    if self.peek()? != b'"' {
+                        return None;
+                    }
+                    self.skip_string()?;
                     self.eat(b':')?;
                     self.skip(depth + 1)?;
                     self.ws();
@@ -187,7 +207,7 @@ impl<'a> Scanner<'a> {
                     }
                 }
             }
-            b'"' => self.string().map(drop),
+            b'"' => self.skip_string(),
             _ => {
                 // A number, true, false or null: up to the next delimiter.
                 let start = self.pos;
@@ -255,7 +275,7 @@ impl<'a> Scanner<'a> {
 
     fn duplicates(
         &mut self,
-        path: &mut Vec<String>,
+        path: &mut Vec<std::borrow::Cow<'a, str>>,
         found: &mut Vec<Duplicate>,
         depth: usize,
     ) -> Option<()> {
@@ -271,22 +291,29 @@ impl<'a> Scanner<'a> {
                     self.pos += 1;
                     return Some(());
                 }
-                let mut seen: std::collections::HashMap<String, usize> = Default::default();
+                // Keys borrowed from the text: nothing is allocated for an unescaped key.
+                let mut seen: std::collections::HashMap<std::borrow::Cow<'a, str>, usize> =
+                    Default::default();
                 loop {
                     self.ws();
                     let at = self.pos;
                     let k = self.string()?;
                     self.eat(b':')?;
-                    path.push(k.replace('~', "~0").replace('/', "~1"));
                     if let Some(&first) = seen.get(&k) {
+                        let tokens: Vec<String> = path
+                            .iter()
+                            .chain(std::iter::once(&k))
+                            .map(|t| t.replace('~', "~0").replace('/', "~1"))
+                            .collect();
                         found.push(Duplicate {
-                            pointer: format!("/{}", path.join("/")),
+                            pointer: format!("/{}", tokens.join("/")),
                             first,
                             second: at,
                         });
                     } else {
-                        seen.insert(k, at);
+                        seen.insert(k.clone(), at);
                     }
+                    path.push(k);
                     self.duplicates(path, found, depth + 1)?;
                     path.pop();
                     self.ws();
@@ -309,7 +336,7 @@ impl<'a> Scanner<'a> {
                 }
                 let mut i = 0usize;
                 loop {
-                    path.push(i.to_string());
+                    path.push(i.to_string().into());
                     self.duplicates(path, found, depth + 1)?;
                     path.pop();
                     i += 1;
