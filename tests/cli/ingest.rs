@@ -564,3 +564,56 @@ fn results_go_back_next_to_the_traces() {
     time::yaml adk.tool_trajectory_avg_score.any_order = 1.0
     ");
 }
+
+/// An OTLP JSON Lines file is streamed a line at a time (bounded memory; `bench/ingest.sh`
+/// measures it): it reads exactly as the same file read whole — calls, outputs, replies and
+/// the places calls point at — and a refusal names the line and column it is about.
+#[test]
+fn a_streamed_trace_reads_as_the_whole_file_does() {
+    let padding = r#"{"resourceSpans":[{"resource":{},"scopeSpans":[{"scope":{"name":"http"},"spans":[{"traceId":"0123456789abcdef0123456789abcdef","spanId":"0123456789abcdef","name":"GET /","startTimeUnixNano":"1","attributes":[{"key":"http.request.method","value":{"stringValue":"GET"}}]}]}]}]}"#;
+    let run = text("otel/latest/correct.traces.otlp.jsonl");
+    let body = format!("{padding}\n{padding}\n\n{}{padding}\n", run);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &body).unwrap();
+    let (streamed_file, streamed) = ingest::read_path(&path, true).unwrap();
+    let whole = ingest::read(&SourceFile::read(&path).unwrap()).unwrap();
+    let shape = |r: &ingest::Recorded| {
+        r.turns
+            .iter()
+            .map(|t| {
+                let calls: Vec<String> = t
+                    .calls
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {} {} {:?}",
+                            c.location,
+                            c.tool,
+                            serde_json::Value::Object(c.args().clone()),
+                            c.output.is_some()
+                        )
+                    })
+                    .collect();
+                format!("{:?} {:?} {calls:?}", t.prompt, t.reply)
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&streamed[0]), shape(&whole));
+    assert_eq!(streamed[0].trace, whole.trace);
+    // The streamed file keeps the line count and the lines its calls are on.
+    assert_eq!(streamed_file.text.lines().count(), body.lines().count());
+    assert_eq!(streamed_file.text.lines().nth(3).unwrap(), run.trim_end());
+    assert_eq!(streamed_file.text.lines().next().unwrap(), "");
+    // Content capture off, streamed: the refusal quotes its line.
+    let off = format!(
+        "{padding}\n{}",
+        text("otel/no-content/correct.traces.otlp.jsonl")
+    );
+    std::fs::write(&path, &off).unwrap();
+    let Err(e) = ingest::read_path(&path, true) else {
+        panic!("a trace without arguments was read");
+    };
+    assert_eq!(e.line.map(|(l, _)| l), Some(2), "{}", e.render());
+    assert!(e.render().contains("content capture off"), "{}", e.render());
+}
