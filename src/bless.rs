@@ -89,7 +89,7 @@ pub fn bless_and_apply(harness: &Path, transcript: &Path) -> Result<Blessing, So
 /// is read from disk afresh (an earlier blessing may have changed it).
 pub fn bless(harness: &Path, transcript: &Path) -> Result<Blessing, SourceError> {
     let suite = Suite::load(harness)?;
-    let t = Transcript::load(transcript)?;
+    let t = crate::check::load_transcript(&suite, transcript)?;
     let ev = evaluate(&suite, &t)?;
     if ev.agrees_with_label().is_ok() {
         return Ok(Blessing::Unchanged);

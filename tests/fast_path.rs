@@ -238,10 +238,11 @@ fn shipped_suites_and_their_mutations() {
         let Some(harness) = &files.harness else {
             continue;
         };
+        let loaded = Suite::load(harness).unwrap();
         let transcripts: Vec<Transcript> = files
             .transcripts
             .iter()
-            .map(|(_, p)| Transcript::load(p).unwrap())
+            .map(|(_, p)| agent_seer::check::load_transcript(&loaded, p).unwrap())
             .collect();
         for suite in both_thresholds(harness) {
             for t in &transcripts {

@@ -26,7 +26,8 @@ pub use config::{HarnessConfig, JudgeRequest, JudgeSetup};
 pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Disagreement, Evaluation, Verdict, evaluate, quick_verdict, verdict};
 pub use plan::{
-    CheckResult, Failure, Judge, JudgeError, PlannedTrial, check_loaded, plan, plan_exact,
+    CheckResult, Failure, Judge, JudgeError, PlannedTrial, check_loaded, load_transcript, plan,
+    plan_exact,
 };
 pub use record::{
     FindingRecord, HarnessRecord, JudgeRecord, LedgerEntry, LiveRecord, ScoreRecord, Status,

@@ -26,9 +26,8 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let config = super::project_config(args.root.clone());
     let layout = config.layout()?;
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let wanted = super::selected_paths(&layout, &args.paths)?;
-    let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| canon(p).starts_with(w));
+    let selection = super::Selection::new(&layout, &args.paths)?;
+    let keep = |p: &Path| selection.keeps(p);
     let records = super::run_plan(&config, &layout, &keep, &mut |_| {})?;
     let failing: Vec<_> = records
         .iter()

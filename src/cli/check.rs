@@ -28,8 +28,8 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let config = super::project_config(args.root.clone());
     let layout = config.layout()?;
-    let wanted = super::selected_paths(&layout, &args.paths)?;
-    let keep = |p: &Path| wanted.is_empty() || wanted.iter().any(|w| normalize(p).starts_with(w));
+    let selection = super::Selection::new(&layout, &args.paths)?;
+    let keep = |p: &Path| selection.keeps(p);
     let progress = Arc::new(Progress::new(args.report.quiet, false));
     let records = super::run_plan(&config, &layout, &keep, &mut |r| progress.tick(&r.name))?;
     progress.finish();
@@ -50,8 +50,4 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         save_run(&layout.root, &report)?;
     }
     args.report.emit(&report, out)
-}
-
-fn normalize(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }

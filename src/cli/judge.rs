@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_seer::check::{Suite, evaluate};
-use agent_seer::harness::{Layout, Transcript, discover};
+use agent_seer::harness::{Layout, discover};
 use agent_seer::judge::{self, Job, Judged, Mode, agreement};
 use agent_seer::llm::{Client, LlmConfig, LlmError};
 use serde_json::json;
@@ -68,18 +68,8 @@ impl From<ModeArg> for Mode {
 /// Loads and deterministically evaluates the selected transcripts.
 fn jobs(root: Option<&Path>, paths: &[PathBuf]) -> anyhow::Result<(Layout, Vec<(String, Job)>)> {
     let layout = super::project_layout(root.map(Path::to_path_buf))?;
-    let wanted: Vec<PathBuf> = paths
-        .iter()
-        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
-        .collect();
-    let keep = |p: &Path| {
-        wanted.is_empty()
-            || wanted.iter().any(|w| {
-                std::fs::canonicalize(p)
-                    .unwrap_or_else(|_| p.to_path_buf())
-                    .starts_with(w)
-            })
-    };
+    let selection = super::Selection::new(&layout, paths)?;
+    let keep = |p: &Path| selection.keeps(p);
     let mut out = Vec::new();
     for files in discover(&layout)? {
         let Some(h) = &files.harness else { continue };
@@ -94,7 +84,7 @@ fn jobs(root: Option<&Path>, paths: &[PathBuf]) -> anyhow::Result<(Layout, Vec<(
         }
         let suite = Arc::new(Suite::load(h)?);
         for (id, path) in selected {
-            let t = Transcript::load(path)?;
+            let t = agent_seer::check::load_transcript(&suite, path)?;
             let ev = evaluate(&suite, &t)?;
             out.push((
                 format!("{}::{id}", files.suite),

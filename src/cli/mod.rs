@@ -302,37 +302,67 @@ pub fn run_plan(
     Ok(out)
 }
 
-/// The paths a verb was given to select trials with, each existing and inside the project's
-/// harness or transcript directories (or above them: `check .`), made canonical for matching.
-/// A path elsewhere is an error that says so: it would select nothing.
-pub fn selected_paths(
-    layout: &Layout,
-    paths: &[std::path::PathBuf],
-) -> anyhow::Result<Vec<std::path::PathBuf>> {
-    let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let (harnesses, transcripts) = (canon(&layout.harnesses), canon(&layout.transcripts));
-    paths
-        .iter()
-        .map(|p| {
-            if !p.exists() {
-                anyhow::bail!("{}: no such file or directory", p.display());
-            }
-            let w = canon(p);
-            let inside = [&harnesses, &transcripts]
-                .iter()
-                .any(|d| w.starts_with(d) || d.starts_with(&w));
-            if !inside {
-                anyhow::bail!(
-                    "{}: outside the project's harness and transcript directories ({} and {}); \
-                     run from the project, or name it with --root or AGENT_SEER_ROOT",
-                    p.display(),
-                    layout.harnesses.display(),
-                    layout.transcripts.display()
-                );
-            }
-            Ok(w)
-        })
-        .collect()
+/// The paths a verb was given to select trials with: each exists and is inside the project's
+/// harness or transcript directories (or above them: `check .`); a path elsewhere is an error
+/// that says so (it would select nothing). A file is selected when it lies under one of them
+/// as written or as resolved — a transcript that is a symbolic link to a fixture elsewhere is
+/// selected by its place under `transcripts/`.
+pub struct Selection {
+    /// Each path, resolved (symbolic links followed) and as written (made absolute, tidied).
+    wanted: Vec<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+fn canonical(p: &std::path::Path) -> std::path::PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn lexical(p: &std::path::Path) -> std::path::PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    agent_seer::source::join_tidy(std::path::Path::new(""), &abs)
+}
+
+impl Selection {
+    pub fn new(layout: &Layout, paths: &[std::path::PathBuf]) -> anyhow::Result<Self> {
+        let dirs = [&layout.harnesses, &layout.transcripts];
+        let wanted = paths
+            .iter()
+            .map(|p| {
+                if !p.exists() {
+                    anyhow::bail!("{}: no such file or directory", p.display());
+                }
+                let (c, l) = (canonical(p), lexical(p));
+                let inside = dirs.iter().any(|d| {
+                    let (dc, dl) = (canonical(d), lexical(d));
+                    c.starts_with(&dc)
+                        || dc.starts_with(&c)
+                        || l.starts_with(&dl)
+                        || dl.starts_with(&l)
+                });
+                if !inside {
+                    anyhow::bail!(
+                        "{}: outside the project's harness and transcript directories ({} and {}); \
+                         run from the project, or name it with --root or AGENT_SEER_ROOT",
+                        p.display(),
+                        layout.harnesses.display(),
+                        layout.transcripts.display()
+                    );
+                }
+                Ok((c, l))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Self { wanted })
+    }
+
+    /// Whether `p` is selected (everything is, when no path was given).
+    pub fn keeps(&self, p: &std::path::Path) -> bool {
+        if self.wanted.is_empty() {
+            return true;
+        }
+        let (c, l) = (canonical(p), lexical(p));
+        self.wanted
+            .iter()
+            .any(|(wc, wl)| c.starts_with(wc) || l.starts_with(wl))
+    }
 }
 
 /// Errors about a user's file get their quoted line; everything else its cause chain.

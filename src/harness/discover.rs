@@ -53,22 +53,29 @@ impl Layout {
         only_one(self.transcript_files(suite, id))
     }
 
-    /// Every transcript file a trial id names that exists: none, one, or (an error) both
-    /// spellings.
+    /// Every transcript file a trial id names that exists: none, one, or (an error) several
+    /// (`x.yaml` beside `x.yml`, or beside a recorded run `x.json` / `x.jsonl`).
     pub fn transcript_files(&self, suite: &str, id: &str) -> Vec<PathBuf> {
         let rel: PathBuf = id.split("::").collect();
-        existing(self.transcripts.join(suite).join(rel))
+        existing_as(
+            self.transcripts.join(suite).join(rel),
+            &["yaml", "yml", "json", "jsonl"],
+        )
     }
 }
 
 /// `<base>.yaml` and `<base>.yml`, those that are files.
 fn existing(base: PathBuf) -> Vec<PathBuf> {
+    existing_as(base, &["yaml", "yml"])
+}
+
+/// `<base>.<ext>` for each of `exts`, those that are files.
+fn existing_as(base: PathBuf, exts: &[&str]) -> Vec<PathBuf> {
     let Some(name) = base.file_name().map(|n| n.to_string_lossy().into_owned()) else {
         return Vec::new();
     };
-    ["yaml", "yml"]
+    exts.iter()
         .map(|ext| base.with_file_name(format!("{name}.{ext}")))
-        .into_iter()
         .filter(|p| p.is_file())
         .collect()
 }
