@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tests/fixtures/adk/regenerate.sh --check
 bash tests/fixtures/ingest/regenerate.sh
+bash tests/fixtures/ingest/regenerate-more.sh
 if ! git diff --quiet -- tests/fixtures/ingest ':!tests/fixtures/ingest/otel'; then
   git --no-pager diff --stat -- tests/fixtures/ingest ':!tests/fixtures/ingest/otel' >&2
   echo "the ingest fixtures changed when regenerated (see above)" >&2

@@ -7,7 +7,9 @@
 //!   conventions since 1.37: JSON messages with typed `parts`), which hold the whole history;
 //! - the older indexed attributes `gen_ai.prompt.N.*` and `gen_ai.completion.N.*`;
 //! - the log events of the last chat span (`gen_ai.user.message`, `gen_ai.assistant.message`,
-//!   `gen_ai.tool.message`, `gen_ai.choice`: the conventions before 1.37);
+//!   `gen_ai.tool.message`, `gen_ai.choice`: the conventions before 1.37), or the same events
+//!   recorded as span events with their body as JSON in `gen_ai.event.content` (the Azure AI
+//!   Inference SDK's tracing);
 //! - else the `execute_tool` spans alone (`gen_ai.tool.name`, `gen_ai.tool.call.id`,
 //!   `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), in start-time order, which
 //!   give calls and outputs but no prompt or reply.
@@ -130,6 +132,9 @@ struct Span {
 struct Log {
     trace: String,
     span: String,
+    /// The start of the span a span event belongs to (0 for a log record: those come in
+    /// file order).
+    start: u128,
     event: String,
     body: Value,
     at: Place,
@@ -192,8 +197,11 @@ impl Collector {
         }
         self.genai(&l.trace);
         let group = self.logs.entry(l.trace.clone()).or_default();
-        if group.last().is_some_and(|last| last.span != l.span) {
-            group.clear();
+        match group.last() {
+            // An older chat span's events, seen after a newer one's: its history is shorter.
+            Some(last) if last.span != l.span && l.start < last.start => return,
+            Some(last) if last.span != l.span => group.clear(),
+            _ => {}
         }
         group.push(l);
     }
@@ -239,6 +247,35 @@ impl Collector {
                         attrs: attributes(sp.get("attributes")),
                         at: place(format!("/resourceSpans/{r}/{scopes_key}/{s}/spans/{k}")),
                     });
+                    // Message content as span events (the Azure AI Inference SDK's tracing):
+                    // `gen_ai.*.message` / `gen_ai.choice` with the body as JSON in
+                    // `gen_ai.event.content`, read as the log events of this span.
+                    for (e, ev) in list(sp, "events").iter().enumerate() {
+                        let name = ev.get("name").and_then(Value::as_str).unwrap_or("");
+                        if !name.starts_with("gen_ai.") {
+                            continue;
+                        }
+                        let attrs = attributes(ev.get("attributes"));
+                        let body = match attrs.get("gen_ai.event.content") {
+                            Some(Value::String(json)) => {
+                                serde_json::from_str(json).unwrap_or(Value::Null)
+                            }
+                            _ => Value::Object(attrs),
+                        };
+                        let id = |key: &str| {
+                            sp.get(key).and_then(Value::as_str).unwrap_or("").to_owned()
+                        };
+                        self.log(Log {
+                            trace: id("traceId"),
+                            span: id("spanId"),
+                            start: nanos(sp.get("startTimeUnixNano")),
+                            event: name.to_owned(),
+                            body,
+                            at: place(format!(
+                                "/resourceSpans/{r}/{scopes_key}/{s}/spans/{k}/events/{e}"
+                            )),
+                        });
+                    }
                 }
             }
         }
@@ -263,6 +300,7 @@ impl Collector {
                             .and_then(Value::as_str)
                             .unwrap_or("")
                             .to_owned(),
+                        start: 0,
                         event,
                         body: lr.get("body").map(any).unwrap_or(Value::Null),
                         at: place(format!("/resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}")),

@@ -89,6 +89,32 @@ const FIXTURES: &[(&str, Format, bool)] = &[
     ("otel/events/broken.logs.pb.json", Format::Otlp, false),
     ("otel/events/correct.traces.otlp.jsonl", Format::Otlp, true),
     ("otel/events/broken.traces.otlp.jsonl", Format::Otlp, false),
+    // Traceloop's OpenLLMetry instrumentation: indexed `gen_ai.prompt.N.*` attributes.
+    ("otel/indexed/correct.traces.otlp.jsonl", Format::Otlp, true),
+    ("otel/indexed/broken.traces.otlp.jsonl", Format::Otlp, false),
+    ("otel/indexed/correct.traces.pb.json", Format::Otlp, true),
+    ("otel/indexed/broken.traces.pb.json", Format::Otlp, false),
+    // The Azure AI Inference SDK's tracing: messages as span events.
+    (
+        "otel/span-events/correct.traces.otlp.jsonl",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/span-events/broken.traces.otlp.jsonl",
+        Format::Otlp,
+        false,
+    ),
+    (
+        "otel/span-events/correct.traces.pb.json",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/span-events/broken.traces.pb.json",
+        Format::Otlp,
+        false,
+    ),
 ];
 
 /// A recorded run with the scenario given (the MCP log and the `execute_tool`-only traces
@@ -128,8 +154,8 @@ fn every_format_grades_like_the_yaml_transcript() {
         assert_eq!(&graded(&suite, &t), want, "{rel}");
         // The reply is the run's last text, where the format records one.
         let reply = t.turns.last().and_then(|t| t.reply.clone());
-        let records_chat = !matches!(format, Format::McpJsonRpc) && !rel.contains("events/")
-            || rel.contains(".logs.");
+        let records_chat = !matches!(format, Format::McpJsonRpc)
+            && !(rel.starts_with("otel/events/") && rel.contains(".traces."));
         assert_eq!(reply.is_some(), records_chat, "{rel}: {reply:?}");
     }
 }
