@@ -706,6 +706,7 @@ pub fn import(
                 thresholds: Some(ThresholdsDoc {
                     pass: Some(1.0),
                     min_gap: Some(0.0),
+                    trajectory: None,
                 }),
                 scenarios,
                 ..HarnessDoc::default()

@@ -259,6 +259,9 @@ codes! {
     Order = "oracle.order", OrderingSequence, Warning;
     /// The live agent kept calling tools without replying until the runner's step budget.
     StepBudget = "agent.step_budget", UsageOveruse, Error;
+    /// The literal trajectory match the suite's `thresholds.trajectory` gates on (ADK's
+    /// `tool_trajectory_avg_score`, as an imported criterion asks) is below its minimum.
+    TrajectoryBelow = "oracle.trajectory_below_minimum", OrderingSequence, Error;
 }
 
 impl fmt::Display for Code {

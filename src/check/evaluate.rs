@@ -292,6 +292,26 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         }
         suite_severity(suite, f);
     }
+    // The trajectory gate: after the score, which it does not change.
+    if let (Some(gate), Some(tr)) = (suite.harness.thresholds.trajectory, &trajectory) {
+        let m = &tr.literal;
+        let value = match gate.kind {
+            crate::harness::TrajectoryMatch::Exact => m.exact_match,
+            crate::harness::TrajectoryMatch::InOrder => m.in_order_match,
+            crate::harness::TrajectoryMatch::AnyOrder => m.any_order_match,
+        };
+        if value < gate.min {
+            findings.push(Finding::new(
+                crate::finding::Code::TrajectoryBelow,
+                "",
+                format!(
+                    "the trajectory's {} match is {value:.3}, below the suite's minimum {} (thresholds.trajectory)",
+                    gate.kind.name(),
+                    gate.min
+                ),
+            ));
+        }
+    }
     findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
     let pass = scenario
         .and_then(|s| s.pass)

@@ -30,11 +30,12 @@ pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
 pub use drift::touch;
 pub use model::{
     AnyOf, Call, Expect, Forbid, Grounding, Harness, Label, MatchPolicy, OracleCall, Order,
-    Scenario, Thresholds, Tier, TraceLink, Transcript, TranscriptTurn, Turn,
+    Scenario, Thresholds, Tier, TraceLink, TrajectoryGate, TrajectoryMatch, Transcript,
+    TranscriptTurn, Turn,
 };
 pub use trial::{RESERVED_SUITES, RESERVED_TRANSCRIPTS, TrialId, TrialIdError, TrialKind};
 pub use write::{
     AnyOfDoc, CallDoc, HarnessDoc, LabelDoc, Normalize, PolicyDoc, PolicyName, ScenarioDoc,
-    StepCall, StepDoc, ThresholdsDoc, TranscriptBody, TranscriptDoc, TranscriptTurnDoc, TurnDoc,
-    UNPARSABLE, WriteError, object_arguments, sent_arguments,
+    StepCall, StepDoc, ThresholdsDoc, TrajectoryGateDoc, TranscriptBody, TranscriptDoc,
+    TranscriptTurnDoc, TurnDoc, UNPARSABLE, WriteError, object_arguments, sent_arguments,
 };

@@ -400,6 +400,42 @@ pub struct Thresholds {
     /// The least mean TC(correct) − mean TC(broken) the gate accepts, in 0–1
     /// (`thresholds.min_gap:`, default 0.3).
     pub min_gap: f64,
+    /// A trajectory gate (`thresholds.trajectory: {match: in_order, min: 1.0}`): a transcript
+    /// whose literal trajectory match (ADK's `tool_trajectory_avg_score`) is below `min` fails,
+    /// whatever its TC — what an imported ADK criterion asks.
+    pub trajectory: Option<TrajectoryGate>,
+}
+
+/// A minimum on one of ADK's trajectory matches.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TrajectoryGate {
+    /// Which match.
+    pub kind: TrajectoryMatch,
+    /// The least passing value, in 0–1.
+    pub min: f64,
+}
+
+/// ADK's match types for `tool_trajectory_avg_score`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrajectoryMatch {
+    /// `exact`: the calls are the steps, in order, nothing else.
+    Exact,
+    /// `in_order`: the steps in order, extra calls allowed.
+    InOrder,
+    /// `any_order`: every step, in any order, extra calls allowed.
+    AnyOrder,
+}
+
+impl TrajectoryMatch {
+    /// The name in a harness (`exact`, `in_order`, `any_order`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TrajectoryMatch::Exact => "exact",
+            TrajectoryMatch::InOrder => "in_order",
+            TrajectoryMatch::AnyOrder => "any_order",
+        }
+    }
 }
 
 impl Default for Thresholds {
@@ -408,6 +444,7 @@ impl Default for Thresholds {
         Self {
             pass: 0.8,
             min_gap: 0.3,
+            trajectory: None,
         }
     }
 }
@@ -499,6 +536,26 @@ impl Harness {
             }
             if let Some(g) = &t.min_gap {
                 thresholds.min_gap = threshold(&file, "thresholds.min_gap", g)?;
+            }
+            if let Some(g) = &t.trajectory {
+                let kind = match g.value.kind.value.as_str() {
+                    "exact" => TrajectoryMatch::Exact,
+                    "in_order" => TrajectoryMatch::InOrder,
+                    "any_order" => TrajectoryMatch::AnyOrder,
+                    other => {
+                        return Err(at(
+                            &file,
+                            &g.value.kind,
+                            format!(
+                                "unknown trajectory match `{other}`: exact, in_order or any_order"
+                            ),
+                        ));
+                    }
+                };
+                thresholds.trajectory = Some(TrajectoryGate {
+                    kind,
+                    min: threshold(&file, "thresholds.trajectory.min", &g.value.min)?,
+                });
             }
         }
         let mut severity = BTreeMap::new();

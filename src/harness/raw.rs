@@ -35,6 +35,16 @@ pub(super) struct RawThresholds {
     pub pass: Option<Spanned<f64>>,
     #[serde(default, deserialize_with = "crate::source::present")]
     pub min_gap: Option<Spanned<f64>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub trajectory: Option<Spanned<RawTrajectoryGate>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTrajectoryGate {
+    #[serde(rename = "match")]
+    pub kind: Spanned<String>,
+    pub min: Spanned<f64>,
 }
 
 #[derive(Deserialize)]

@@ -120,7 +120,8 @@ fn harness_parses_workflow_policies_and_defaults() {
         h.thresholds,
         Thresholds {
             pass: 0.7,
-            min_gap: 0.3
+            min_gap: 0.3,
+            trajectory: None,
         }
     );
     let w = &h.scenario("one").unwrap().turns[0].workflow[0];
@@ -205,5 +206,35 @@ fn bfcl_equality_standardises_strings_as_bfcl_does() {
         (json!({"k": "a"}), json!({"j": "a"})),
     ] {
         assert!(!bfcl_equal(&a, &b), "{a} !~ {b}");
+    }
+}
+
+#[test]
+fn a_trajectory_gate_loads_and_a_bad_one_is_refused_at_its_place() {
+    let h = harness(
+        "tools: [s.tools.json]\nthresholds: {pass: 0.7, trajectory: {match: in_order, min: 0.5}}\nscenarios: []\n",
+    )
+    .unwrap();
+    assert_eq!(
+        h.thresholds.trajectory,
+        Some(super::TrajectoryGate {
+            kind: super::TrajectoryMatch::InOrder,
+            min: 0.5
+        })
+    );
+    for (bad, said) in [
+        (
+            "{match: in_ordr, min: 0.5}",
+            "harnesses/s.yaml:2:45: unknown trajectory match `in_ordr`: exact, in_order or any_order",
+        ),
+        ("{match: exact, min: 1.5}", "thresholds.trajectory.min"),
+        ("{match: exact}", "missing field `min`"),
+    ] {
+        let e = harness(&format!(
+            "tools: [s.tools.json]\nthresholds: {{pass: 0.7, trajectory: {bad}}}\nscenarios: []\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(said), "{bad}: {e}");
     }
 }

@@ -169,6 +169,20 @@ pub struct ThresholdsDoc {
     /// `min_gap:`, the discrimination gate's least mean TC gap (0–1; default 0.3).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "finite_opt")]
     pub min_gap: Option<f64>,
+    /// `trajectory: {match, min}`, a minimum on one literal trajectory match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trajectory: Option<TrajectoryGateDoc>,
+}
+
+/// `thresholds.trajectory`: the match (`exact`, `in_order`, `any_order`) and its minimum.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TrajectoryGateDoc {
+    /// `match:`.
+    #[serde(rename = "match")]
+    pub kind: crate::harness::TrajectoryMatch,
+    /// `min:`, 0–1.
+    #[serde(serialize_with = "finite")]
+    pub min: f64,
 }
 
 /// One entry of a harness's `scenarios:`.

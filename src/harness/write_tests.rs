@@ -75,6 +75,10 @@ fn assert_loaded(doc: &HarnessDoc, h: &Harness, text: &str) {
         Thresholds {
             pass: t.pass.unwrap_or(d.pass),
             min_gap: t.min_gap.unwrap_or(d.min_gap),
+            trajectory: t.trajectory.map(|g| crate::harness::TrajectoryGate {
+                kind: g.kind,
+                min: g.min,
+            }),
         },
         "{text}"
     );
@@ -186,6 +190,10 @@ fn every_field() -> HarnessDoc {
         thresholds: Some(ThresholdsDoc {
             pass: Some(0.75),
             min_gap: Some(0.25),
+            trajectory: Some(crate::harness::TrajectoryGateDoc {
+                kind: crate::harness::TrajectoryMatch::InOrder,
+                min: 0.5,
+            }),
         }),
         scenarios: vec![ScenarioDoc {
             id: "teaser".into(),
@@ -638,6 +646,7 @@ fn a_serialisation_failure_is_an_error_not_an_empty_file(
         thresholds: Some(ThresholdsDoc {
             pass: Some(pass),
             min_gap: None,
+            trajectory: None,
         }),
         scenarios: vec![ScenarioDoc {
             id: "a".into(),

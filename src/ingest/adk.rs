@@ -426,14 +426,26 @@ pub fn import(
     }
     let description = match criterion {
         Some(c) => format!(
-            "Imported from ADK eval set `{}`; ADK's criterion: tool_trajectory_avg_score ≥ {} ({:?}), reported as the trajectory metrics.",
+            "Imported from ADK eval set `{}`; ADK's criterion, tool_trajectory_avg_score ≥ {} ({:?}), is the trajectory gate.",
             set.id, c.threshold, c.match_type
         ),
         None => format!("Imported from ADK eval set `{}`.", set.id),
     };
+    let thresholds = criterion.map(|c| crate::harness::ThresholdsDoc {
+        trajectory: Some(crate::harness::TrajectoryGateDoc {
+            kind: match c.match_type {
+                MatchType::Exact => crate::harness::TrajectoryMatch::Exact,
+                MatchType::InOrder => crate::harness::TrajectoryMatch::InOrder,
+                MatchType::AnyOrder => crate::harness::TrajectoryMatch::AnyOrder,
+            },
+            min: c.threshold,
+        }),
+        ..crate::harness::ThresholdsDoc::default()
+    });
     let harness_doc = HarnessDoc {
         suite: Some(suite.to_owned()),
         description: Some(description),
+        thresholds,
         tools: Some(vec![format!("{suite}.tools.json")]),
         scenarios,
         ..HarnessDoc::default()

@@ -180,8 +180,6 @@ fn trajectory_scores_are_adks_on_every_case() {
 
         verdicts that differ:
         time_single/empty_expected_with_calls: ADK IN_ORDER PASSED; agent-seer Fail (TC 0.222)
-        time_single/swapped_order: ADK IN_ORDER FAILED; agent-seer Pass (TC 1.000)
-        time_multi/exact_swapped_extra: ADK IN_ORDER FAILED; agent-seer Pass (TC 0.981)
         memory_graph/args_none_vs_empty: ADK ANY_ORDER FAILED; agent-seer Pass (TC 1.000)
         memory_graph/forget_unrequested_delete: ADK ANY_ORDER PASSED; agent-seer Fail (TC 0.750; oracle.unrequested_effect)
         memory_graph/numbers_and_types: ADK ANY_ORDER PASSED; agent-seer Fail (TC 0.667; lint.type, lint.type, lint.type)
