@@ -584,11 +584,13 @@ pub fn join_tidy(dir: &Path, rel: &Path) -> PathBuf {
             Component::CurDir => {}
             Component::ParentDir => {
                 let depth = out.components().count();
-                let is_link =
-                    std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
-                if depth > fixed && !is_link {
+                // Only a directory that exists and is no link may be taken away: the plain
+                // join then names the same file (`missing/..` does not exist at all).
+                let plain_dir =
+                    std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_dir());
+                if depth > fixed && plain_dir {
                     out.pop();
-                } else if out.has_root() && depth == fixed {
+                } else if out.has_root() && depth == 1 {
                     // `/..` is `/`.
                 } else {
                     out.push("..");
@@ -639,9 +641,13 @@ mod tests {
             t("harnesses", "../capabilities/x.yaml"),
             Path::new("capabilities/x.yaml")
         );
-        assert_eq!(t("a/b", "./../../../x"), Path::new("../x"));
+        // A directory that does not exist is kept as written.
+        assert_eq!(
+            t("no/such", "./../../../x"),
+            Path::new("no/such/../../../x")
+        );
         assert_eq!(t("", "../../x"), Path::new("../../x"));
-        assert_eq!(t("/p/h", "../../../x"), Path::new("/x"));
+        assert_eq!(t("/usr/lib", "../../../x"), Path::new("/x"));
         assert_eq!(t("/p/h", "/abs/./y"), Path::new("/abs/y"));
         #[cfg(unix)]
         {
@@ -652,6 +658,9 @@ mod tests {
             // `link/..` is `real`, not the temp dir: a link is never popped.
             let p = join_tidy(&dir.path().join("link"), Path::new("../x"));
             assert_eq!(p, dir.path().join("link/../x"));
+            // Two levels up from a link: both `..` stay (the plain join's meaning).
+            let p = join_tidy(&dir.path().join("link"), Path::new("../../y"));
+            assert_eq!(p, dir.path().join("link/../../y"));
         }
     }
 

@@ -210,6 +210,10 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
     let Some(index) = scenario_index(suite, t)? else {
         return Ok(None);
     };
+    // A trajectory gate compares literally, which the fast path's policy matching does not.
+    if suite.harness.thresholds.trajectory.is_some() {
+        return Ok(None);
+    }
     Ok(match suite.fast.outcome(&suite.linter, index, t) {
         Outcome::Perfect => Some(crate::score::verdict(
             Some(1.0),
@@ -286,12 +290,6 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         }
         None => (None, Vec::new(), None),
     };
-    for f in &mut findings {
-        if let (Some(i), None) = (f.call, &f.location) {
-            f.location = calls.get(i).map(|c| c.location_for(f));
-        }
-        suite_severity(suite, f);
-    }
     // The trajectory gate: after the score, which it does not change.
     if let (Some(gate), Some(tr)) = (suite.harness.thresholds.trajectory, &trajectory) {
         let m = &tr.literal;
@@ -311,6 +309,12 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
                 ),
             ));
         }
+    }
+    for f in &mut findings {
+        if let (Some(i), None) = (f.call, &f.location) {
+            f.location = calls.get(i).map(|c| c.location_for(f));
+        }
+        suite_severity(suite, f);
     }
     findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
     let pass = scenario

@@ -177,7 +177,7 @@ pub struct TranscriptRecord {
     /// Each turn's score.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_scores: Vec<ScoreRecord>,
-    /// The ADK / Vertex AI trajectory metrics, per turn and their mean (not in the verdict).
+    /// The ADK / Vertex AI trajectory metrics, per turn and their mean (in the verdict only through a suite's `thresholds.trajectory` gate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trajectory: Option<Trajectory>,
     /// Every finding.

@@ -148,12 +148,11 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Whether `e` comes from writing into a pipe whose reader has gone.
+/// Whether `e` is a write into a pipe whose reader has gone: the verb's own output failing
+/// (its `?` on a write), not a broken pipe somewhere in a cause chain (a provider's socket).
 fn broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// The exit code for a verb that failed with `e`: [`exit::UNAVAILABLE`] when a provider or a

@@ -89,10 +89,16 @@ fn text_of(content: Option<&Value>) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
-fn args_of(v: Option<&Value>) -> Map<String, Value> {
+/// A tool use's `args`: an object, or absent / `null` (ADK's `None`, no arguments). Anything
+/// else is refused: arguments are an object on the wire.
+fn args_of(v: Option<&Value>) -> Result<Map<String, Value>, String> {
     match v {
-        Some(Value::Object(o)) => o.clone(),
-        _ => Map::new(),
+        Some(Value::Object(o)) => Ok(o.clone()),
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(other) => Err(format!(
+            "tool arguments are {}, not an object",
+            crate::finding::type_name(other)
+        )),
     }
 }
 
@@ -159,7 +165,11 @@ pub fn read_eval_set(file: &SourceFile) -> Result<EvalSet, SourceError> {
                 let turns = c.get("data").and_then(Value::as_array).cloned().unwrap_or_default();
                 cases.push(EvalCase {
                     id: name.to_owned(),
-                    invocations: turns.iter().map(legacy_turn).collect(),
+                    invocations: turns
+                        .iter()
+                        .map(legacy_turn)
+                        .collect::<Result<_, _>>()
+                        .map_err(|m| file.error_at_pointer(&format!("/{i}"), format!("ADK eval set: case `{name}`: {m}")))?,
                 });
             }
             Ok(EvalSet { id: stem, cases })
@@ -168,7 +178,11 @@ pub fn read_eval_set(file: &SourceFile) -> Result<EvalSet, SourceError> {
             id: stem.clone(),
             cases: vec![EvalCase {
                 id: stem,
-                invocations: turns.iter().map(legacy_turn).collect(),
+                invocations: turns
+                    .iter()
+                    .map(legacy_turn)
+                    .collect::<Result<_, _>>()
+                    .map_err(&err)?,
             }],
         }),
         _ => Err(err(
@@ -177,34 +191,37 @@ pub fn read_eval_set(file: &SourceFile) -> Result<EvalSet, SourceError> {
     }
 }
 
-fn legacy_turn(t: &Value) -> Invocation {
-    Invocation {
-        prompt: t
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned(),
-        tool_uses: t
-            .get("expected_tool_use")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|u| ToolUse {
-                name: u
-                    .get("tool_name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
-                args: args_of(u.get("tool_input")),
-                id: None,
-                response: None,
-            })
-            .collect(),
+fn legacy_turn(t: &Value) -> Result<Invocation, String> {
+    let prompt = t
+        .get("query")
+        .and_then(Value::as_str)
+        .ok_or("a legacy turn without a `query` string")?;
+    let mut tool_uses = Vec::new();
+    for u in t
+        .get("expected_tool_use")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        tool_uses.push(ToolUse {
+            name: u
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .ok_or("an expected tool use without a `tool_name` string")?
+                .to_owned(),
+            args: args_of(u.get("tool_input"))?,
+            id: None,
+            response: None,
+        });
+    }
+    Ok(Invocation {
+        prompt: prompt.to_owned(),
+        tool_uses,
         final_response: t
             .get("reference")
             .and_then(Value::as_str)
             .map(str::to_owned),
-    }
+    })
 }
 
 fn invocation(inv: &Value) -> Result<Invocation, String> {
@@ -220,7 +237,7 @@ fn invocation(inv: &Value) -> Result<Invocation, String> {
                         .and_then(Value::as_str)
                         .ok_or("a tool use without `name`")?
                         .to_owned(),
-                    args: args_of(u.get("args")),
+                    args: args_of(u.get("args"))?,
                     id: u.get("id").and_then(Value::as_str).map(str::to_owned),
                     response: None,
                 });
@@ -252,7 +269,7 @@ fn invocation(inv: &Value) -> Result<Invocation, String> {
                             .and_then(Value::as_str)
                             .ok_or("a function call without `name`")?
                             .to_owned(),
-                        args: args_of(f.get("args")),
+                        args: args_of(f.get("args"))?,
                         id: f.get("id").and_then(Value::as_str).map(str::to_owned),
                         response: None,
                     });
@@ -469,7 +486,14 @@ pub fn import(
     if let Some(recorded) = recorded {
         let rec_file = SourceFile::read(recorded)?;
         let runs = read_eval_set(&rec_file)?;
+        let mut seen = std::collections::HashSet::new();
         for run in &runs.cases {
+            if !seen.insert(run.id.as_str()) {
+                return Err(rec_file.error(format!(
+                    "ADK eval set: two recorded cases with the eval id `{}`",
+                    run.id
+                )));
+            }
             let Some(case) = set.cases.iter().find(|c| c.id == run.id) else {
                 return Err(rec_file.error(format!(
                     "ADK eval set: the recorded case `{}` is no case of eval set `{}`",

@@ -18,7 +18,10 @@ pub(super) fn messages_dialect(messages: &[Value]) -> Format {
         })
     };
     for m in messages {
-        if m.get("role").and_then(Value::as_str) == Some("tool") || m.get("tool_calls").is_some() {
+        if m.get("role").and_then(Value::as_str) == Some("tool")
+            || m.get("tool_calls").is_some()
+            || m.get("function_call").is_some()
+        {
             return Format::OpenAiChat;
         }
         if m.get("content")
@@ -104,6 +107,21 @@ fn message(m: &Value, at: &Place, events: &mut Vec<Event>) -> Result<(), Refusal
             if let Some(text) = m.get("content").and_then(text_of) {
                 events.push(Event::Text { text });
             }
+            // The legacy single `function_call` (before `tool_calls`): a call without an id.
+            if let Some(f) = m.get("function_call") {
+                let at = at.join("function_call");
+                let tool = str_at(f, "name", &at, "a `function_call`")?;
+                let raw = f.get("arguments").ok_or_else(|| {
+                    Refusal::at(&at, format!("the call of `{tool}` has no `arguments`"))
+                })?;
+                events.push(Event::Call {
+                    id: None,
+                    tool: tool.to_owned(),
+                    arguments: json_arguments(tool, raw, &at)?,
+                    output: None,
+                    at,
+                });
+            }
             if let Some(calls) = m.get("tool_calls") {
                 let calls = calls.as_array().ok_or_else(|| {
                     Refusal::at(&at.join("tool_calls"), "`tool_calls` must be an array")
@@ -137,7 +155,18 @@ fn message(m: &Value, at: &Place, events: &mut Vec<Event>) -> Result<(), Refusal
                 at: at.clone(),
             });
         }
-        // system, developer, function (legacy): not the agent's calls.
+        // The legacy `function` message: the output of the waiting call of that name.
+        "function" => {
+            let tool = str_at(m, "name", at, "a `function` message")?;
+            let text = m.get("content").and_then(text_of).unwrap_or_default();
+            events.push(Event::Output {
+                id: None,
+                tool: Some(tool.to_owned()),
+                output: text_result(&text, None),
+                at: at.clone(),
+            });
+        }
+        // system, developer: not the agent's.
         _ => {}
     }
     Ok(())

@@ -19,9 +19,20 @@ pub(super) fn events(docs: &Docs) -> Result<Vec<Event>, Refusal> {
     // Request ids of every method, so a response is told apart from an orphan.
     let mut methods: HashMap<String, String> = HashMap::new();
     for (i, raw) in lines {
-        let (msg, base) = match raw.get("msg") {
-            Some(m) if raw.get("jsonrpc").is_none() => (m, "/msg"),
-            _ => (raw, ""),
+        let (msg, base, dir) = match raw.get("msg") {
+            Some(m) if raw.get("jsonrpc").is_none() => (
+                m,
+                "/msg",
+                raw.get("dir").and_then(Value::as_str).unwrap_or(""),
+            ),
+            _ => (raw, "", ""),
+        };
+        // Client and server number their requests apart: with a direction, a request's id is
+        // its direction's, and the response comes the other way. Raw logs have one space.
+        let reverse = match dir {
+            "c2s" => "s2c",
+            "s2c" => "c2s",
+            other => other,
         };
         let at = Place::on_line(i, base);
         if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -34,6 +45,10 @@ pub(super) fn events(docs: &Docs) -> Result<Vec<Event>, Refusal> {
             .get("id")
             .filter(|v| !v.is_null())
             .map(|v| v.to_string());
+        let is_request = msg.get("method").is_some();
+        let key = id
+            .as_ref()
+            .map(|id| format!("{}:{id}", if is_request { dir } else { reverse }));
         match (msg.get("method").and_then(Value::as_str), id) {
             (Some(method), Some(id)) => {
                 if method == "tools/call" {
@@ -57,10 +72,13 @@ pub(super) fn events(docs: &Docs) -> Result<Vec<Event>, Refusal> {
                         at: at.join("params"),
                     });
                 }
-                methods.insert(id, method.to_owned());
+                methods.insert(key.clone().unwrap_or_default(), method.to_owned());
             }
             (Some(_), None) => {} // a notification
-            (None, Some(id)) => match methods.get(&id).map(String::as_str) {
+            (None, Some(id)) => match methods
+                .get(key.as_deref().unwrap_or(""))
+                .map(String::as_str)
+            {
                 Some("tools/call") => {
                     let output = match (msg.get("result"), msg.get("error")) {
                         (Some(r), _) => r.clone(),

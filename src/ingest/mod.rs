@@ -215,7 +215,13 @@ fn detect_value(v: &Value) -> Option<Format> {
             } else if o.contains_key("jsonrpc") {
                 Some(Format::McpJsonRpc)
             } else if let Some(Value::Array(m)) = o.get("messages") {
-                Some(chat::messages_dialect(m))
+                // An Anthropic answer appended as `response` tells a text-only history apart.
+                let answer: Vec<Value> = o
+                    .get("response")
+                    .map(|r| vec![serde_json::json!({"role": "assistant", "content": r.get("content").cloned().unwrap_or(Value::Null)})])
+                    .unwrap_or_default();
+                let all: Vec<Value> = m.iter().cloned().chain(answer).collect();
+                Some(chat::messages_dialect(&all))
             } else if o.get("contents").is_some_and(Value::is_array) {
                 Some(Format::Gemini)
             } else if o.contains_key("input") || o.get("output").is_some_and(Value::is_array) {
@@ -376,7 +382,7 @@ fn stream_otlp(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), So
             Ok(Recorded {
                 format: Format::Otlp,
                 turns: assemble(&file, Format::Otlp, events)?,
-                trace: Some(trace),
+                trace,
             })
         })
         .collect::<Result<_, SourceError>>()?;
@@ -424,7 +430,6 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
         (Format::Otlp, docs) => otlp::events(docs, one)
             .map_err(refuse)?
             .into_iter()
-            .map(|(events, trace)| (events, Some(trace)))
             .collect(),
         (_, Docs::Lines(_)) => unreachable!("only MCP and OTLP are told from JSON Lines"),
     };
@@ -570,9 +575,16 @@ fn assemble(
                         // No id: the earliest waiting call of that tool (of any tool, when
                         // the output does not name one either).
                         let name = tool.as_deref();
+                        let fits = |s: &&(usize, usize)| {
+                            name.is_none_or(|n| turns[s.0].calls[s.1].tool == n)
+                        };
+                        // The current turn's waiting calls first, then earlier turns'.
+                        let current = turns.len().saturating_sub(1);
                         match waiting
                             .iter()
-                            .find(|&&(t, c)| name.is_none_or(|n| turns[t].calls[c].tool == n))
+                            .filter(|s| s.0 == current)
+                            .find(fits)
+                            .or_else(|| waiting.iter().find(fits))
                         {
                             Some(&slot) => slot,
                             None => {

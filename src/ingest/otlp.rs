@@ -24,6 +24,9 @@ use serde_json::{Map, Value};
 use super::{Docs, Event, Place, Refusal, json_arguments, text_result};
 use crate::harness::TraceLink;
 
+/// One trace's events and, when its ids are valid, its link.
+pub(super) type TraceRun = (Vec<Event>, Option<TraceLink>);
+
 /// An id of `bytes` bytes as lowercase hex: as written when it is hex already (OTLP JSON),
 /// decoded when it is base64 (the protobuf-JSON mapping); `None` when it is neither.
 fn hex_id(id: &str, bytes: usize) -> Option<String> {
@@ -135,6 +138,8 @@ struct Log {
     /// The start of the span a span event belongs to (0 for a log record: those come in
     /// file order).
     start: u128,
+    /// The span event's `gen_ai.event.content` was no valid JSON (cut by a length limit?).
+    unparsable: bool,
     event: String,
     body: Value,
     at: Place,
@@ -151,7 +156,7 @@ pub(super) struct Collector {
     /// Per trace: the spans kept, by start time once finished.
     spans: std::collections::HashMap<String, Vec<Span>>,
     /// Per trace: the GenAI log events of the latest span that logged any.
-    logs: std::collections::HashMap<String, Vec<Log>>,
+    logs: std::collections::HashMap<String, Vec<(String, u128, Vec<Log>)>>,
 }
 
 impl Collector {
@@ -179,11 +184,14 @@ impl Collector {
                 }
                 return;
             }
-        } else if s.attrs.get("mcp.method.name").is_some()
+        } else if s.attrs.get("gen_ai.operation.name").is_none()
+            && s.attrs.get("mcp.method.name").is_some()
             && kept
                 .iter()
                 .any(|k| k.attrs.get("mcp.method.name").is_some())
         {
+            // A bare MCP span carries no content; one is enough to say so. (An MCP span that
+            // is also an `execute_tool` span is a call, and kept.)
             return;
         }
         s.attrs
@@ -192,18 +200,17 @@ impl Collector {
     }
 
     fn log(&mut self, l: Log) {
-        if !l.event.starts_with("gen_ai.") || l.span.is_empty() {
+        if !CHAT_EVENTS.contains(&l.event.as_str()) || l.span.is_empty() {
             return;
         }
         self.genai(&l.trace);
-        let group = self.logs.entry(l.trace.clone()).or_default();
-        match group.last() {
-            // An older chat span's events, seen after a newer one's: its history is shorter.
-            Some(last) if last.span != l.span && l.start < last.start => return,
-            Some(last) if last.span != l.span => group.clear(),
-            _ => {}
+        // One group per chat span, whatever order their records interleave in; the span
+        // with the longest history is the one read.
+        let groups = self.logs.entry(l.trace.clone()).or_default();
+        match groups.iter_mut().find(|g| g.0 == l.span) {
+            Some(g) => g.2.push(l),
+            None => groups.push((l.span.clone(), l.start, vec![l])),
         }
-        group.push(l);
     }
 
     /// Takes one OTLP document (`line`: its 0-based line in a JSON Lines file).
@@ -256,11 +263,12 @@ impl Collector {
                             continue;
                         }
                         let attrs = attributes(ev.get("attributes"));
-                        let body = match attrs.get("gen_ai.event.content") {
-                            Some(Value::String(json)) => {
-                                serde_json::from_str(json).unwrap_or(Value::Null)
-                            }
-                            _ => Value::Object(attrs),
+                        let (body, unparsable) = match attrs.get("gen_ai.event.content") {
+                            Some(Value::String(json)) => match serde_json::from_str(json) {
+                                Ok(v) => (v, false),
+                                Err(_) => (Value::Null, true),
+                            },
+                            _ => (Value::Object(attrs), false),
                         };
                         let id = |key: &str| {
                             sp.get(key).and_then(Value::as_str).unwrap_or("").to_owned()
@@ -269,6 +277,7 @@ impl Collector {
                             trace: id("traceId"),
                             span: id("spanId"),
                             start: nanos(sp.get("startTimeUnixNano")),
+                            unparsable,
                             event: name.to_owned(),
                             body,
                             at: place(format!(
@@ -301,6 +310,7 @@ impl Collector {
                             .unwrap_or("")
                             .to_owned(),
                         start: 0,
+                        unparsable: false,
                         event,
                         body: lr.get("body").map(any).unwrap_or(Value::Null),
                         at: place(format!("/resourceLogs/{r}/scopeLogs/{s}/logRecords/{k}")),
@@ -310,6 +320,15 @@ impl Collector {
         }
     }
 }
+
+/// The GenAI events that carry a chat's messages (as log records or span events).
+const CHAT_EVENTS: &[&str] = &[
+    "gen_ai.system.message",
+    "gen_ai.user.message",
+    "gen_ai.assistant.message",
+    "gen_ai.tool.message",
+    "gen_ai.choice",
+];
 
 fn is_chat(s: &Span) -> bool {
     matches!(
@@ -333,7 +352,7 @@ fn is_genai(s: &Span) -> bool {
 
 /// The GenAI traces of the file, in the order they first appear: each trace's events and
 /// id. With `one`, a file holding several is refused (one run a file, as `check` grades).
-pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, TraceLink)>, Refusal> {
+pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<TraceRun>, Refusal> {
     let mut c = Collector::default();
     match docs {
         Docs::One(v) => c.feed(None, v),
@@ -345,7 +364,7 @@ pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<(Vec<Event>, TraceLin
 impl Collector {
     /// The GenAI traces seen, in the order they first appeared: each trace's events and link.
     /// With `one`, more than one trace is refused.
-    pub(super) fn finish(mut self, one: bool) -> Result<Vec<(Vec<Event>, TraceLink)>, Refusal> {
+    pub(super) fn finish(mut self, one: bool) -> Result<Vec<TraceRun>, Refusal> {
         match self.order.as_slice() {
             [] => {
                 return Err(Refusal::file(
@@ -369,7 +388,15 @@ impl Collector {
                 let mut mine: Vec<Span> = self.spans.remove(trace).unwrap_or_default();
                 mine.sort_by_key(|s| s.start);
                 let mine: Vec<&Span> = mine.iter().collect();
-                let logs = self.logs.remove(trace).unwrap_or_default();
+                // The chat span whose events hold the most: the latest history.
+                let logs = self
+                    .logs
+                    .remove(trace)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .max_by_key(|(_, start, events)| (events.len(), *start))
+                    .map(|(_, _, events)| events)
+                    .unwrap_or_default();
                 let logs: Vec<&Log> = logs.iter().collect();
                 // The run's root: the agent's invocation, else the outermost GenAI span (one
                 // whose parent is no GenAI span).
@@ -386,11 +413,19 @@ impl Collector {
                             .find(|s| !mine.iter().any(|p| p.id == s.parent))
                     })
                     .and_then(|s| hex_id(&s.id, 8));
-                let link = TraceLink {
-                    trace_id: hex_id(trace, 16).unwrap_or_else(|| trace.clone()),
+                // An id that is neither hex nor base64 of 16 bytes links to nothing: an OTLP
+                // receiver would refuse the whole batch of results over it.
+                let link = hex_id(trace, 16).map(|trace_id| TraceLink {
+                    trace_id,
                     span_id: root,
-                };
-                Ok((trace_events(&mine, &logs)?, link))
+                });
+                let events = trace_events(&mine, &logs)?;
+                if events.is_empty() {
+                    return Err(Refusal::file(format!(
+                        "trace {trace}: its GenAI spans and events hold no message and no tool call"
+                    )));
+                }
+                Ok((events, link))
             })
             .collect()
     }
@@ -422,18 +457,8 @@ fn trace_events(spans: &[&Span], logs: &[&Log]) -> Result<Vec<Event>, Refusal> {
     {
         return indexed(last);
     }
-    let chat_logs: Vec<&Log> = logs
-        .iter()
-        .copied()
-        .filter(|l| l.event.starts_with("gen_ai.") && !l.span.is_empty())
-        .collect();
-    if let Some(last) = chat_logs.last() {
-        let group: Vec<&Log> = chat_logs
-            .iter()
-            .copied()
-            .filter(|l| l.span == last.span)
-            .collect();
-        return log_events(&group);
+    if !logs.is_empty() {
+        return log_events(logs);
     }
     tool_spans(spans)
 }
@@ -605,6 +630,15 @@ fn indexed(s: &Span) -> Result<Vec<Event>, Refusal> {
 fn log_events(group: &[&Log]) -> Result<Vec<Event>, Refusal> {
     let mut events = Vec::new();
     for l in group {
+        if l.unparsable {
+            return Err(Refusal::at(
+                &l.at,
+                format!(
+                    "event `{}`: `gen_ai.event.content` is not valid JSON (cut by an attribute length limit?)",
+                    l.event
+                ),
+            ));
+        }
         let body = &l.body;
         match l.event.as_str() {
             "gen_ai.user.message" => {

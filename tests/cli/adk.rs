@@ -87,6 +87,13 @@ fn ours(
     for e in std::fs::read_dir(dir.path().join("transcripts").join(set)).unwrap() {
         let t = Transcript::load(&e.unwrap().path()).unwrap();
         let ev = evaluate(&suite, &t).unwrap();
+        // The fast verdict agrees with the engines' under the trajectory gate too.
+        assert_eq!(
+            agent_seer::check::verdict(&suite, &t).unwrap(),
+            ev.verdict,
+            "{}",
+            t.id
+        );
         let m = ev.trajectory.as_ref().expect("a scenario").literal;
         let codes: Vec<String> = ev
             .findings

@@ -643,3 +643,87 @@ fn a_streamed_trace_reads_as_the_whole_file_does() {
     assert_eq!(e.line.map(|(l, _)| l), Some(2), "{}", e.render());
     assert!(e.render().contains("content capture off"), "{}", e.render());
 }
+
+/// Review fixes: what a real log can hold and the readers must not be fooled by.
+#[test]
+fn interleaved_events_other_genai_events_and_both_directions_read_right() {
+    let read = |name: &str, text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let file = SourceFile::read(&p).unwrap();
+        ingest::read(&file).map_err(|e| e.render())
+    };
+    let calls = |r: &ingest::Recorded| -> Vec<String> {
+        r.turns
+            .iter()
+            .flat_map(|t| &t.calls)
+            .map(|c| {
+                format!(
+                    "{} {} {}",
+                    c.tool,
+                    serde_json::Value::Object(c.args().clone()),
+                    c.output.is_some()
+                )
+            })
+            .collect()
+    };
+    // OTLP log events of three chat spans, their records interleaved, plus an evaluation
+    // result on the same trace: the longest history is still read, the result ignored.
+    let logs = text("otel/events/correct.logs.otlp.jsonl");
+    let want = calls(&read("a.jsonl", &logs).unwrap());
+    let mut doc: serde_json::Value = serde_json::from_str(logs.lines().next().unwrap()).unwrap();
+    let records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        .as_array_mut()
+        .unwrap();
+    let trace = records[0]["traceId"].clone();
+    // Round robin over the chat spans, each span's own records still in order.
+    let mut nth: std::collections::HashMap<String, usize> = Default::default();
+    let mut keyed: Vec<(usize, usize, serde_json::Value)> = records
+        .drain(..)
+        .enumerate()
+        .map(|(i, r)| {
+            let n = nth
+                .entry(r["spanId"].as_str().unwrap_or("").to_owned())
+                .or_default();
+            *n += 1;
+            (*n, i, r)
+        })
+        .collect();
+    keyed.sort_by_key(|(n, i, _)| (*n, *i));
+    records.extend(keyed.into_iter().map(|(_, _, r)| r));
+    records.push(serde_json::json!({"eventName": "gen_ai.evaluation.result", "traceId": trace, "spanId": "00000000000000aa",
+        "attributes": [{"key": "gen_ai.evaluation.name", "value": {"stringValue": "x"}}]}));
+    let shuffled = read("b.jsonl", &(serde_json::to_string(&doc).unwrap() + "\n")).unwrap();
+    assert_eq!(calls(&shuffled), want);
+    // A wrapped MCP log where the server's own request reuses a tools/call id.
+    let mcp = text("mcp-jsonrpc/correct.wrapped.jsonl");
+    let want = calls(&read("c.jsonl", &mcp).unwrap());
+    let mut lines: Vec<String> = mcp.lines().map(str::to_owned).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("\"tools/call\""))
+        .unwrap();
+    let id: serde_json::Value =
+        serde_json::from_str::<serde_json::Value>(&lines[at]).unwrap()["msg"]["id"].clone();
+    lines.insert(at + 1, format!(r#"{{"dir": "s2c", "msg": {{"jsonrpc": "2.0", "id": {id}, "method": "sampling/createMessage", "params": {{}}}}}}"#));
+    lines.insert(at + 2, format!(r#"{{"dir": "c2s", "msg": {{"jsonrpc": "2.0", "id": {id}, "result": {{"role": "assistant"}}}}}}"#));
+    assert_eq!(
+        calls(&read("d.jsonl", &(lines.join("\n") + "\n")).unwrap()),
+        want
+    );
+    // A span event whose content was cut by an attribute length limit: refused, not dropped.
+    let span_events = text("otel/span-events/correct.traces.otlp.jsonl");
+    let cut = span_events.replace("\\\"role\\\": \\\"user\\\"", "\\\"role\\\": \\\"us");
+    let cut = if cut == span_events {
+        span_events.replace("\\\"role\\\":\\\"user\\\"", "\\\"role\\\":\\\"us")
+    } else {
+        cut
+    };
+    assert_ne!(cut, span_events, "the fixture's user message was found");
+    let e = read("e.jsonl", &cut).unwrap_err();
+    assert!(
+        e.contains("`gen_ai.event.content` is not valid JSON"),
+        "{e}"
+    );
+}
