@@ -259,15 +259,40 @@ fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
     if file.text.starts_with('\u{feff}') {
         return Err(file.parse_json().unwrap_err());
     }
-    if let Ok(v) = serde_json::from_str::<Value>(&file.text) {
-        // Strict, as for every JSON file: a key repeated in an object is an error.
-        file.check_json_keys()?;
-        return Ok(Docs::One(v));
+    let whole = match serde_json::from_str::<Value>(&file.text) {
+        Ok(v) => {
+            // Strict, as for every JSON file: a key repeated in an object is an error.
+            file.check_json_keys()?;
+            return Ok(Docs::One(v));
+        }
+        Err(e) => e,
+    };
+    // JSON Lines only when the first line is a document of its own; else the file is one
+    // malformed document, and its error is the one at its place.
+    let first_is_a_document = file
+        .text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
+    if !first_is_a_document {
+        return Err(file.json_error(&whole));
     }
     let mut lines = Vec::new();
     for (i, line) in file.text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
+        }
+        // A key repeated within a line's object, as in any JSON file.
+        if let Some(d) = source::json::duplicate_keys(line).first() {
+            let (_, column) = source::json::line_column(line, d.second);
+            let key = d.pointer.rsplit('/').next().unwrap_or_default();
+            return Err(file.error_at(
+                i as u32 + 1,
+                column,
+                format!(
+                    "duplicate key `{key}`; JSON readers disagree on which one counts, so keep one"
+                ),
+            ));
         }
         let v: Value = serde_json::from_str(line).map_err(|e| {
             file.error_at(

@@ -727,3 +727,24 @@ fn interleaved_events_other_genai_events_and_both_directions_read_right() {
         "{e}"
     );
 }
+
+/// A pretty-printed document with a syntax error is reported at the error (it was taken for
+/// JSON Lines and reported at its first line), and a key repeated within a JSON Lines line is
+/// an error, as in any JSON file.
+#[test]
+fn a_malformed_document_and_a_repeated_key_in_a_line_are_placed() {
+    let place = |name: &str, text: &str| {
+        let file = SourceFile::from_text(name, text);
+        let e = ingest::read(&file).unwrap_err();
+        format!("{}: {}", e.place(), e.message)
+    };
+    let pretty = "{\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"},\n    {\"role\": \"assistant\" \"content\": \"x\"}\n  ]\n}\n";
+    assert_eq!(place("p.json", pretty), "p.json:4:26: expected `,` or `}`");
+    let mcp = text("mcp-jsonrpc/correct.jsonl");
+    let mut lines: Vec<String> = mcp.lines().map(str::to_owned).collect();
+    lines[1] = lines[1].replacen('{', "{\"id\": 9, ", 1);
+    assert_eq!(
+        place("d.jsonl", &(lines.join("\n") + "\n")),
+        "d.jsonl:2:27: duplicate key `id`; JSON readers disagree on which one counts, so keep one"
+    );
+}
