@@ -603,15 +603,7 @@ impl CheckResult {
 /// `*.jsonl`; [`crate::ingest::load`], its scenario from its label file or its first prompt).
 pub fn load_transcript(suite: &Suite, path: &Path) -> Result<Transcript, SourceError> {
     if crate::ingest::is_recorded(path) {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let id = name
-            .strip_suffix(".jsonl")
-            .or_else(|| name.strip_suffix(".json"))
-            .unwrap_or(&name)
-            .to_owned();
+        let id = crate::ingest::run_id(path);
         crate::ingest::load(path, id, Some(&suite.harness))
     } else {
         Transcript::load(path)

@@ -681,17 +681,21 @@ pub(crate) fn json_arguments(tool: &str, raw: &Value, at: &Place) -> Result<Valu
     }
 }
 
-/// The sidecar of a recorded run at `path`: `<stem>.label.yaml` beside it.
-pub fn sidecar(path: &Path) -> PathBuf {
+/// A recorded run's id: its file name without `.json` / `.jsonl`.
+pub fn run_id(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stem = name
-        .strip_suffix(".jsonl")
+    name.strip_suffix(".jsonl")
         .or_else(|| name.strip_suffix(".json"))
-        .unwrap_or(&name);
-    path.with_file_name(format!("{stem}.label.yaml"))
+        .unwrap_or(&name)
+        .to_owned()
+}
+
+/// The sidecar of a recorded run at `path`: `<id>.label.yaml` beside it.
+pub fn sidecar(path: &Path) -> PathBuf {
+    path.with_file_name(format!("{}.label.yaml", run_id(path)))
 }
 
 /// Whether a file under `transcripts/` is a recorded run (JSON or JSON Lines).
@@ -860,15 +864,7 @@ pub fn import(
         } else {
             None
         };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stem = name
-            .strip_suffix(".jsonl")
-            .or_else(|| name.strip_suffix(".json"))
-            .unwrap_or(&name)
-            .to_owned();
+        let stem = run_id(path);
         let many = runs.len() > 1;
         for (k, run) in runs.into_iter().enumerate() {
             let scenario = match (scenario, label.as_ref().and_then(|l| l.scenario.clone())) {

@@ -218,11 +218,14 @@ impl ToolSet {
     }
 
     /// Loads a spec from text already read: one JSON document, or JSON Lines of BFCL function
-    /// docs. A JSON syntax error points at its line; a document or tool of the wrong shape is
-    /// an error on the whole file.
+    /// docs. A JSON syntax error, a repeated key and a tool of the wrong shape point at their
+    /// line and column; a byte-order mark is named.
     pub fn from_source(file: &SourceFile) -> Result<Self, SourceError> {
         let (value, lines) = match serde_json::from_str::<Value>(&file.text) {
-            Ok(_) => (file.parse_json()?, None),
+            Ok(v) => {
+                file.check_json_keys()?;
+                (v, None)
+            }
             Err(err) => {
                 // BFCL ships function docs as JSON Lines; accept that before giving up.
                 let lines: Vec<&str> = file.text.lines().filter(|l| !l.trim().is_empty()).collect();

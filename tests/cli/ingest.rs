@@ -183,6 +183,19 @@ fn the_scenario_is_told_from_the_first_prompt() {
     }
 }
 
+/// A project with the shipped time suite (harness, tools, matrix) and `files` beside it.
+fn time_project(files: Vec<(&str, String)>) -> tempfile::TempDir {
+    let shipped = [
+        "harnesses/time.yaml",
+        "harnesses/time.tools.json",
+        "capabilities/mcp-server-time.yaml",
+    ]
+    .map(|p| (p, std::fs::read_to_string(repo().join(p)).unwrap()));
+    let all: Vec<(&str, String)> = shipped.into_iter().chain(files).collect();
+    let borrowed: Vec<(&str, &str)> = all.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    project(&borrowed)
+}
+
 /// A run's file with a change, in a temp dir, read: the refusal's words and place.
 fn refused(name: &str, text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -306,19 +319,7 @@ fn a_prompt_no_scenario_has_or_several_have_is_an_error_listing_them() {
 /// and grades them with everything else.
 #[test]
 fn check_discovers_recorded_runs_and_their_labels() {
-    let files = [
-        (
-            "harnesses/time.yaml",
-            std::fs::read_to_string(repo().join("harnesses/time.yaml")).unwrap(),
-        ),
-        (
-            "harnesses/time.tools.json",
-            std::fs::read_to_string(repo().join("harnesses/time.tools.json")).unwrap(),
-        ),
-        (
-            "capabilities/mcp-server-time.yaml",
-            std::fs::read_to_string(repo().join("capabilities/mcp-server-time.yaml")).unwrap(),
-        ),
+    let dir = time_project(vec![
         (
             "transcripts/time/chat-correct.json",
             text("openai-chat/correct.json"),
@@ -343,9 +344,7 @@ fn check_discovers_recorded_runs_and_their_labels() {
             "transcripts/time/otel-correct.jsonl",
             text("otel/latest/correct.traces.otlp.jsonl"),
         ),
-    ];
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-    let dir = project(&borrowed);
+    ]);
     let o = run_in(
         dir.path(),
         &["check", "--format", "json", "--no-save"],
@@ -381,19 +380,7 @@ fn check_discovers_recorded_runs_and_their_labels() {
 /// `--force`.
 #[test]
 fn import_trace_writes_transcripts_that_grade_like_the_runs() {
-    let files = [
-        (
-            "harnesses/time.yaml",
-            std::fs::read_to_string(repo().join("harnesses/time.yaml")).unwrap(),
-        ),
-        (
-            "harnesses/time.tools.json",
-            std::fs::read_to_string(repo().join("harnesses/time.tools.json")).unwrap(),
-        ),
-        (
-            "capabilities/mcp-server-time.yaml",
-            std::fs::read_to_string(repo().join("capabilities/mcp-server-time.yaml")).unwrap(),
-        ),
+    let dir = time_project(vec![
         ("runs/anthropic.json", text("anthropic/mcp-correct.json")),
         ("runs/mcp.jsonl", text("mcp-jsonrpc/broken.jsonl")),
         (
@@ -409,9 +396,7 @@ fn import_trace_writes_transcripts_that_grade_like_the_runs() {
                 text("otel/latest/broken.traces.otlp.jsonl")
             ),
         ),
-    ];
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-    let dir = project(&borrowed);
+    ]);
     let args = [
         "import",
         "trace",
@@ -475,19 +460,7 @@ fn import_trace_writes_transcripts_that_grade_like_the_runs() {
 /// the same ids).
 #[test]
 fn results_go_back_next_to_the_traces() {
-    let files = [
-        (
-            "harnesses/time.yaml",
-            std::fs::read_to_string(repo().join("harnesses/time.yaml")).unwrap(),
-        ),
-        (
-            "harnesses/time.tools.json",
-            std::fs::read_to_string(repo().join("harnesses/time.tools.json")).unwrap(),
-        ),
-        (
-            "capabilities/mcp-server-time.yaml",
-            std::fs::read_to_string(repo().join("capabilities/mcp-server-time.yaml")).unwrap(),
-        ),
+    let dir = time_project(vec![
         (
             "transcripts/time/hex.jsonl",
             text("otel/latest/broken.traces.otlp.jsonl"),
@@ -509,9 +482,7 @@ fn results_go_back_next_to_the_traces() {
             std::fs::read_to_string(repo().join("transcripts/time/t02-meeting-correct.yaml"))
                 .unwrap(),
         ),
-    ];
-    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
-    let dir = project(&borrowed);
+    ]);
     let o = run_in(
         dir.path(),
         &["check", "--quiet", "--no-save", "--otlp", "results.json"],
