@@ -100,13 +100,14 @@ pub(crate) fn answer_call(
     }
     let Some(best) = best else {
         return not_found(
+            suite,
             tool,
             args,
             format!("no workflow step calls `{tool}` with these arguments"),
         );
     };
     if let Some(why) = unproduced_reference(suite, &best.step.0, history, tool, args) {
-        return not_found(tool, args, why);
+        return not_found(suite, tool, args, why);
     }
     let sc = &suite.harness.scenarios[best.scenario];
     let refs = crate::flow::inferred_references(sc);
@@ -121,6 +122,7 @@ pub(crate) fn answer_call(
                     .all(|(_, t)| ours.iter().any(|(_, o)| equal(o, t)));
             if !same {
                 return not_found(
+                    suite,
                     tool,
                     args,
                     format!(
@@ -133,6 +135,7 @@ pub(crate) fn answer_call(
     }
     if best.same == 0 && best.total > 0 {
         return not_found(
+            suite,
             tool,
             args,
             format!(
@@ -227,17 +230,45 @@ fn unproduced_reference(
         .map(|f| f.message.clone())
 }
 
-fn not_found(tool: &str, args: &Value, why: String) -> MockAnswer {
-    // The value the call names, when one stands out: its first string argument.
-    let named = args
-        .as_object()
-        .and_then(|m| m.values().find_map(Value::as_str))
-        .map(|s| format!(": {s}"))
-        .unwrap_or_default();
+/// The server's answer to a call naming a thing that does not exist: the matrix's
+/// `not_found:` for the tool, else an `isError` result naming it.
+fn not_found(suite: &Suite, tool: &str, args: &Value, why: String) -> MockAnswer {
+    // The value the call names, when one stands out: its first string argument (or item).
+    let named = args.as_object().and_then(|m| {
+        m.values().find_map(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(a) => a.iter().find_map(Value::as_str).map(str::to_owned),
+            _ => None,
+        })
+    });
+    let declared = suite
+        .linter
+        .facts(tool)
+        .and_then(|(_, t)| t.not_found.clone());
+    let result = match declared {
+        Some(mut r) => {
+            fill(&mut r, named.as_deref().unwrap_or(""));
+            r
+        }
+        None => error_result(&match &named {
+            Some(n) => format!("Not found: {n}"),
+            None => "Not found".to_owned(),
+        }),
+    };
     MockAnswer {
-        result: error_result(&format!("Not found{named}")),
+        result,
         step: None,
         unmatched: Some(format!("`{tool}`: answered not-found: {why}")),
+    }
+}
+
+/// Replaces `{value}` in every string of `v`.
+fn fill(v: &mut Value, value: &str) {
+    match v {
+        Value::String(s) if s.contains("{value}") => *s = s.replace("{value}", value),
+        Value::Array(a) => a.iter_mut().for_each(|x| fill(x, value)),
+        Value::Object(o) => o.values_mut().for_each(|x| fill(x, value)),
+        _ => {}
     }
 }
 

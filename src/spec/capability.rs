@@ -208,6 +208,10 @@ pub struct ToolCaps {
     /// Values its references may take that exist before any call (`grounded:`, regexes): git's
     /// pathspec `.`, `HEAD`.
     pub grounded: Vec<Regex>,
+    /// What the server answers a call that names a thing that does not exist (`not_found:`, a
+    /// `CallToolResult`; `{value}` in its strings becomes the name the call gave): what the
+    /// mock answers instead of another step's data.
+    pub not_found: Option<Value>,
     /// What the tool does to the world beyond its MCP annotations (`effects:`), each entry
     /// applying when its `when:` holds for the call's arguments, later entries over earlier.
     pub effects: Vec<EffectRule>,
@@ -489,6 +493,8 @@ struct RawTool {
     #[serde(default)]
     grounded: Vec<Spanned<String>>,
     #[serde(default)]
+    not_found: Option<Value>,
+    #[serde(default)]
     parameters: RawParams,
     #[serde(default)]
     defaults: BTreeMap<String, Value>,
@@ -721,6 +727,17 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(nf) = &tool.value.not_found
+            && nf.get("content").and_then(Value::as_array).is_none()
+        {
+            return Err(cx.file.error_at(
+                tool.referenced.line() as u32,
+                tool.referenced.column() as u32,
+                format!(
+                    "`not_found:` of `{name}` is a CallToolResult: an object with a `content` array"
+                ),
+            ));
+        }
         tools.insert(
             name.clone(),
             ToolCaps {
@@ -730,6 +747,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 inputs: tool.value.inputs.clone(),
                 effects: tool.value.effects.clone(),
                 grounded,
+                not_found: tool.value.not_found.clone(),
                 cross: Vec::new(),
                 family: None,
                 own_params,

@@ -106,3 +106,75 @@ fn real_server_filesystem() {
         &["read_text_file", "write_file", "list_directory"],
     );
 }
+
+/// `inspect --url` against server-everything's streamable HTTP mode captures what its stdio
+/// mode gives, byte for byte (the same server, both transports; `--protocol auto` falls back
+/// to the handshake, as the server speaks the session-based revision), and `serve --proxy`
+/// over the stdio server records a session that replays.
+#[test]
+#[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
+fn real_server_everything_over_http_equals_stdio() {
+    let (program, a) = server("server-everything");
+    let dir = tempfile::tempdir().unwrap();
+    let inspect = |name: &str, args: &[String]| {
+        let out = dir.path().join(format!("{name}.tools.json"));
+        let o = Command::new(bin())
+            .args(["inspect", "-o", out.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (
+            std::fs::read_to_string(&out).unwrap(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let mut stdio_args = vec!["--".to_owned(), program.clone()];
+    stdio_args.extend(a.iter().cloned());
+    let stdio = inspect("stdio", &stdio_args);
+    // The HTTP mode on a port of its own.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut http = Command::new(&program)
+        .args([a[0].as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let over_http = inspect("http", &["--url".to_owned(), url.clone()]);
+    let legacy = inspect(
+        "legacy",
+        &[
+            "--url".to_owned(),
+            url,
+            "--protocol".to_owned(),
+            "2025-11-25".to_owned(),
+        ],
+    );
+    let _ = http.kill();
+    let _ = http.wait();
+    assert_eq!(
+        over_http.0, stdio.0,
+        "the HTTP capture is the stdio capture"
+    );
+    assert_eq!(legacy.0, stdio.0);
+    assert!(over_http.1.contains("legacy)"), "{}", over_http.1);
+    // The capture is what the server said: the raw exchange's tools, in any order of keys.
+    let saved: Value = serde_json::from_str(&stdio.0).unwrap();
+    assert_eq!(saved, raw_tools(&program, &a));
+}

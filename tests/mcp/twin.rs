@@ -148,9 +148,11 @@ fn a_hallucinated_name_is_not_found_never_another_steps_data() {
     );
     assert!(found["result"].to_string().contains("Ada Lovelace"));
     let r = call(&mut s, 2, "open_nodes", json!({"names": ["Ada Lovelance"]}));
-    assert_eq!(r["result"]["isError"], true, "{r}");
-    assert!(
-        !r["result"].to_string().contains("Mathematician"),
+    // What server-memory itself answers for a name it does not hold (the matrix's
+    // `not_found:`, seen on the real server): an empty graph.
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "{\n  \"entities\": [],\n  \"relations\": []\n}"}], "structuredContent": {"entities": [], "relations": []}}),
         "another step's data: {r}"
     );
     assert_eq!(s.findings().len(), 1, "{:?}", s.findings());
@@ -158,6 +160,47 @@ fn a_hallucinated_name_is_not_found_never_another_steps_data() {
     // The name the search gave is found, with its step's output.
     let r = call(&mut s, 3, "open_nodes", json!({"names": ["Ada Lovelace"]}));
     assert!(r["result"].to_string().contains("Mathematician"), "{r}");
+}
+
+/// Without a matrix `not_found:`, a thing no output produced is an `isError` naming it; with
+/// one, the server's own words, the name filled in (server-filesystem's ENOENT, as the real
+/// server says it).
+#[test]
+fn not_found_speaks_as_the_server_does() {
+    let fs = suite("filesystem");
+    let id = fs.harness.scenarios[0].id.clone();
+    let mut s = session(
+        &fs,
+        Options {
+            scenario: Some(id),
+            ..Options::default()
+        },
+    );
+    let r = call(
+        &mut s,
+        1,
+        "read_text_file",
+        json!({"path": "/nowhere/at-all.txt"}),
+    );
+    assert_eq!(
+        r["result"],
+        json!({"content": [{"type": "text", "text": "ENOENT: no such file or directory, open '/nowhere/at-all.txt'"}], "isError": true})
+    );
+    let git = suite("git");
+    let id = git.harness.scenarios[0].id.clone();
+    let tool = git.harness.scenarios[0].turns[0].workflow[0]
+        .call
+        .tool
+        .clone();
+    let mut s = session(
+        &git,
+        Options {
+            scenario: Some(id),
+            ..Options::default()
+        },
+    );
+    let r = call(&mut s, 1, &tool, json!({"repo_path": "/no/such/repo"}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
 }
 
 /// A tool the server does not have is the spec's `-32602` error, as real servers answer;
