@@ -702,4 +702,60 @@ mod tests {
             "Bearer [redacted]"
         );
     }
+
+    /// promptfoo's spellings pick the OpenAI API; any other colon is part of the model name
+    /// (Ollama's `llama3.1:8b`).
+    #[test]
+    fn openai_specs_pick_the_api() {
+        let parse = |spec: &str| {
+            let c = LlmConfig::from_lookup(spec, "/tmp".into(), &|_| None).unwrap();
+            (c.provider.name(), c.model)
+        };
+        assert_eq!(parse("openai:gpt-4.1"), ("openai", "gpt-4.1".into()));
+        assert_eq!(parse("openai:chat:gpt-4.1"), ("openai", "gpt-4.1".into()));
+        assert_eq!(
+            parse("openai:responses:gpt-5"),
+            ("openai-responses", "gpt-5".into())
+        );
+        assert_eq!(
+            parse("openai-responses:gpt-5"),
+            ("openai-responses", "gpt-5".into())
+        );
+        assert_eq!(
+            parse("openai:llama3.1:8b"),
+            ("openai", "llama3.1:8b".into())
+        );
+    }
+
+    /// Each API's range and seed: what `run` refuses before any request.
+    #[test]
+    fn sampling_is_checked_against_the_api() {
+        let p = |spec: &str| {
+            LlmConfig::from_lookup(spec, "/tmp".into(), &|k| {
+                k.ends_with("_KEY").then(|| "k".into())
+            })
+            .unwrap()
+            .provider
+        };
+        let s = |temperature: Option<f64>, seed: Option<u32>| Sampling {
+            max_tokens: None,
+            temperature,
+            seed,
+        };
+        assert!(s(Some(2.0), Some(1)).check(&p("openai:m")).is_ok());
+        assert!(s(Some(2.0), None).check(&p("openai:responses:m")).is_ok());
+        assert!(s(Some(1.0), None).check(&p("anthropic:m")).is_ok());
+        assert!(s(Some(1.5), None).check(&p("anthropic:m")).is_err());
+        assert!(s(Some(f64::NAN), None).check(&p("gemini:m")).is_err());
+        assert!(s(Some(-0.1), None).check(&p("openai:m")).is_err());
+        assert!(s(None, Some(1)).check(&p("anthropic:m")).is_err());
+        assert!(s(None, Some(1)).check(&p("openai:responses:m")).is_err());
+        assert!(s(None, Some(u32::MAX)).check(&p("gemini:m")).is_err());
+        assert!(s(None, Some(u32::MAX)).check(&p("openai:m")).is_ok());
+        let zero = Sampling {
+            max_tokens: Some(0),
+            ..Sampling::default()
+        };
+        assert!(zero.check(&p("openai:m")).is_err());
+    }
 }

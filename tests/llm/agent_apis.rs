@@ -462,3 +462,69 @@ async fn run_verb(server: &MockServer, args: &[&str]) -> (Option<i32>, String) {
     let stderr = String::from_utf8_lossy(&o.stderr).replace(dir.path().to_str().unwrap(), "[dir]");
     (o.status.code(), stderr)
 }
+
+/// A result the mock marks `isError: true` (here: a tool the spec does not have) reaches
+/// Anthropic as a `tool_result` with `is_error: true`; a good result carries no flag.
+#[tokio::test]
+async fn an_error_result_is_flagged_to_anthropic() {
+    struct Wrong;
+    impl Respond for Wrong {
+        fn respond(&self, req: &WireRequest) -> ResponseTemplate {
+            let Ok(body) = serde_json::from_slice::<Value>(&req.body) else {
+                return ResponseTemplate::new(400);
+            };
+            let content = match Api::Anthropic.results_in(&body) {
+                0 => {
+                    json!([{"type": "tool_use", "id": "toolu_a", "name": "get_time", "input": {"zone": "Berlin"}}])
+                }
+                1 => {
+                    json!([{"type": "tool_use", "id": "toolu_b", "name": "get_current_time", "input": {"timezone": "Europe/Berlin"}}])
+                }
+                _ => json!([{"type": "text", "text": REPLY}]),
+            };
+            ResponseTemplate::new(200).set_body_json(json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m-1",
+                "content": content, "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}))
+        }
+    }
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", KEY))
+        .and(header("anthropic-version", "2023-06-01"))
+        .respond_with(Wrong)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        Api::Anthropic.provider(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let opts = Options {
+        out_dir: dir.path().join("out"),
+        agent: "anthropic:m-1".into(),
+        ..Options::default()
+    };
+    let results = run_suite(&c, &berlin_suite(), &opts).await.unwrap();
+    let t = std::fs::read_to_string(&results[0].runs[0].transcript).unwrap();
+    assert!(t.contains("tool: get_time"), "{t}");
+    let reqs = server.received_requests().await.unwrap();
+    assert_eq!(reqs.len(), 3);
+    let last: Value = serde_json::from_slice(&reqs[2].body).unwrap();
+    let flags: Vec<(Value, Value)> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| (b["tool_use_id"].clone(), b["is_error"].clone()))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            (json!("toolu_a"), json!(true)),
+            (json!("toolu_b"), Value::Null)
+        ]
+    );
+}
