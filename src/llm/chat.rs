@@ -52,7 +52,7 @@ impl Provider {
     }
 
     /// The request body of one step.
-    pub(crate) fn chat_body(
+    fn chat_body(
         &self,
         model: &str,
         messages: &[M],
