@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::providers::{malformed, responses_output};
+use super::providers::{ResponsesOutput, malformed, responses_output};
 use super::{
     ChatMessage as M, ChatTurn, LlmError, Provider, Sampling, Secrets, ToolCall, ToolDecl, Usage,
 };
@@ -271,7 +271,11 @@ fn responses_body(model: &str, messages: &[M], tools: &[ToolDecl], s: &Sampling)
 }
 
 fn responses_turn(v: &Value) -> Result<ChatTurn, LlmError> {
-    let (text, items, refusal) = responses_output(v)?;
+    let ResponsesOutput {
+        text,
+        calls: items,
+        refusal,
+    } = responses_output(v)?;
     if let Some(reason) = refusal {
         return Err(LlmError::Refusal {
             provider: "openai-responses",

@@ -325,7 +325,7 @@ impl Provider {
                 })
             }
             Provider::OpenAiResponses { .. } => {
-                let (text, _, refusal) = responses_output(v)?;
+                let ResponsesOutput { text, refusal, .. } = responses_output(v)?;
                 if let Some(reason) = refusal {
                     return Err(LlmError::Refusal {
                         provider: name,
@@ -453,12 +453,19 @@ fn gemini_body(req: &Request) -> Value {
     })
 }
 
-/// A Responses API answer's output items read: the `output_text` parts joined, the
-/// `function_call` items, and the refusal if a message part is one. A failed or
-/// content-filtered response, or one without an `output` array, is an error.
-pub(super) fn responses_output(
-    v: &Value,
-) -> Result<(String, Vec<&serde_json::Map<String, Value>>, Option<String>), LlmError> {
+/// What a Responses API answer's output items say.
+pub(super) struct ResponsesOutput<'a> {
+    /// The `output_text` parts of its `message` items, joined.
+    pub text: String,
+    /// Its `function_call` items, in order.
+    pub calls: Vec<&'a serde_json::Map<String, Value>>,
+    /// The refusal, when a message part is one.
+    pub refusal: Option<String>,
+}
+
+/// A Responses API answer's output items read. A failed or content-filtered response, or one
+/// without an `output` array, is an error.
+pub(super) fn responses_output(v: &Value) -> Result<ResponsesOutput<'_>, LlmError> {
     let name = "openai-responses";
     if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
         let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
@@ -508,7 +515,11 @@ pub(super) fn responses_output(
             _ => {}
         }
     }
-    Ok((text, calls, refusal))
+    Ok(ResponsesOutput {
+        text,
+        calls,
+        refusal,
+    })
 }
 
 pub(super) fn malformed(provider: &'static str, detail: &str) -> LlmError {
