@@ -413,6 +413,8 @@ fn anthropic_turn(v: &Value) -> Result<ChatTurn, LlmError> {
 
 fn gemini_body(messages: &[M], tools: &[ToolDecl], s: &Sampling) -> Value {
     let mut contents = Vec::new();
+    // Call ids Gemini gave (it may, it need not): a response to one says which call it answers.
+    let mut given_ids = std::collections::BTreeSet::new();
     for m in messages {
         match m {
             M::System(_) => {}
@@ -420,7 +422,14 @@ fn gemini_body(messages: &[M], tools: &[ToolDecl], s: &Sampling) -> Value {
             M::Assistant {
                 raw: Some(Value::Array(parts)),
                 ..
-            } => contents.push(json!({"role": "model", "parts": parts})),
+            } => {
+                given_ids.extend(
+                    parts
+                        .iter()
+                        .filter_map(|p| p.pointer("/functionCall/id").and_then(Value::as_str)),
+                );
+                contents.push(json!({"role": "model", "parts": parts}));
+            }
             M::Assistant { text, calls, .. } => {
                 let mut parts: Vec<Value> = text.iter().map(|t| json!({"text": t})).collect();
                 parts.extend(
@@ -430,13 +439,19 @@ fn gemini_body(messages: &[M], tools: &[ToolDecl], s: &Sampling) -> Value {
                 );
                 contents.push(json!({"role": "model", "parts": parts}));
             }
-            M::Tool { name, content, .. } => {
+            M::Tool {
+                id, name, content, ..
+            } => {
                 // `response` must be an object: the CallToolResult is one.
                 let response: Value = serde_json::from_str(content)
                     .ok()
                     .filter(Value::is_object)
                     .unwrap_or_else(|| json!({"content": content}));
-                contents.push(json!({"role": "user", "parts": [{"functionResponse": {"name": name, "response": response}}]}));
+                let mut answer = json!({"name": name, "response": response});
+                if given_ids.contains(id.as_str()) {
+                    answer["id"] = json!(id);
+                }
+                contents.push(json!({"role": "user", "parts": [{"functionResponse": answer}]}));
             }
         }
     }
@@ -547,6 +562,39 @@ mod tests {
         let local = body("http://127.0.0.1:8080/v1");
         assert_eq!(local["max_tokens"], 99);
         assert!(local.get("max_completion_tokens").is_none());
+    }
+
+    /// A Gemini call that came with an id gets its response by that id; one without (the
+    /// runner named it `call_<i>`) by name only.
+    #[test]
+    fn gemini_answers_a_call_by_the_id_it_gave() {
+        let tool = |id: &str| M::Tool {
+            id: id.into(),
+            name: "t".into(),
+            content: "{}".into(),
+            is_error: false,
+        };
+        let messages = [
+            M::User("go".into()),
+            M::Assistant {
+                text: None,
+                calls: vec![],
+                raw: Some(
+                    json!([{"functionCall": {"id": "g-1", "name": "t", "args": {}}}, {"functionCall": {"name": "t", "args": {}}}]),
+                ),
+            },
+            tool("g-1"),
+            tool("call_1"),
+        ];
+        let body = gemini_body(&messages, &[], &Sampling::default());
+        let answers: Vec<&Value> = body["contents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c.pointer("/parts/0/functionResponse"))
+            .collect();
+        assert_eq!(answers[0]["id"], "g-1");
+        assert!(answers[1].get("id").is_none());
     }
 
     /// Anthropic needs every `tool_result` of a turn in one user message, flagged when the
