@@ -1,12 +1,13 @@
 //! The live runner: drive an agent under test through each scenario's turns over a chat API
 //! with tools (OpenAI-compatible chat completions, the OpenAI Responses API, Anthropic
 //! Messages, Gemini / Vertex; the harness's tools declared exactly as captured, see
-//! `llm::chat`), with the options' system prompt and sampling settings, answer its tool calls with the harness's mock outputs (the same matching as
-//! `serve`), stop when it replies without calls or at the step budget, write one transcript
-//! per run, and grade it with the deterministic stack. With repeats, pass^k (every run
-//! passes) and pass@k (some run passes) per scenario, and the flaky ones named. Transcripts
-//! are redacted before they are written: a configured key the model quotes becomes
-//! `[redacted]`.
+//! `llm::chat`) with the options' system prompt and sampling settings, answer its tool
+//! calls with the harness's mock outputs (the same matching as `serve`), keep its replies in
+//! the conversation for the next turn, stop when it replies without calls or at the step
+//! budget, write one transcript per run, and grade it with the deterministic stack. With
+//! repeats, pass^k (every run passes) and pass@k (some run passes) per scenario, and the
+//! flaky ones named. Transcripts are redacted before they are written: a configured key the
+//! model quotes becomes `[redacted]`.
 //!
 //! The main entry is [`run_suite`].
 
@@ -137,7 +138,8 @@ impl ScenarioRuns {
 pub const DEFAULT_SYSTEM: &str = "You are an assistant with tools. Use them to do what the user asks, \
 passing values from earlier tool results where they are needed, then reply to the user.";
 
-/// The suite's tools as the chat API's tool declarations.
+/// The suite's tools as the chat API's tool declarations: name, description and input
+/// schema exactly as captured.
 pub(crate) fn tool_decls(suite: &Suite) -> Vec<ToolDecl> {
     suite
         .tools

@@ -192,6 +192,27 @@ async fn run_chain(
     api: Api,
     opts: Options,
 ) -> (Vec<Value>, agent_seer::agent::ScenarioRuns, String) {
+    let (bodies, run, transcript, usage) = run_on(api, &berlin_suite(), opts).await;
+    assert_eq!(
+        usage,
+        (3, 150, 30),
+        "{api:?}: usage read from the API's own fields"
+    );
+    (bodies, run, transcript)
+}
+
+/// Runs `suite`'s first scenario once against `api`'s scripted agent; returns the requests'
+/// bodies, the run, its transcript's text and the ledger's calls and tokens.
+async fn run_on(
+    api: Api,
+    suite: &Suite,
+    opts: Options,
+) -> (
+    Vec<Value>,
+    agent_seer::agent::ScenarioRuns,
+    String,
+    (u64, u64, u64),
+) {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path(api.path()))
@@ -210,13 +231,9 @@ async fn run_chain(
         agent: api.spec().into(),
         ..opts
     };
-    let mut results = run_suite(&c, &berlin_suite(), &opts).await.unwrap();
+    let mut results = run_suite(&c, suite, &opts).await.unwrap();
     let e = &c.ledger().entries()[&format!("{}:m-1", c.config().provider.name())];
-    assert_eq!(
-        (e.calls, e.input_tokens, e.output_tokens),
-        (3, 150, 30),
-        "{api:?}: usage read from the API's own fields"
-    );
+    let usage = (e.calls as u64, e.input_tokens, e.output_tokens);
     let bodies = server
         .received_requests()
         .await
@@ -226,7 +243,7 @@ async fn run_chain(
         .collect();
     let run = results.remove(0);
     let transcript = std::fs::read_to_string(&run.runs[0].transcript).unwrap();
-    (bodies, run, transcript)
+    (bodies, run, transcript, usage)
 }
 
 /// Every API: call, result, call built on that result, result, reply — graded as a pass, with
@@ -527,4 +544,35 @@ async fn an_error_result_is_flagged_to_anthropic() {
             (json!("toolu_b"), Value::Null)
         ]
     );
+}
+
+/// A reply stays in the conversation: the second turn's prompt follows the first turn's
+/// reply, in every API (the runner dropped it, so a later turn lost what the agent had said).
+#[tokio::test]
+async fn a_reply_is_kept_for_the_next_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/time.tools.json"),
+        dir.path().join("time.tools.json"),
+    )
+    .unwrap();
+    let second = "And in Los Angeles, at that moment?";
+    std::fs::write(
+        dir.path().join("two.yaml"),
+        format!("suite: two\ntools: [time.tools.json]\nscenarios:\n  - id: two-turns\n    turns:\n      - prompt: What time is it in Berlin?\n      - prompt: {second}\n"),
+    )
+    .unwrap();
+    let suite = Suite::load(&dir.path().join("two.yaml")).unwrap();
+    for api in APIS {
+        // Turn 1: the script's two calls and its reply; turn 2: the reply again.
+        let (bodies, _, t, _) = run_on(api, &suite, Options::default()).await;
+        assert_eq!(bodies.len(), 4, "{api:?}");
+        assert_eq!(t.matches(REPLY).count(), 2, "{api:?}: {t}");
+        let turn2 = bodies[3].to_string();
+        let (reply, prompt) = (turn2.find(REPLY), turn2.find(second));
+        assert!(
+            reply.is_some() && reply < prompt,
+            "{api:?}: the reply before the next prompt: {turn2}"
+        );
+    }
 }
