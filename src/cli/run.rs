@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     system_file: Option<PathBuf>,
     /// The answer's token limit per step: `max_tokens` (chat completions on a non-OpenAI base
-    /// URL, Anthropic), `max_completion_tokens` (api.openai.com), `max_output_tokens`
+    /// URL, Anthropic), `max_completion_tokens` (api.openai.com, *.openai.azure.com), `max_output_tokens`
     /// (Responses), `maxOutputTokens` (Gemini). Not sent when not given, except to
     /// Anthropic, which requires one: 4096 then.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

@@ -72,10 +72,18 @@ impl Provider {
     }
 }
 
-/// OpenAI's own API, where `max_tokens` is deprecated and refused by reasoning models; the
-/// OpenAI-compatible servers (llama.cpp, vLLM, Ollama) all read `max_tokens`.
+/// OpenAI's own hosts (`api.openai.com`, Azure OpenAI's `*.openai.azure.com`), where
+/// `max_tokens` is deprecated and refused by reasoning models; the OpenAI-compatible servers
+/// (llama.cpp, vLLM, Ollama) all read `max_tokens`.
 fn official_openai(base_url: &str) -> bool {
-    base_url.starts_with("https://api.openai.com")
+    let host = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    host == "api.openai.com" || host.ends_with(".openai.azure.com")
 }
 
 /// A tool's name and description as captured (no description when the spec has none), and
@@ -541,7 +549,7 @@ fn gemini_turn(name: &'static str, v: &Value) -> Result<ChatTurn, LlmError> {
 mod tests {
     use super::*;
 
-    /// OpenAI's own API gets `max_completion_tokens` (reasoning models refuse `max_tokens`);
+    /// OpenAI's own hosts get `max_completion_tokens` (reasoning models refuse `max_tokens`);
     /// any other base URL, a llama.cpp, vLLM or Ollama server, gets `max_tokens`.
     #[test]
     fn the_token_limit_is_spelled_for_the_server() {
@@ -556,12 +564,23 @@ mod tests {
             }
             .chat_body("m", &[M::User("hi".into())], &[], &s)
         };
-        let official = body("https://api.openai.com/v1");
-        assert_eq!(official["max_completion_tokens"], 99);
-        assert!(official.get("max_tokens").is_none());
-        let local = body("http://127.0.0.1:8080/v1");
-        assert_eq!(local["max_tokens"], 99);
-        assert!(local.get("max_completion_tokens").is_none());
+        for official in [
+            "https://api.openai.com/v1",
+            "https://my-team.openai.azure.com/openai/v1",
+        ] {
+            let official = body(official);
+            assert_eq!(official["max_completion_tokens"], 99);
+            assert!(official.get("max_tokens").is_none());
+        }
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "https://api.openai.com.example.net/v1",
+        ] {
+            let local = body(local);
+            assert_eq!(local["max_tokens"], 99);
+            assert!(local.get("max_completion_tokens").is_none());
+        }
     }
 
     /// A Gemini call that came with an id gets its response by that id; one without (the

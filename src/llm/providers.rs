@@ -1,6 +1,7 @@
-//! The providers' wire formats: request bodies and response parsing. Keys go in headers, never
-//! in URLs, and every response body is redacted ([`Secrets`]) before it is parsed or quoted in
-//! an error, so a key the provider echoes reaches neither answers nor errors.
+//! The providers: where each is, its credential, and its wire format for structured answers
+//! (request bodies and response parsing; the tool-using chat is `chat`'s). Keys go in headers,
+//! never in URLs, and every response body is redacted ([`Secrets`]) before it is parsed or
+//! quoted in an error, so a key the provider echoes reaches neither answers nor errors.
 
 use std::time::Duration;
 
