@@ -576,3 +576,70 @@ async fn a_reply_is_kept_for_the_next_turn() {
         );
     }
 }
+
+/// `--system-file` through the command line: its text is the system prompt of every
+/// request; a file that cannot be read, or `--system` with it, is a usage error (exit 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_prompt_from_a_file() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(Scripted(Api::Chat))
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("system.txt");
+    std::fs::write(&file, "You are a careful scheduler.").unwrap();
+    let file = file.to_str().unwrap();
+    let (code, stderr) = run_verb(
+        &server,
+        &[
+            "--agent",
+            "openai:m-1",
+            "--system-file",
+            file,
+            "--seed",
+            "3",
+        ],
+    )
+    .await;
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let reqs = server.received_requests().await.unwrap();
+    assert!(!reqs.is_empty());
+    for r in &reqs {
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "You are a careful scheduler."})
+        );
+        assert_eq!(body["seed"], 3);
+    }
+    let missing = dir.path().join("none.txt");
+    let (code, stderr) = run_verb(
+        &server,
+        &[
+            "--agent",
+            "openai:m-1",
+            "--system-file",
+            missing.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--system-file"), "{stderr}");
+    let (code, stderr) = run_verb(
+        &server,
+        &[
+            "--agent",
+            "openai:m-1",
+            "--system",
+            "x",
+            "--system-file",
+            file,
+        ],
+    )
+    .await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+    assert_eq!(server.received_requests().await.unwrap().len(), reqs.len());
+}
