@@ -30,9 +30,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     system_file: Option<PathBuf>,
     /// The answer's token limit per step: `max_tokens` (chat completions on a non-OpenAI base
-    /// URL, Anthropic), `max_completion_tokens` (api.openai.com, *.openai.azure.com), `max_output_tokens`
-    /// (Responses), `maxOutputTokens` (Gemini). Not sent when not given, except to
-    /// Anthropic, which requires one: 4096 then.
+    /// URL, Anthropic), `max_completion_tokens` (api.openai.com, *.openai.azure.com),
+    /// `max_output_tokens` (Responses), `maxOutputTokens` (Gemini). Not sent when not given,
+    /// except to Anthropic, which requires one: 4096 then.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_tokens: Option<u32>,
     /// Sampling temperature, 0 to 2 (Anthropic: 0 to 1). Not sent when not given.
@@ -40,7 +40,11 @@ pub struct Args {
     temperature: Option<f64>,
     /// Sampling seed, 0 to 2147483647, for chat completions and Gemini; Anthropic and the
     /// Responses API have no seed, so it is refused for them. Not sent when not given.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i32::MAX as i64))]
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(i32::MAX))
+    )]
     seed: Option<u32>,
     /// Runs per scenario (pass^k and pass@k are reported).
     #[arg(long, default_value_t = 1)]

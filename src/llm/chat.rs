@@ -1,7 +1,7 @@
-//! Tool-using chat, the agent under test's side, in each provider's wire format: OpenAI-compatible
-//! chat completions, the OpenAI Responses API, Anthropic Messages and Gemini / Vertex
-//! `generateContent`. One request body and one answer parser per format; the transport
-//! (headers, retries, redaction) is [`Provider::post`]'s.
+//! Tool-using chat, the agent under test's side, in each provider's wire format:
+//! OpenAI-compatible chat completions, the OpenAI Responses API, Anthropic Messages and
+//! Gemini / Vertex `generateContent`. One request body and one answer parser per format; the
+//! transport (headers, retries, redaction) is [`Provider::post`]'s.
 //!
 //! The tools go out as the harness captured them: the name, the description (left out when
 //! the spec has none) and the input schema, unchanged. No format needs a conversion: OpenAI's
