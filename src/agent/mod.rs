@@ -1,11 +1,13 @@
 //! The live runner: drive an agent under test through each scenario's turns over a chat API
-//! with tools (OpenAI-compatible or Gemini function declarations, converted from the MCP
-//! specs), answer its tool calls with the harness's mock outputs (the same matching as
-//! `serve`), stop when it replies without calls or at the step budget, write one transcript
-//! per run, and grade it with the deterministic stack. With repeats, pass^k (every run
-//! passes) and pass@k (some run passes) per scenario, and the flaky ones named. Transcripts
-//! are redacted before they are written: a configured key the model quotes becomes
-//! `[redacted]`.
+//! with tools (OpenAI-compatible chat completions, the OpenAI Responses API, Anthropic
+//! Messages, Gemini / Vertex; the harness's tools declared exactly as captured, see
+//! `llm::chat`) with the options' system prompt and sampling settings, answer its tool
+//! calls with the harness's mock outputs (the same matching as `serve`), keep its replies in
+//! the conversation for the next turn, stop when it replies without calls or at the step
+//! budget, write one transcript per run, and grade it with the deterministic stack. With
+//! repeats, pass^k (every run passes) and pass@k (some run passes) per scenario, and the
+//! flaky ones named. Transcripts are redacted before they are written: a configured key the
+//! model quotes becomes `[redacted]`.
 //!
 //! The main entry is [`run_suite`].
 
@@ -19,7 +21,7 @@ use crate::harness::{
     CallDoc, LabelDoc, Scenario, Transcript, TranscriptBody, TranscriptDoc, TranscriptTurnDoc,
     WriteError, sent_arguments,
 };
-use crate::llm::{ChatMessage, Client, LlmError, ToolDecl};
+use crate::llm::{ChatMessage, Client, LlmError, Sampling, ToolDecl};
 use crate::mcp::server::mock_answer;
 use crate::source::SourceError;
 
@@ -36,6 +38,26 @@ pub struct Options {
     pub agent: String,
     /// Told of each finished run.
     pub progress: Option<crate::check::Progress>,
+    /// The agent's system prompt; empty sends none. [`DEFAULT_SYSTEM`] by default.
+    pub system: String,
+    /// Token limit, temperature and seed of every step; unset ones are not sent.
+    pub sampling: Sampling,
+}
+
+impl Default for Options {
+    /// 8 rounds per turn, one run, [`DEFAULT_SYSTEM`], the provider's sampling defaults,
+    /// transcripts in `target/agent-seer/run/`.
+    fn default() -> Self {
+        Self {
+            step_budget: 8,
+            repeat: 1,
+            out_dir: PathBuf::from("target/agent-seer/run"),
+            agent: String::new(),
+            progress: None,
+            system: DEFAULT_SYSTEM.to_owned(),
+            sampling: Sampling::default(),
+        }
+    }
 }
 
 /// Why a run could not be completed (the agent's API failing, a file not written).
@@ -112,10 +134,12 @@ impl ScenarioRuns {
     }
 }
 
-const SYSTEM: &str = "You are an assistant with tools. Use them to do what the user asks, \
+/// The system prompt an agent gets unless told otherwise (`run --system`).
+pub const DEFAULT_SYSTEM: &str = "You are an assistant with tools. Use them to do what the user asks, \
 passing values from earlier tool results where they are needed, then reply to the user.";
 
-/// The suite's tools as the chat API's tool declarations.
+/// The suite's tools as the chat API's tool declarations: name, description and input
+/// schema exactly as captured.
 pub(crate) fn tool_decls(suite: &Suite) -> Vec<ToolDecl> {
     suite
         .tools
@@ -212,7 +236,10 @@ async fn run_once(
     opts: &Options,
     path: &Path,
 ) -> Result<bool, RunError> {
-    let mut messages = vec![ChatMessage::System(SYSTEM.into())];
+    let mut messages = Vec::new();
+    if !opts.system.is_empty() {
+        messages.push(ChatMessage::System(opts.system.clone()));
+    }
     let mut turns = Vec::new();
     let mut stopped = false;
     let llm = |source| RunError::Llm {
@@ -228,15 +255,23 @@ async fn run_once(
                 stopped = true;
                 break;
             }
-            let next = client.chat(&messages, tools).await.map_err(llm)?;
-            if next.calls.is_empty() {
+            let next = client
+                .chat(&messages, tools, &opts.sampling)
+                .await
+                .map_err(llm)?;
+            let done = next.calls.is_empty();
+            // The reply stays in the conversation: a later turn's prompt follows it.
+            if !done || next.text.is_some() {
+                messages.push(ChatMessage::Assistant {
+                    text: next.text.clone(),
+                    calls: next.calls.clone(),
+                    raw: next.raw.clone(),
+                });
+            }
+            if done {
                 reply = next.text;
                 break;
             }
-            messages.push(ChatMessage::Assistant {
-                text: next.text.clone(),
-                calls: next.calls.clone(),
-            });
             for call in &next.calls {
                 let answer = mock_answer(suite, &call.name, &call.arguments);
                 let content = answer.result.to_string();
@@ -244,6 +279,7 @@ async fn run_once(
                     id: call.id.clone(),
                     name: call.name.clone(),
                     content,
+                    is_error: answer.result.get("isError") == Some(&serde_json::Value::Bool(true)),
                 });
                 calls.push(CallDoc {
                     tool: call.name.clone(),

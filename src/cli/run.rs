@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use agent_seer::agent::{self, Options};
 use agent_seer::check::Suite;
-use agent_seer::llm::{Client, LlmConfig};
+use agent_seer::llm::{Client, LlmConfig, Sampling};
 use agent_seer::report::{LiveRecord, Report, TranscriptRecord, TrialRecord, process_run_id};
+use anyhow::Context;
 
 use super::{Format, Outcome};
 
@@ -15,10 +16,36 @@ use super::{Format, Outcome};
 pub struct Args {
     /// The harness to run.
     harness: PathBuf,
-    /// The agent under test, `provider:model` (openai-compatible or gemini/vertex); the
-    /// provider's key and base URL come from the environment as for the judge.
+    /// The agent under test, `provider:model`: `openai:MODEL` (chat completions, any
+    /// OpenAI-compatible server), `openai:responses:MODEL` (the Responses API),
+    /// `anthropic:MODEL` (Messages), `gemini:MODEL` or `vertex:MODEL`; the provider's key and
+    /// base URL come from the environment as for the judge.
     #[arg(long)]
     agent: String,
+    /// The agent's system prompt [default: a short instruction to use the tools, then
+    /// reply]; `--system ''` sends none.
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_file")]
+    system: Option<String>,
+    /// The agent's system prompt, read from FILE.
+    #[arg(long, value_name = "FILE")]
+    system_file: Option<PathBuf>,
+    /// The answer's token limit per step: `max_tokens` (chat completions on a non-OpenAI base
+    /// URL, Anthropic), `max_completion_tokens` (api.openai.com, *.openai.azure.com),
+    /// `max_output_tokens` (Responses), `maxOutputTokens` (Gemini). Not sent when not given,
+    /// except to Anthropic, which requires one: 4096 then.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_tokens: Option<u32>,
+    /// Sampling temperature, 0 to 2 (Anthropic: 0 to 1). Not sent when not given.
+    #[arg(long, value_name = "T", value_parser = temperature)]
+    temperature: Option<f64>,
+    /// Sampling seed, 0 to 2147483647, for chat completions and Gemini; Anthropic and the
+    /// Responses API have no seed, so it is refused for them. Not sent when not given.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(i32::MAX))
+    )]
+    seed: Option<u32>,
     /// Runs per scenario (pass^k and pass@k are reported).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
@@ -34,10 +61,33 @@ pub struct Args {
     files: super::output::ReportFiles,
 }
 
+/// A temperature: a finite number from 0 to 2 (the provider's own range is checked later).
+fn temperature(s: &str) -> Result<f64, String> {
+    let t: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if t.is_finite() && (0.0..=2.0).contains(&t) {
+        Ok(t)
+    } else {
+        Err("a temperature is a number from 0 to 2".into())
+    }
+}
+
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let suite = Suite::load(&args.harness)?;
     let layout = super::project_layout(None)?;
     let mut config = LlmConfig::from_env(&args.agent, layout.llm_cache.clone())?;
+    let sampling = Sampling {
+        max_tokens: args.max_tokens,
+        temperature: args.temperature,
+        seed: args.seed,
+    };
+    // Before any request: a seed Anthropic cannot take is a usage error, not a failed run.
+    sampling.check(&config.provider)?;
+    let system = match (&args.system, &args.system_file) {
+        (Some(text), _) => text.clone(),
+        (None, Some(file)) => std::fs::read_to_string(file)
+            .with_context(|| format!("--system-file {}", file.display()))?,
+        (None, None) => agent::DEFAULT_SYSTEM.to_owned(),
+    };
     // The agent under test answers live; its calls are not cached.
     config.mode = agent_seer::llm::CacheMode::Live;
     let client = Client::new(config)?;
@@ -51,6 +101,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         out_dir: out_dir.clone(),
         agent: args.agent.clone(),
         progress: Some(agent_seer::report::Progress(progress.callback())),
+        system,
+        sampling,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,5 +1,6 @@
 //! LLM providers behind one client: Gemini (API key and Vertex AI), OpenAI-compatible chat
-//! completions (OpenAI, vLLM, Ollama, llama.cpp's server) and Anthropic messages.
+//! completions (OpenAI, vLLM, Ollama, llama.cpp's server), the OpenAI Responses API and
+//! Anthropic messages.
 //!
 //! [`Client`] owns what every call needs: structured output (each provider's JSON-schema mode,
 //! validated with serde, up to 3 attempts with the validation error fed back), retries of 429,
@@ -14,6 +15,7 @@
 //! [`LlmConfig::from_env`]).
 
 pub mod cache;
+mod chat;
 mod ledger;
 mod providers;
 mod redact;
@@ -258,7 +260,8 @@ pub struct LlmConfig {
 }
 
 impl LlmConfig {
-    /// Reads `spec` (`provider:model`, e.g. `gemini:gemini-2.5-flash`) and the environment:
+    /// Reads `spec` (`provider:model`, e.g. `gemini:gemini-2.5-flash`; `openai:responses:MODEL`
+    /// or `openai-responses:MODEL` for the OpenAI Responses API) and the environment:
     /// keys (`GEMINI_API_KEY`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_OAUTH_ACCESS_TOKEN`
     /// with `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION` for Vertex), base URLs
     /// (`AGENT_SEER_<PROVIDER>_BASE_URL`), `AGENT_SEER_LLM` (live | record | replay),
@@ -291,6 +294,13 @@ impl LlmConfig {
                 "`{spec}`: expected provider:model, e.g. gemini:gemini-2.5-flash"
             ))
         })?;
+        // promptfoo's spellings: `openai:responses:MODEL` for the Responses API,
+        // `openai:chat:MODEL` for chat completions (a bare `openai:MODEL` is chat too).
+        let (kind, model) = match (kind, model.split_once(':')) {
+            ("openai", Some(("responses", m))) => ("openai-responses", m),
+            ("openai", Some(("chat", m))) => ("openai", m),
+            _ => (kind, model),
+        };
         let provider = Provider::from_env(kind, mode == CacheMode::Replay, &env)?;
         let num = |k: &str, d: u64| env(k).and_then(|v| v.parse().ok()).unwrap_or(d);
         Ok(Self {
@@ -501,6 +511,9 @@ pub enum ChatMessage {
         text: Option<String>,
         /// The tool calls it made.
         calls: Vec<ToolCall>,
+        /// The provider's own form of the turn ([`ChatTurn::raw`]), replayed verbatim when
+        /// present; None builds it from `text` and `calls`.
+        raw: Option<Value>,
     },
     /// The answer to one of the model's tool calls.
     Tool {
@@ -510,6 +523,8 @@ pub enum ChatMessage {
         name: String,
         /// The tool's result as JSON text (the mock's `CallToolResult`).
         content: String,
+        /// The result has `isError: true` (Anthropic's `tool_result` says `is_error`).
+        is_error: bool,
     },
 }
 
@@ -546,16 +561,82 @@ pub struct ChatTurn {
     pub calls: Vec<ToolCall>,
     /// Tokens the step used.
     pub usage: Usage,
+    /// The provider's own form of the turn, for replaying it exactly: Anthropic's content
+    /// blocks, the Responses API's output items (reasoning items included), Gemini's parts
+    /// (with their thought signatures). None for chat completions, rebuilt from the fields.
+    pub raw: Option<Value>,
+}
+
+/// The agent under test's sampling settings, sent with every step: `run`'s `--max-tokens`,
+/// `--temperature` and `--seed`. A setting left at None is not sent, so the provider's
+/// default applies, except Anthropic's `max_tokens`, which the API requires
+/// ([`Sampling::ANTHROPIC_MAX_TOKENS`] then).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sampling {
+    /// The answer's token limit per step.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature: 0 to 2, Anthropic 0 to 1.
+    pub temperature: Option<f64>,
+    /// Sampling seed: OpenAI chat completions and Gemini take one (Gemini an int32);
+    /// Anthropic and the Responses API have none.
+    pub seed: Option<u32>,
+}
+
+impl Sampling {
+    /// Anthropic's `max_tokens` when none is given: the Messages API requires one.
+    pub const ANTHROPIC_MAX_TOKENS: u32 = 4096;
+
+    /// Whether `provider` can take these settings: a temperature in its range, a seed only
+    /// where the API has one, a token limit above 0. The error says which and why.
+    pub fn check(&self, provider: &Provider) -> Result<(), LlmError> {
+        let name = provider.name();
+        if let Some(t) = self.temperature {
+            let max = if matches!(provider, Provider::Anthropic { .. }) {
+                1.0
+            } else {
+                2.0
+            };
+            if !t.is_finite() || !(0.0..=max).contains(&t) {
+                return Err(LlmError::Config(format!(
+                    "temperature {t}: {name} takes 0 to {max}"
+                )));
+            }
+        }
+        if self.max_tokens == Some(0) {
+            return Err(LlmError::Config(
+                "a token limit of 0 allows no answer".into(),
+            ));
+        }
+        match (self.seed, provider) {
+            (Some(_), Provider::Anthropic { .. }) => Err(LlmError::Config(
+                "anthropic: the Messages API has no seed parameter, so its sampling cannot be seeded".into(),
+            )),
+            (Some(_), Provider::OpenAiResponses { .. }) => Err(LlmError::Config(
+                "openai-responses: the Responses API has no seed parameter (chat completions, `openai:MODEL`, has one)".into(),
+            )),
+            (Some(s), Provider::Gemini { .. } | Provider::Vertex { .. })
+                if i32::try_from(s).is_err() =>
+            {
+                Err(LlmError::Config(format!(
+                    "seed {s}: {name} takes a 32-bit signed integer"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Client {
     /// One step of a tool-using conversation (never cached: the agent under test runs live),
-    /// with the same retries, timeout and concurrency cap as every call.
+    /// with the same retries, timeout and concurrency cap as every call. Settings the
+    /// provider cannot take ([`Sampling::check`]) fail before any request.
     pub async fn chat(
         &self,
         messages: &[ChatMessage],
         tools: &[ToolDecl],
+        sampling: &Sampling,
     ) -> Result<ChatTurn, LlmError> {
+        sampling.check(&self.config.provider)?;
         let mut budget = self.budget();
         let turn = self
             .retrying(&mut budget, || {
@@ -564,6 +645,7 @@ impl Client {
                     &self.config.model,
                     messages,
                     tools,
+                    sampling,
                     self.config.timeout,
                     &self.secrets,
                 )
@@ -619,5 +701,61 @@ mod tests {
             client.redact("Bearer sk-unit-test-key"),
             "Bearer [redacted]"
         );
+    }
+
+    /// promptfoo's spellings pick the OpenAI API; any other colon is part of the model name
+    /// (Ollama's `llama3.1:8b`).
+    #[test]
+    fn openai_specs_pick_the_api() {
+        let parse = |spec: &str| {
+            let c = LlmConfig::from_lookup(spec, "/tmp".into(), &|_| None).unwrap();
+            (c.provider.name(), c.model)
+        };
+        assert_eq!(parse("openai:gpt-4.1"), ("openai", "gpt-4.1".into()));
+        assert_eq!(parse("openai:chat:gpt-4.1"), ("openai", "gpt-4.1".into()));
+        assert_eq!(
+            parse("openai:responses:gpt-5"),
+            ("openai-responses", "gpt-5".into())
+        );
+        assert_eq!(
+            parse("openai-responses:gpt-5"),
+            ("openai-responses", "gpt-5".into())
+        );
+        assert_eq!(
+            parse("openai:llama3.1:8b"),
+            ("openai", "llama3.1:8b".into())
+        );
+    }
+
+    /// Each API's range and seed: what `run` refuses before any request.
+    #[test]
+    fn sampling_is_checked_against_the_api() {
+        let p = |spec: &str| {
+            LlmConfig::from_lookup(spec, "/tmp".into(), &|k| {
+                k.ends_with("_KEY").then(|| "k".into())
+            })
+            .unwrap()
+            .provider
+        };
+        let s = |temperature: Option<f64>, seed: Option<u32>| Sampling {
+            max_tokens: None,
+            temperature,
+            seed,
+        };
+        assert!(s(Some(2.0), Some(1)).check(&p("openai:m")).is_ok());
+        assert!(s(Some(2.0), None).check(&p("openai:responses:m")).is_ok());
+        assert!(s(Some(1.0), None).check(&p("anthropic:m")).is_ok());
+        assert!(s(Some(1.5), None).check(&p("anthropic:m")).is_err());
+        assert!(s(Some(f64::NAN), None).check(&p("gemini:m")).is_err());
+        assert!(s(Some(-0.1), None).check(&p("openai:m")).is_err());
+        assert!(s(None, Some(1)).check(&p("anthropic:m")).is_err());
+        assert!(s(None, Some(1)).check(&p("openai:responses:m")).is_err());
+        assert!(s(None, Some(u32::MAX)).check(&p("gemini:m")).is_err());
+        assert!(s(None, Some(u32::MAX)).check(&p("openai:m")).is_ok());
+        let zero = Sampling {
+            max_tokens: Some(0),
+            ..Sampling::default()
+        };
+        assert!(zero.check(&p("openai:m")).is_err());
     }
 }

@@ -1,6 +1,7 @@
-//! The providers' wire formats: request bodies and response parsing. Keys go in headers, never
-//! in URLs, and every response body is redacted ([`Secrets`]) before it is parsed or quoted in
-//! an error, so a key the provider echoes reaches neither answers nor errors.
+//! The providers: where each is, its credential, and its wire format for structured answers
+//! (request bodies and response parsing; the tool-using chat is `chat`'s). Keys go in headers,
+//! never in URLs, and every response body is redacted ([`Secrets`]) before it is parsed or
+//! quoted in an error, so a key the provider echoes reaches neither answers nor errors.
 
 use std::time::Duration;
 
@@ -18,6 +19,14 @@ pub enum Provider {
         base_url: String,
         /// `OPENAI_API_KEY`, sent as `Authorization: Bearer`; None for local servers that take
         /// no key.
+        key: Option<String>,
+    },
+    /// The OpenAI Responses API, `POST {base}/responses` (spec `openai:responses:MODEL`).
+    OpenAiResponses {
+        /// Everything before `/responses`: `AGENT_SEER_OPENAI_BASE_URL`, as for chat
+        /// completions.
+        base_url: String,
+        /// `OPENAI_API_KEY`, sent as `Authorization: Bearer`; None for servers that take none.
         key: Option<String>,
     },
     /// Gemini API `POST {base}/v1beta/models/{model}:generateContent`, key in `x-goog-api-key`.
@@ -58,11 +67,12 @@ impl std::fmt::Debug for Provider {
 }
 
 impl Provider {
-    /// `openai`, `gemini`, `vertex` or `anthropic`: the `provider` of a `provider:model` spec,
-    /// part of every cache key, and of each ledger row's name.
-    pub(crate) fn name(&self) -> &'static str {
+    /// `openai`, `openai-responses`, `gemini`, `vertex` or `anthropic`: the `provider` of a
+    /// `provider:model` spec, part of every cache key, and of each ledger row's name.
+    pub fn name(&self) -> &'static str {
         match self {
             Provider::OpenAi { .. } => "openai",
+            Provider::OpenAiResponses { .. } => "openai-responses",
             Provider::Gemini { .. } => "gemini",
             Provider::Vertex { .. } => "vertex",
             Provider::Anthropic { .. } => "anthropic",
@@ -73,6 +83,7 @@ impl Provider {
     pub(super) fn credential(&self) -> Option<&str> {
         match self {
             Provider::OpenAi { key, .. }
+            | Provider::OpenAiResponses { key, .. }
             | Provider::Gemini { key, .. }
             | Provider::Anthropic { key, .. } => key.as_deref(),
             Provider::Vertex { token, .. } => token.as_deref(),
@@ -103,6 +114,10 @@ impl Provider {
                 // Local servers (llama.cpp, vLLM, Ollama) take no key.
                 key: env("OPENAI_API_KEY"),
             },
+            "openai-responses" => Provider::OpenAiResponses {
+                base_url: base("AGENT_SEER_OPENAI_BASE_URL", "https://api.openai.com/v1"),
+                key: env("OPENAI_API_KEY"),
+            },
             "gemini" => Provider::Gemini {
                 base_url: base(
                     "AGENT_SEER_GEMINI_BASE_URL",
@@ -128,7 +143,7 @@ impl Provider {
             },
             other => {
                 return Err(LlmError::Config(format!(
-                    "unknown provider `{other}`: use gemini, vertex, openai or anthropic"
+                    "unknown provider `{other}`: use gemini, vertex, openai, openai:responses or anthropic"
                 )));
             }
         })
@@ -156,6 +171,12 @@ impl Provider {
         match self {
             Provider::OpenAi { base_url, key } => (
                 format!("{base_url}/chat/completions"),
+                key.iter()
+                    .map(|k| ("authorization", format!("Bearer {k}")))
+                    .collect(),
+            ),
+            Provider::OpenAiResponses { base_url, key } => (
+                format!("{base_url}/responses"),
                 key.iter()
                     .map(|k| ("authorization", format!("Bearer {k}")))
                     .collect(),
@@ -188,7 +209,7 @@ impl Provider {
 
     /// POSTs a JSON body and returns the JSON answer, redacted; HTTP errors keep their
     /// status, redacted body excerpt and `Retry-After`.
-    async fn post(
+    pub(super) async fn post(
         &self,
         http: &reqwest::Client,
         model: &str,
@@ -248,6 +269,14 @@ impl Provider {
                     "json_schema": {"name": req.schema_name, "strict": true, "schema": req.schema},
                 },
             }),
+            Provider::OpenAiResponses { .. } => json!({
+                "model": model,
+                "temperature": req.temperature,
+                "max_output_tokens": req.max_tokens,
+                "instructions": req.system,
+                "input": [{"type": "message", "role": "user", "content": req.user}],
+                "text": {"format": {"type": "json_schema", "name": req.schema_name, "strict": true, "schema": req.schema}},
+            }),
             Provider::Gemini { .. } | Provider::Vertex { .. } => gemini_body(req),
             Provider::Anthropic { .. } => json!({
                 "model": model,
@@ -293,6 +322,30 @@ impl Provider {
                         .pointer("/choices/0/finish_reason")
                         .and_then(Value::as_str)
                         == Some("length"),
+                    cached: false,
+                })
+            }
+            Provider::OpenAiResponses { .. } => {
+                let ResponsesOutput { text, refusal, .. } = responses_output(v)?;
+                if let Some(reason) = refusal {
+                    return Err(LlmError::Refusal {
+                        provider: name,
+                        reason,
+                    });
+                }
+                if text.is_empty() {
+                    return Err(malformed(name, "no output_text in the output items"));
+                }
+                Ok(Answer {
+                    text,
+                    usage: Usage {
+                        input_tokens: n("/usage/input_tokens"),
+                        output_tokens: n("/usage/output_tokens"),
+                    },
+                    truncated: v
+                        .pointer("/incomplete_details/reason")
+                        .and_then(Value::as_str)
+                        == Some("max_output_tokens"),
                     cached: false,
                 })
             }
@@ -401,7 +454,76 @@ fn gemini_body(req: &Request) -> Value {
     })
 }
 
-fn malformed(provider: &'static str, detail: &str) -> LlmError {
+/// What a Responses API answer's output items say.
+pub(super) struct ResponsesOutput<'a> {
+    /// The `output_text` parts of its `message` items, joined.
+    pub text: String,
+    /// Its `function_call` items, in order.
+    pub calls: Vec<&'a serde_json::Map<String, Value>>,
+    /// The refusal, when a message part is one.
+    pub refusal: Option<String>,
+}
+
+/// A Responses API answer's output items read. A failed or content-filtered response, or one
+/// without an `output` array, is an error.
+pub(super) fn responses_output(v: &Value) -> Result<ResponsesOutput<'_>, LlmError> {
+    let name = "openai-responses";
+    if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+        let msg = e.get("message").and_then(Value::as_str).unwrap_or("");
+        return Err(malformed(name, &format!("the response failed: {msg}")));
+    }
+    if v.pointer("/incomplete_details/reason")
+        .and_then(Value::as_str)
+        == Some("content_filter")
+    {
+        return Err(LlmError::Refusal {
+            provider: name,
+            reason: "incomplete: content_filter".into(),
+        });
+    }
+    let items = v
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed(name, "no output items"))?;
+    let (mut text, mut calls, mut refusal) = (String::new(), Vec::new(), None);
+    for item in items.iter().filter_map(Value::as_object) {
+        match item.get("type").and_then(Value::as_str) {
+            Some("function_call") => calls.push(item),
+            Some("message") => {
+                for part in item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("output_text") => {
+                            text.push_str(part.get("text").and_then(Value::as_str).unwrap_or(""));
+                        }
+                        Some("refusal") => {
+                            refusal = Some(
+                                part.get("refusal")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("refusal")
+                                    .to_owned(),
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            // Reasoning and other items carry no answer; the chat replays them as given.
+            _ => {}
+        }
+    }
+    Ok(ResponsesOutput {
+        text,
+        calls,
+        refusal,
+    })
+}
+
+pub(super) fn malformed(provider: &'static str, detail: &str) -> LlmError {
     LlmError::Malformed {
         provider,
         detail: detail.to_owned(),
@@ -427,174 +549,4 @@ fn excerpt(text: &str) -> String {
     } else {
         t
     }
-}
-
-impl Provider {
-    pub(super) async fn chat(
-        &self,
-        http: &reqwest::Client,
-        model: &str,
-        messages: &[super::ChatMessage],
-        tools: &[super::ToolDecl],
-        timeout: Duration,
-        secrets: &Secrets,
-    ) -> Result<super::ChatTurn, LlmError> {
-        let name = self.name();
-        let body = match self {
-            Provider::OpenAi { .. } => openai_chat_body(model, messages, tools),
-            Provider::Gemini { .. } | Provider::Vertex { .. } => gemini_chat_body(messages, tools),
-            Provider::Anthropic { .. } => {
-                return Err(LlmError::Config("the live agent runner speaks OpenAI-compatible and Gemini APIs; Anthropic is a judge provider only".into()));
-            }
-        };
-        let v = self.post(http, model, &body, timeout, secrets).await?;
-        let n = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-        match self {
-            Provider::OpenAi { .. } => {
-                let msg = v
-                    .pointer("/choices/0/message")
-                    .ok_or_else(|| malformed(name, "no choices[0].message"))?;
-                let calls = msg
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let raw = c
-                            .pointer("/function/arguments")
-                            .cloned()
-                            .unwrap_or(Value::Null);
-                        let arguments = match raw {
-                            Value::String(s) if s.trim().is_empty() => json!({}),
-                            Value::String(s) => serde_json::from_str(&s)
-                                .unwrap_or_else(|_| json!({"__unparsable__": s})),
-                            other => other,
-                        };
-                        super::ToolCall {
-                            id: c
-                                .get("id")
-                                .and_then(Value::as_str)
-                                .map_or_else(|| format!("call_{i}"), str::to_owned),
-                            name: c
-                                .pointer("/function/name")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .to_owned(),
-                            arguments,
-                        }
-                    })
-                    .collect();
-                Ok(super::ChatTurn {
-                    text: msg
-                        .get("content")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    calls,
-                    usage: Usage {
-                        input_tokens: n("/usage/prompt_tokens"),
-                        output_tokens: n("/usage/completion_tokens"),
-                    },
-                })
-            }
-            _ => {
-                let parts = v
-                    .pointer("/candidates/0/content/parts")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                let text: String = parts
-                    .iter()
-                    .filter_map(|p| p.get("text").and_then(Value::as_str))
-                    .collect();
-                let calls = parts
-                    .iter()
-                    .filter_map(|p| p.get("functionCall"))
-                    .enumerate()
-                    .map(|(i, c)| super::ToolCall {
-                        id: format!("call_{i}"),
-                        name: c
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_owned(),
-                        arguments: c.get("args").cloned().unwrap_or_else(|| json!({})),
-                    })
-                    .collect();
-                Ok(super::ChatTurn {
-                    text: (!text.is_empty()).then_some(text),
-                    calls,
-                    usage: Usage {
-                        input_tokens: n("/usageMetadata/promptTokenCount"),
-                        output_tokens: n("/usageMetadata/candidatesTokenCount"),
-                    },
-                })
-            }
-        }
-    }
-}
-
-fn openai_chat_body(
-    model: &str,
-    messages: &[super::ChatMessage],
-    tools: &[super::ToolDecl],
-) -> Value {
-    use super::ChatMessage as M;
-    let msgs: Vec<Value> = messages
-        .iter()
-        .map(|m| match m {
-            M::System(t) => json!({"role": "system", "content": t}),
-            M::User(t) => json!({"role": "user", "content": t}),
-            M::Assistant { text, calls } => {
-                let mut o = json!({"role": "assistant", "content": text});
-                if !calls.is_empty() {
-                    o["tool_calls"] = calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
-                        .collect();
-                }
-                o
-            }
-            M::Tool { id, content, .. } => json!({"role": "tool", "tool_call_id": id, "content": content}),
-        })
-        .collect();
-    let tools: Vec<Value> = tools
-        .iter()
-        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
-        .collect();
-    json!({"model": model, "temperature": 0.0, "max_tokens": 512, "messages": msgs, "tools": tools, "tool_choice": "auto"})
-}
-
-fn gemini_chat_body(messages: &[super::ChatMessage], tools: &[super::ToolDecl]) -> Value {
-    use super::ChatMessage as M;
-    let mut system = Vec::new();
-    let mut contents = Vec::new();
-    for m in messages {
-        match m {
-            M::System(t) => system.push(json!({"text": t})),
-            M::User(t) => contents.push(json!({"role": "user", "parts": [{"text": t}]})),
-            M::Assistant { text, calls } => {
-                let mut parts: Vec<Value> = text.iter().map(|t| json!({"text": t})).collect();
-                parts.extend(
-                    calls
-                        .iter()
-                        .map(|c| json!({"functionCall": {"name": c.name, "args": c.arguments}})),
-                );
-                contents.push(json!({"role": "model", "parts": parts}));
-            }
-            M::Tool { name, content, .. } => {
-                let response: Value =
-                    serde_json::from_str(content).unwrap_or_else(|_| json!({"content": content}));
-                contents.push(json!({"role": "user", "parts": [{"functionResponse": {"name": name, "response": response}}]}));
-            }
-        }
-    }
-    let decls: Vec<Value> =
-        tools.iter().map(|t| json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})).collect();
-    json!({
-        "systemInstruction": {"parts": system},
-        "contents": contents,
-        "tools": [{"functionDeclarations": decls}],
-        "generationConfig": {"temperature": 0.0, "maxOutputTokens": 512},
-    })
 }

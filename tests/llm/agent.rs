@@ -103,7 +103,7 @@ async fn run_lyria(
         repeat,
         out_dir: dir.path().join("out"),
         agent: agent.into(),
-        progress: None,
+        ..Options::default()
     };
     let results = run_suite(&c, &suite, &opts).await.unwrap();
     (results, dir)
@@ -384,7 +384,7 @@ async fn a_scenario_id_that_is_no_file_name_is_refused_before_any_call() {
         repeat: 1,
         out_dir: out.clone(),
         agent: "openai:scripted".into(),
-        progress: None,
+        ..Options::default()
     };
     let Err(err) = run_suite(&c, &suite, &opts).await else {
         panic!("a scenario id with a path separator was run");

@@ -149,6 +149,11 @@ fn local_agent_is_run_recorded_and_graded() {
             "openai:smollm2-135m-instruct",
             "--steps",
             "3",
+            // Nothing is sent unless given: the settings the runner used to fix.
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "512",
             "-o",
             out.to_str().unwrap(),
         ])

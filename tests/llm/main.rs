@@ -102,6 +102,7 @@ fn openai_body(content: &str) -> Value {
 }
 
 mod agent;
+mod agent_apis;
 mod cache;
 mod exit_codes;
 mod faults;

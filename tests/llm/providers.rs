@@ -141,3 +141,45 @@ fn configuration_errors_are_clear() {
     let err = LlmConfig::from_env("bard:x", "/tmp".into()).unwrap_err();
     assert!(err.to_string().contains("unknown provider `bard`"), "{err}");
 }
+
+/// The Responses API as a judge: `instructions`, a user `message` item, `text.format` as a
+/// strict JSON schema; the answer from the `output_text` of the `message` item, after a
+/// reasoning item.
+#[tokio::test]
+async fn openai_responses_request_and_answer() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/responses"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .and(body_partial_json(json!({
+            "model": "m-1", "instructions": "You grade.", "max_output_tokens": 200,
+            "input": [{"type": "message", "role": "user", "content": "Grade this call."}],
+            "text": {"format": {"type": "json_schema", "name": "grade", "strict": true}}
+        })))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "m-1",
+            "output": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": "{\"score\": 5, \"why\": \"fine\"}", "annotations": []}]}
+            ],
+            "usage": {"input_tokens": 33, "output_tokens": 7, "total_tokens": 40}
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        Provider::OpenAiResponses {
+            base_url: server.uri(),
+            key: Some(KEY.into()),
+        },
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let g: Grade = c.structured(&request(), check).await.unwrap();
+    assert_eq!(g.score, 5);
+    let e = &c.ledger().entries()["openai-responses:m-1"];
+    assert_eq!((e.input_tokens, e.output_tokens), (33, 7));
+}

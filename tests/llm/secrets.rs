@@ -178,7 +178,7 @@ async fn a_transcript_never_holds_a_key_the_agent_quotes() {
         repeat: 1,
         out_dir: dir.path().join("out"),
         agent: "openai:leaky".into(),
-        progress: None,
+        ..agent_seer::agent::Options::default()
     };
     let results = agent_seer::agent::run_suite(&c, &suite, &opts)
         .await
