@@ -22,7 +22,7 @@ use crate::harness::{
     WriteError, sent_arguments,
 };
 use crate::llm::{ChatMessage, Client, LlmError, Sampling, ToolDecl};
-use crate::mcp::server::mock_answer;
+use crate::mcp::server::{Recorded, answer_call};
 use crate::source::SourceError;
 
 /// How to run.
@@ -246,6 +246,7 @@ async fn run_once(
         scenario: sc.id.clone(),
         source,
     };
+    let index = suite.scenario(&sc.id).map_or(0, |(i, _)| i);
     for turn in &sc.turns {
         messages.push(ChatMessage::User(turn.prompt.clone()));
         let mut calls = Vec::new();
@@ -273,7 +274,15 @@ async fn run_once(
                 break;
             }
             for call in &next.calls {
-                let answer = mock_answer(suite, &call.name, &call.arguments);
+                // The twin's answer, as `serve` gives it: this scenario's steps, and the calls
+                // of every turn so far for what outputs produced.
+                let mut history: Vec<Vec<Recorded>> = turns
+                    .iter()
+                    .map(|t: &TranscriptTurnDoc| recorded(&t.calls))
+                    .collect();
+
+                history.push(recorded(&calls));
+                let answer = answer_call(suite, &[index], &history, &call.name, &call.arguments);
                 let content = answer.result.to_string();
                 messages.push(ChatMessage::Tool {
                     id: call.id.clone(),
@@ -316,4 +325,17 @@ async fn run_once(
     crate::llm::cache::write_atomically(path, &text)
         .map_err(|e| SourceError::caused_by(path, e))?;
     Ok(stopped)
+}
+
+/// A transcript's calls as the twin's history.
+fn recorded(calls: &[CallDoc]) -> Vec<Recorded> {
+    calls
+        .iter()
+        .map(|c| Recorded {
+            tool: c.tool.clone(),
+            arguments: serde_json::Value::Object(c.arguments.clone()),
+            output: c.output.clone().unwrap_or(serde_json::Value::Null),
+            step: None,
+        })
+        .collect()
 }

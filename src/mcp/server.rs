@@ -28,7 +28,8 @@ use super::{LEGACY_VERSION, MODERN_VERSION, SUPPORTED_VERSIONS, code, meta};
 use crate::check::{Suite, evaluate};
 use crate::finding::{Code, Severity};
 use crate::harness::{
-    CallDoc, LabelDoc, Transcript, TranscriptBody, TranscriptDoc, WriteError, sent_arguments,
+    CallDoc, LabelDoc, Transcript, TranscriptBody, TranscriptDoc, TranscriptTurnDoc, WriteError,
+    sent_arguments,
 };
 use crate::source::SourceFile;
 
@@ -63,21 +64,15 @@ pub(crate) struct Recorded {
     pub step: Option<Step>,
 }
 
-/// Answers a call from the harness with no history, any scenario (the live runner's form).
-#[cfg_attr(not(feature = "agent"), allow(dead_code))]
-pub(crate) fn mock_answer(suite: &Suite, tool: &str, args: &Value) -> MockAnswer {
-    let all: Vec<usize> = (0..suite.harness.scenarios.len()).collect();
-    answer_call(suite, &all, &[], tool, args)
-}
-
-/// Answers call `tool(args)` after `history`, from the steps of the scenarios at `candidates`
-/// (indices into the harness): lint errors first, then the best-matching step's mock output,
-/// unless the call names a reference no earlier output produced or differs from that step where
-/// the step takes a reference, in which case it is not found.
+/// Answers call `tool(args)` after `history` (the calls of each turn so far; the call belongs
+/// to the last), from the steps of the scenarios at `candidates` (indices into the harness):
+/// lint errors first, then the best-matching step's mock output, unless the call names a
+/// reference no earlier output produced or differs from that step where the step takes a
+/// reference, in which case it is not found.
 pub(crate) fn answer_call(
     suite: &Suite,
     candidates: &[usize],
-    history: &[Recorded],
+    history: &[Vec<Recorded>],
     tool: &str,
     args: &Value,
 ) -> MockAnswer {
@@ -204,23 +199,38 @@ fn best_step(suite: &Suite, candidates: &[usize], tool: &str, args: &Value) -> O
 fn unproduced_reference(
     suite: &Suite,
     scenario: &str,
-    history: &[Recorded],
+    history: &[Vec<Recorded>],
     tool: &str,
     args: &Value,
 ) -> Option<String> {
-    let mut calls: Vec<Recorded> = history.to_vec();
-    calls.push(Recorded {
+    let mut turns: Vec<Vec<Recorded>> = history.to_vec();
+    if turns.is_empty() {
+        turns.push(Vec::new());
+    }
+    turns.last_mut()?.push(Recorded {
         tool: tool.to_owned(),
         arguments: args.clone(),
         output: Value::Null,
         step: None,
     });
-    let doc = transcript_doc(&calls, "probe", Some(scenario.to_owned()), None);
+    let mut doc = transcript_doc(&turns[0], "probe", Some(scenario.to_owned()), None);
+    if turns.len() > 1 {
+        doc.body = TranscriptBody::Turns {
+            turns: turns
+                .iter()
+                .map(|calls| TranscriptTurnDoc {
+                    prompt: None,
+                    calls: call_docs(calls),
+                    reply: None,
+                })
+                .collect(),
+        };
+    }
     let text = doc.to_yaml().ok()?;
     let t =
         Transcript::from_source(SourceFile::from_text("probe.yaml", text), "probe".into()).ok()?;
     let ev = evaluate(suite, &t).ok()?;
-    let last = calls.len() - 1;
+    let last = turns.iter().map(Vec::len).sum::<usize>() - 1;
     ev.findings
         .iter()
         .find(|f| {
@@ -462,18 +472,22 @@ fn transcript_doc(
         note,
         label: LabelDoc::default(),
         body: TranscriptBody::Calls {
-            calls: calls
-                .iter()
-                .map(|c| CallDoc {
-                    tool: c.tool.clone(),
-                    arguments: sent_arguments(&c.arguments),
-                    id: None,
-                    output: Some(c.output.clone()),
-                })
-                .collect(),
+            calls: call_docs(calls),
             reply: None,
         },
     }
+}
+
+fn call_docs(calls: &[Recorded]) -> Vec<CallDoc> {
+    calls
+        .iter()
+        .map(|c| CallDoc {
+            tool: c.tool.clone(),
+            arguments: sent_arguments(&c.arguments),
+            id: None,
+            output: Some(c.output.clone()),
+        })
+        .collect()
 }
 
 /// A JSON-RPC error: code, message, data.
@@ -776,7 +790,10 @@ impl<'a> Session<'a> {
             )
         } else {
             self.narrow(tool, &args);
-            let a = answer_call(self.suite, &self.candidates, &self.calls, tool, &args);
+            let history = [std::mem::take(&mut self.calls)];
+            let a = answer_call(self.suite, &self.candidates, &history, tool, &args);
+            let [calls] = history;
+            self.calls = calls;
             if let Some(why) = a.unmatched {
                 self.findings.push(format!("call {n}: {why}"));
             }
