@@ -460,7 +460,11 @@ mod tests {
         for c in AuditCode::ALL {
             assert!(c.as_str().starts_with("audit."), "{c}");
             assert!(seen.insert(c.as_str()), "{c} twice");
-            assert_ne!(c.severity(), Severity::Error, "{c}: audit findings are advice");
+            assert_ne!(
+                c.severity(),
+                Severity::Error,
+                "{c}: audit findings are advice"
+            );
         }
     }
 }

@@ -57,8 +57,8 @@ pub struct NameUse {
 
 const STOP: &[&str] = &[
     "the", "a", "an", "of", "to", "for", "in", "on", "and", "or", "is", "be", "if", "it", "by",
-    "with", "as", "e", "g", "eg", "optional", "this", "that", "are", "will", "not", "from",
-    "used", "use", "provided", "your", "name", "file", "files", "given",
+    "with", "as", "e", "g", "eg", "optional", "this", "that", "are", "will", "not", "from", "used",
+    "use", "provided", "your", "name", "file", "files", "given",
 ];
 
 fn words(s: &str) -> BTreeSet<String> {
@@ -180,7 +180,8 @@ pub(super) fn fleet(servers: &[Server]) -> (Vec<NameGroup>, BTreeMap<String, Vec
             if a.server == b.server || a.name == b.name || a.ty != b.ty {
                 continue;
             }
-            if similar_names(&a.name, &b.name) && similar_descriptions(&a.description, &b.description)
+            if similar_names(&a.name, &b.name)
+                && similar_descriptions(&a.description, &b.description)
             {
                 let (x, y) = (find(&mut parent, index(a)), find(&mut parent, index(b)));
                 // Two parameters of one tool are two concepts (`first_image_uri` and

@@ -23,7 +23,9 @@ fn re(s: &str) -> Regex {
 const QUOTED: &str = r#"(?:'[^']+'|"[^"]+"|`[^`]+`)"#;
 
 static ENUM_LIST: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:supported|allowed|valid|accepted|possible)(?:\s+[\w-]+){0,2}?\s+(?:values|types|sizes|formats|options|modes)\s*(?:are|is|include|:)\s*:?\s*(?P<list>.+)")
+    re(
+        r"(?i)\b(?:supported|allowed|valid|accepted|possible)(?:\s+[\w-]+){0,2}?\s+(?:values|types|sizes|formats|options|modes)\s*(?:are|is|include|:)\s*:?\s*(?P<list>.+)",
+    )
 });
 static CAN_BE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
@@ -55,11 +57,12 @@ static DASH_RANGE: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 static AT_MOST: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:max(?:imum)?(?:\s+(?:of|is))?|at\s+most|up\s+to|no\s+more\s+than)\s+(?P<n>\d[\d,]*)\b(?P<chars>\s+(?:characters|chars)\b)?")
+    re(
+        r"(?i)\b(?:max(?:imum)?(?:\s+(?:of|is))?|at\s+most|up\s+to|no\s+more\s+than)\s+(?P<n>\d[\d,]*)\b(?P<chars>\s+(?:characters|chars)\b)?",
+    )
 });
-static AT_LEAST: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:at\s+least|min(?:imum)?(?:\s+(?:of|is))?)\s+(?P<n>\d+)\b")
-});
+static AT_LEAST: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:at\s+least|min(?:imum)?(?:\s+(?:of|is))?)\s+(?P<n>\d+)\b"));
 static NON_NEGATIVE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bnon-?negative\b"));
 static INTEGER: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\b(?:integer|int32|int64|uint32|uint64|whole\s+number)s?\b"));
@@ -79,16 +82,22 @@ static DEFAULTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 static MODEL_DEPENDENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\bmodel[- ]dependent\b|\bdepends?\s+on\s+the\s+(?:\w+\s+)?model\b|\bvar(?:y|ies)\s+(?:by|per|with)\s+(?:the\s+)?model\b|\b(?:only|not)\s+supported\s+(?:by|for|on|with)\b|\bsupported\s+only\s+(?:by|for|on|with)\b|\bonly\s+(?:available|works)\s+(?:with|for|on)\b")
+    re(
+        r"(?i)\bmodel[- ]dependent\b|\bdepends?\s+on\s+the\s+(?:\w+\s+)?model\b|\bvar(?:y|ies)\s+(?:by|per|with)\s+(?:the\s+)?model\b|\b(?:only|not)\s+supported\s+(?:by|for|on|with)\b|\bsupported\s+only\s+(?:by|for|on|with)\b|\bonly\s+(?:available|works)\s+(?:with|for|on)\b",
+    )
 });
 static CONDITIONAL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\brequired\s+(?:when|if)\b|\bone\s+of\s+(?:them|these)\s+is\s+required\b|\bmust\s+match\s+the\s+(?:length|number)\b|\bonly\s+(?:used|applies|applied|honou?red)\s+(?:when|if)\b|\bignored\s+(?:when|if|unless)\b|\bmutually\s+exclusive\b|\bcannot\s+be\s+(?:used|combined)\s+with\b")
+    re(
+        r"(?i)\brequired\s+(?:when|if)\b|\bone\s+of\s+(?:them|these)\s+is\s+required\b|\bmust\s+match\s+the\s+(?:length|number)\b|\bonly\s+(?:used|applies|applied|honou?red)\s+(?:when|if)\b|\bignored\s+(?:when|if|unless)\b|\bmutually\s+exclusive\b|\bcannot\s+be\s+(?:used|combined)\s+with\b",
+    )
 });
 static DEPRECATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bdeprecated\b"));
 static THE_DEPRECATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bthe\s+deprecated\b"));
 
 /// Words that follow "defaults to" without being a value ("defaults to the first voice").
-const NOT_A_VALUE: &[&str] = &["the", "a", "an", "none", "null", "empty", "this", "that", "its"];
+const NOT_A_VALUE: &[&str] = &[
+    "the", "a", "an", "none", "null", "empty", "this", "that", "its",
+];
 
 /// The sentences of a description: split at a line break, and at `.`, `!` or `?` followed by
 /// a space and a capital (not after "e.g." or "i.e.", not inside `0.5`).
@@ -427,7 +436,10 @@ fn sentence_findings(
     }
     // "Takes precedence over the deprecated output_file_name" is about another parameter.
     let about_another = THE_DEPRECATED.is_match(sentence);
-    if DEPRECATED.is_match(sentence) && !about_another && p.schema.get("deprecated") != Some(&json!(true)) {
+    if DEPRECATED.is_match(sentence)
+        && !about_another
+        && p.schema.get("deprecated") != Some(&json!(true))
+    {
         out.push(
             new(AuditCode::ProseDeprecated)
                 .message(format!(

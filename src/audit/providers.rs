@@ -110,45 +110,185 @@ struct Rule {
 /// protobuf `Schema`, so any field outside it is "Invalid JSON payload received. Unknown name"
 /// (use `parametersJsonSchema` to send full JSON Schema instead).
 const RULES: &[Rule] = &[
-    Rule { provider: Provider::OpenAiStrict, check: Check::RootNotObject, doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::RootCombinator, doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::OpenObject, doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::OptionalProperty, doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Format, doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("minLength"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("maxLength"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("patternProperties"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("unevaluatedProperties"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("propertyNames"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("minProperties"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("maxProperties"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("unevaluatedItems"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("contains"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("minContains"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("maxContains"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("uniqueItems"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("allOf"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("not"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("dependentRequired"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("dependentSchemas"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("if"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("then"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Keyword("else"), doc: OPENAI_STRICT_DOC },
-    Rule { provider: Provider::OpenAiStrict, check: Check::Name, doc: OPENAI_NAME_DOC },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::RootNotObject,
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::RootCombinator,
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::OpenObject,
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::OptionalProperty,
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Format,
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("minLength"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("maxLength"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("patternProperties"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("unevaluatedProperties"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("propertyNames"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("minProperties"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("maxProperties"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("unevaluatedItems"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("contains"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("minContains"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("maxContains"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("uniqueItems"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("allOf"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("not"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("dependentRequired"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("dependentSchemas"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("if"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("then"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Keyword("else"),
+        doc: OPENAI_STRICT_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAiStrict,
+        check: Check::Name,
+        doc: OPENAI_NAME_DOC,
+    },
     // "The parameters the functions accepts, described as a JSON Schema object"; the API
     // refuses a schema that is not `type: "object"` at the root.
-    Rule { provider: Provider::OpenAi, check: Check::RootNotObject, doc: OPENAI_DOC },
-    Rule { provider: Provider::OpenAi, check: Check::Name, doc: OPENAI_NAME_DOC },
+    Rule {
+        provider: Provider::OpenAi,
+        check: Check::RootNotObject,
+        doc: OPENAI_DOC,
+    },
+    Rule {
+        provider: Provider::OpenAi,
+        check: Check::Name,
+        doc: OPENAI_NAME_DOC,
+    },
     // "input_schema: JSON Schema object defining expected parameters"; the API refuses a root
     // that is not `type: object` and `oneOf`/`allOf`/`anyOf` at the top level.
-    Rule { provider: Provider::Anthropic, check: Check::RootNotObject, doc: ANTHROPIC_DOC },
-    Rule { provider: Provider::Anthropic, check: Check::RootCombinator, doc: ANTHROPIC_DOC },
-    Rule { provider: Provider::Anthropic, check: Check::Name, doc: ANTHROPIC_DOC },
-    Rule { provider: Provider::Gemini, check: Check::GeminiUnknownKeyword, doc: GEMINI_SCHEMA_DOC },
-    Rule { provider: Provider::Gemini, check: Check::TypeNotOneName, doc: GEMINI_SCHEMA_DOC },
-    Rule { provider: Provider::Gemini, check: Check::Format, doc: GEMINI_SCHEMA_DOC },
-    Rule { provider: Provider::Gemini, check: Check::EmptyObject, doc: GEMINI_SCHEMA_DOC },
-    Rule { provider: Provider::Gemini, check: Check::Name, doc: GEMINI_DECL_DOC },
+    Rule {
+        provider: Provider::Anthropic,
+        check: Check::RootNotObject,
+        doc: ANTHROPIC_DOC,
+    },
+    Rule {
+        provider: Provider::Anthropic,
+        check: Check::RootCombinator,
+        doc: ANTHROPIC_DOC,
+    },
+    Rule {
+        provider: Provider::Anthropic,
+        check: Check::Name,
+        doc: ANTHROPIC_DOC,
+    },
+    Rule {
+        provider: Provider::Gemini,
+        check: Check::GeminiUnknownKeyword,
+        doc: GEMINI_SCHEMA_DOC,
+    },
+    Rule {
+        provider: Provider::Gemini,
+        check: Check::TypeNotOneName,
+        doc: GEMINI_SCHEMA_DOC,
+    },
+    Rule {
+        provider: Provider::Gemini,
+        check: Check::Format,
+        doc: GEMINI_SCHEMA_DOC,
+    },
+    Rule {
+        provider: Provider::Gemini,
+        check: Check::EmptyObject,
+        doc: GEMINI_SCHEMA_DOC,
+    },
+    Rule {
+        provider: Provider::Gemini,
+        check: Check::Name,
+        doc: GEMINI_DECL_DOC,
+    },
 ];
 
 /// The fields of Gemini's `Schema` (the `parameters` of a function declaration).
@@ -179,7 +319,15 @@ const GEMINI_FIELDS: &[&str] = &[
 
 /// OpenAI strict mode's string formats ("Supported properties", strings).
 const OPENAI_FORMATS: &[&str] = &[
-    "date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid",
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
 ];
 
 /// Gemini's formats by type: "NUMBER type: float, double; INTEGER type: int32, int64; STRING
@@ -240,8 +388,16 @@ fn walk(schema: &Value, at: &str, f: &mut dyn FnMut(&serde_json::Map<String, Val
                     }
                 }
             }
-            "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains"
-            | "propertyNames" | "unevaluatedItems" | "unevaluatedProperties" => match v {
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => match v {
                 Value::Array(a) => {
                     for (i, s) in a.iter().enumerate() {
                         walk(s, &format!("{child}/{i}"), f);
@@ -338,8 +494,7 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                     }
                 }
                 Check::OpenObject => {
-                    if is_object(o) && o.get("additionalProperties") != Some(&Value::Bool(false))
-                    {
+                    if is_object(o) && o.get("additionalProperties") != Some(&Value::Bool(false)) {
                         push(
                             "additionalProperties",
                             at,
@@ -361,7 +516,9 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                                 push(
                                     "required",
                                     &format!("{at}/properties/{}", super::escape(name)),
-                                    format!("the optional property `{name}` (every property must be `required`; make it nullable instead)"),
+                                    format!(
+                                        "the optional property `{name}` (every property must be `required`; make it nullable instead)"
+                                    ),
                                 );
                             }
                         }
@@ -393,7 +550,10 @@ pub(super) fn check(server: &Server, tool: &ToolSpec) -> Vec<AuditFinding> {
     let mut grouped: BTreeMap<(Provider, usize, String), Vec<Hit>> = BTreeMap::new();
     for h in hits(tool) {
         let p = RULES[h.rule].provider;
-        grouped.entry((p, h.rule, h.what.clone())).or_default().push(h);
+        grouped
+            .entry((p, h.rule, h.what.clone()))
+            .or_default()
+            .push(h);
     }
     grouped
         .into_iter()
@@ -452,7 +612,10 @@ mod tests {
     fn a_closed_object_of_required_strings_passes_everywhere() {
         let s = json!({"type": "object", "properties": {"a": {"type": "string"}},
                        "required": ["a"], "additionalProperties": false});
-        assert_eq!(refused(s), [(Provider::Gemini, "additionalProperties".to_owned())]);
+        assert_eq!(
+            refused(s),
+            [(Provider::Gemini, "additionalProperties".to_owned())]
+        );
     }
 
     #[test]
@@ -462,7 +625,10 @@ mod tests {
             "n": {"type": ["string", "null"]}}, "required": ["u", "n"],
             "additionalProperties": false});
         let r = refused(s);
-        assert!(r.contains(&(Provider::OpenAiStrict, "format".into())), "{r:?}");
+        assert!(
+            r.contains(&(Provider::OpenAiStrict, "format".into())),
+            "{r:?}"
+        );
         assert!(r.contains(&(Provider::Gemini, "format".into())), "{r:?}");
         assert!(r.contains(&(Provider::Gemini, "type".into())), "{r:?}");
         assert!(!r.iter().any(|(p, _)| *p == Provider::Anthropic), "{r:?}");

@@ -64,7 +64,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         let seeds = SeedOutputs::load(p)?;
         let s = servers
             .iter_mut()
-            .find(|s| s.tools.tools().iter().any(|t| seeds.tools.contains(&t.name)))
+            .find(|s| {
+                s.tools
+                    .tools()
+                    .iter()
+                    .any(|t| seeds.tools.contains(&t.name))
+            })
             .ok_or_else(|| anyhow::anyhow!("{}: names no tool of the specs given", p.display()))?;
         s.seeds = Some(seeds);
     }

@@ -1,0 +1,278 @@
+//! `agent-seer audit`: each finding kind on real specs (the genmedia captures, whose RULES.md
+//! says which prose is real, and public servers captured by `.ci/audit-captures.sh`), the
+//! formats, the exit codes.
+
+use super::*;
+
+const GENMEDIA: [&str; 8] = [
+    "veo",
+    "imagen",
+    "nanobanana",
+    "gemini",
+    "lyria",
+    "chirp3",
+    "omni",
+    "avtool",
+];
+
+/// `audit` over the eight genmedia specs with their matrices, as the README runs it.
+fn genmedia_args(format: &str) -> Vec<String> {
+    let mut args = vec!["audit".to_owned()];
+    args.extend(GENMEDIA.iter().map(|s| format!("harnesses/{s}.tools.json")));
+    args.push("--caps".into());
+    args.extend(
+        GENMEDIA
+            .iter()
+            .map(|s| format!("capabilities/mcp-{s}-go.yaml")),
+    );
+    args.extend(["--format".into(), format.into()]);
+    args
+}
+
+fn run_owned(args: &[String]) -> Output {
+    run(&args.iter().map(String::as_str).collect::<Vec<_>>(), None)
+}
+
+#[test]
+fn prose_only_constraints_of_veo_with_its_matrix() {
+    let o = run(
+        &[
+            "audit",
+            "harnesses/veo.tools.json",
+            "--caps",
+            "capabilities/mcp-veo-go.yaml",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("audit_veo", stdout(&o));
+}
+
+#[test]
+fn prose_only_constraints_of_omni_and_chirp3() {
+    let o = run(
+        &[
+            "audit",
+            "harnesses/omni.tools.json",
+            "harnesses/chirp3.tools.json",
+            "harnesses/imagen.tools.json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("audit_omni_chirp3_imagen", stdout(&o));
+}
+
+#[test]
+fn missing_contract_and_providers_of_public_servers() {
+    let o = run(
+        &[
+            "audit",
+            "--all",
+            "tests/fixtures/audit/mcp-server-fetch.tools.json",
+            "tests/fixtures/audit/mcp-server-sqlite.tools.json",
+            "tests/fixtures/audit/server-brave-search.tools.json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("audit_public_contract", stdout(&o));
+}
+
+#[test]
+fn provider_refusals_of_server_everything() {
+    let o = run(
+        &[
+            "audit",
+            "--all",
+            "tests/fixtures/audit/server-everything.tools.json",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let provider: Vec<&str> = text.lines().filter(|l| l.contains("_refused]")).collect();
+    insta::assert_snapshot!("audit_everything_providers", provider.join("\n"));
+}
+
+#[test]
+fn fleet_names_of_the_genmedia_servers() {
+    let o = run_owned(&genmedia_args("json"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["version"], 1);
+    let names: Vec<String> = v["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let mut uses: Vec<String> = g["uses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{}:{}",
+                        u["server"].as_str().unwrap(),
+                        u["name"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            uses.dedup();
+            format!(
+                "{} ({}) <- {}",
+                g["proposed"].as_str().unwrap(),
+                g["type"].as_str().unwrap(),
+                uses.join(" ")
+            )
+        })
+        .collect();
+    insta::assert_snapshot!("audit_genmedia_names", names.join("\n"));
+    // Every finding names its place.
+    for s in v["servers"].as_array().unwrap() {
+        for f in s["findings"].as_array().unwrap() {
+            assert!(f["location"]["line"].as_u64().is_some(), "{f}");
+            assert!(f["pointer"].as_str().is_some(), "{f}");
+        }
+    }
+}
+
+#[test]
+fn the_readme_shows_the_real_genmedia_fleet_table() {
+    let o = run_owned(&genmedia_args("markdown"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table: String = out
+        .lines()
+        .skip_while(|l| !l.starts_with("| server"))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("audit_genmedia_table", table);
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&table),
+        "README's audit table is stale; it is:\n{table}"
+    );
+    let command = format!("$ agent-seer {}", genmedia_args("markdown").join(" "));
+    assert!(readme.contains(&command), "README lacks `{command}`");
+}
+
+#[test]
+fn markdown_has_a_section_per_server() {
+    let o = run(
+        &[
+            "audit",
+            "--format",
+            "markdown",
+            "tests/fixtures/audit/server-brave-search.tools.json",
+        ],
+        None,
+    );
+    insta::assert_snapshot!("audit_markdown_brave", stdout(&o));
+}
+
+#[test]
+fn deny_warnings_exits_1_and_a_clean_spec_exits_0() {
+    let o = run(
+        &["audit", "--deny", "warnings", "harnesses/veo.tools.json"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let dir = project(&[(
+        "clean.tools.json",
+        r#"[{"name": "now", "description": "The time.", "annotations": {"readOnlyHint": true},
+  "inputSchema": {"type": "object", "properties": {"tz": {"type": "string", "description": "An IANA zone."}},
+  "required": ["tz"]},
+  "outputSchema": {"type": "object"}}]"#,
+    )]);
+    let o = run_in(
+        dir.path(),
+        &["audit", "--deny", "warnings", "clean.tools.json"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    insta::assert_snapshot!("audit_clean", stdout(&o));
+}
+
+#[test]
+fn seed_outputs_are_found_beside_the_spec_or_named() {
+    // harnesses/veo.seed_outputs.json sits beside veo.tools.json.
+    let o = run(
+        &[
+            "audit",
+            "--all",
+            "--format",
+            "json",
+            "harnesses/veo.tools.json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let seeds: Vec<&str> = v["servers"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "audit.no_seed_outputs")
+        .map(|f| f["tool"].as_str().unwrap_or("(server)"))
+        .collect();
+    insta::assert_snapshot!("audit_veo_seed_gaps", seeds.join("\n"));
+    let dir = project(&[
+        (
+            "a.json",
+            r#"[{"name": "t", "description": "d", "inputSchema": {"type": "object", "properties": {}}}]"#,
+        ),
+        (
+            "samples.json",
+            r#"{"samples": [{"tool": "t", "result": {"content": []}}]}"#,
+        ),
+        ("bad.json", "{\"samples\": [{\"result\": 1}]}"),
+    ]);
+    let count = |o: &Output| stdout(o).matches("audit.no_seed_outputs").count();
+    let without = run_in(dir.path(), &["audit", "--all", "a.json"], None);
+    assert_eq!(count(&without), 1, "{}", stdout(&without));
+    let with = run_in(
+        dir.path(),
+        &["audit", "--all", "a.json", "--seed-outputs", "samples.json"],
+        None,
+    );
+    assert_eq!(count(&with), 0, "{}", stdout(&with));
+    let bad = run_in(
+        dir.path(),
+        &["audit", "a.json", "--seed-outputs", "bad.json"],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    insta::assert_snapshot!("audit_bad_seed_file", stderr(&bad));
+}
+
+#[test]
+fn a_spec_that_does_not_load_is_an_input_error_at_its_place() {
+    let dir = project(&[("broken.tools.json", "[\n  {\"name\": \"t\",}\n]\n")]);
+    let o = run_in(dir.path(), &["audit", "broken.tools.json"], None);
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("audit_broken_spec", stderr(&o));
+}
+
+#[test]
+fn every_public_capture_audits() {
+    let dir = repo().join("tests/fixtures/audit");
+    let mut specs: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tools.json"))
+        .map(|p| p.strip_prefix(repo()).unwrap().display().to_string())
+        .collect();
+    specs.sort();
+    assert!(specs.len() >= 10, "{specs:?}");
+    let mut args = vec!["audit"];
+    args.extend(specs.iter().map(String::as_str));
+    let o = run(&args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let table: String = stdout(&o)
+        .lines()
+        .skip_while(|l| !l.starts_with("server "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("audit_public_fleet", table);
+}
