@@ -85,7 +85,7 @@ fn tokens(name: &str) -> BTreeSet<String> {
 /// same words once generic ones (`output`, `gcs`, `uri`, …) are set aside — `bucket`,
 /// `gcs_bucket_uri` and `output_gcs_bucket` are one; `image_uri` and `first_image_uri` are not.
 fn similar_names(a: &str, b: &str) -> bool {
-    if strsim::normalized_levenshtein(&a.to_lowercase(), &b.to_lowercase()) >= 0.8 {
+    if strsim::normalized_levenshtein(&a.to_lowercase(), &b.to_lowercase()) >= 0.85 {
         return true;
     }
     const GENERIC: &[&str] = &[

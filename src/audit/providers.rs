@@ -456,10 +456,8 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                 }
             }
             _ => walk(root, "", &mut |o, at| match rule.check {
-                Check::Keyword(k) => {
-                    if o.contains_key(k) {
-                        push(k, &format!("{at}/{k}"), format!("`{k}`"));
-                    }
+                Check::Keyword(k) if o.contains_key(k) => {
+                    push(k, &format!("{at}/{k}"), format!("`{k}`"));
                 }
                 Check::GeminiUnknownKeyword => {
                     for k in o.keys() {
@@ -473,14 +471,11 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                         }
                     }
                 }
-                Check::TypeNotOneName => match o.get("type") {
-                    Some(Value::Array(_)) => push(
-                        "type",
-                        &format!("{at}/type"),
-                        "a `type` array (use one type, with `nullable: true`)".into(),
-                    ),
-                    _ => {}
-                },
+                Check::TypeNotOneName if o.get("type").is_some_and(Value::is_array) => push(
+                    "type",
+                    &format!("{at}/type"),
+                    "a `type` array (use one type, with `nullable: true`)".into(),
+                ),
                 Check::Format => {
                     if let Some(f) = o.get("format").and_then(Value::as_str) {
                         let ty = o.get("type").and_then(Value::as_str);
@@ -493,14 +488,15 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                         }
                     }
                 }
-                Check::OpenObject => {
-                    if is_object(o) && o.get("additionalProperties") != Some(&Value::Bool(false)) {
-                        push(
-                            "additionalProperties",
-                            at,
-                            "an object without `additionalProperties: false`".into(),
-                        );
-                    }
+                Check::OpenObject
+                    if is_object(o)
+                        && o.get("additionalProperties") != Some(&Value::Bool(false)) =>
+                {
+                    push(
+                        "additionalProperties",
+                        at,
+                        "an object without `additionalProperties: false`".into(),
+                    );
                 }
                 Check::OptionalProperty => {
                     let required: Vec<&str> = o
