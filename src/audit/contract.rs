@@ -37,8 +37,7 @@ pub(super) fn check(server: &Server, tool: &ToolSpec) -> Vec<AuditFinding> {
                     .finding(AuditCode::NoParamType, Some(name), Some(p.name))
                     .at(&p.pointer)
                     .message(format!(
-                        "`{}` has no type: any JSON value validates, and providers that need one \
-                         (Gemini) refuse the tool",
+                        "`{}` has no type: any JSON value validates, and an agent guesses its shape",
                         p.name
                     ))
                     .done(),

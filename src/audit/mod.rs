@@ -96,6 +96,9 @@ audit_codes! {
     /// A description states a condition across parameters (required when, must match the
     /// length of, one of them is required).
     ProseConditional = "audit.prose_conditional", Prose, Warning;
+    /// A description says the server falls back to an environment variable when the
+    /// parameter is absent: a default that lives in the deployment, which no agent can see.
+    EnvFallback = "audit.env_fallback", Prose, Info;
     /// A description says the parameter is deprecated; the schema has no `deprecated: true`.
     ProseDeprecated = "audit.prose_deprecated", Prose, Info;
     /// A tool without a description.

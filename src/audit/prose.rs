@@ -91,6 +91,12 @@ static CONDITIONAL: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\brequired\s+(?:when|if)\b|\bone\s+of\s+(?:them|these)\s+is\s+required\b|\bmust\s+match\s+the\s+(?:length|number)\b|\bonly\s+(?:used|applies|applied|honou?red)\s+(?:when|if)\b|\bignored\s+(?:when|if|unless)\b|\bmutually\s+exclusive\b|\bcannot\s+be\s+(?:used|combined)\s+with\b",
     )
 });
+static FALLBACK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\benv(?:ironment)?\s+var(?:iable)?s?\b|\bfalls?\s+back\s+to\b|\bif\s+set\b|\bwill\s+be\s+used\b",
+    )
+});
+static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b"));
 static DEPRECATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bdeprecated\b"));
 static THE_DEPRECATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bthe\s+deprecated\b"));
 
@@ -434,6 +440,20 @@ fn sentence_findings(
                 .done(),
         );
     }
+    if let Some(var) = ENV_NAME
+        .find(sentence)
+        .filter(|_| FALLBACK.is_match(sentence))
+    {
+        let var = var.as_str();
+        out.push(
+            new(AuditCode::EnvFallback)
+                .message(format!(
+                    "without `{name}` the server falls back to the environment variable `{var}`: \
+                     a default no agent can see, and a call that fails where it is unset"
+                ))
+                .done(),
+        );
+    }
     // "Takes precedence over the deprecated output_file_name" is about another parameter.
     let about_another = THE_DEPRECATED.is_match(sentence);
     if DEPRECATED.is_match(sentence)
@@ -534,7 +554,9 @@ fn coverage(server: &Server, tool: &ToolSpec, f: &AuditFinding) -> String {
                     .filter(|r| r.kind.params().contains(&param))
                     .collect::<Vec<_>>();
                 let hit = match f.code {
-                    AuditCode::ProseDefault | AuditCode::DefaultDisagrees => defaulted,
+                    AuditCode::ProseDefault
+                    | AuditCode::DefaultDisagrees
+                    | AuditCode::EnvFallback => defaulted,
                     AuditCode::ProseConditional => !crossed.is_empty(),
                     AuditCode::ProseDeprecated => false,
                     _ => !cs.is_empty(),

@@ -569,13 +569,26 @@ pub(super) fn check(server: &Server, tool: &ToolSpec) -> Vec<AuditFinding> {
             } else {
                 AuditCode::ProviderRefused
             };
+            let message = if what == "name" {
+                format!(
+                    "{provider} refuses the tool name `{}` (its pattern allows {}) [{}]",
+                    tool.name,
+                    match provider {
+                        Provider::Gemini => "letters, digits, `_`, `.`, `:` and `-`, 64 at most, a letter or `_` first",
+                        _ => "letters, digits, `_` and `-`, 64 at most",
+                    },
+                    RULES[rule].doc
+                )
+            } else {
+                format!(
+                    "{provider} refuses `{}`'s input schema as written: {}{more} [{}]",
+                    tool.name, first.why, RULES[rule].doc
+                )
+            };
             let mut f = server
                 .finding(code, Some(&tool.name), None)
                 .at(&at)
-                .message(format!(
-                    "{provider} refuses `{}`'s input schema as written: {}{more} [{}]",
-                    tool.name, first.why, RULES[rule].doc
-                ))
+                .message(message)
                 .done();
             f.provider = Some(provider);
             f

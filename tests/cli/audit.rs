@@ -276,3 +276,69 @@ fn every_public_capture_audits() {
         .collect();
     insta::assert_snapshot!("audit_public_fleet", table);
 }
+
+/// A small two-server fleet written to trip every code once, so each finding kind's rendering
+/// is pinned (the real specs above show which of them real servers trip).
+#[test]
+fn every_code_on_a_small_fleet() {
+    let a = r#"[
+  {"name": "render.video", "inputSchema": {"type": "object", "properties": {
+    "quality": {"type": "string", "description": "Output quality. Supported values: 'draft', 'final'."},
+    "steps": {"type": "number", "description": "Denoising steps, between 1 and 50. Must be an integer."},
+    "fps": {"type": "number", "default": 30, "description": "Frames per second. Defaults to 24."},
+    "seconds": {"type": "number", "description": "Length (default: 8). The maximum is model-dependent."},
+    "mask": {"type": "string", "description": "Required when mode is 'inpaint'."},
+    "legacy_name": {"type": "string", "description": "Deprecated; use name."},
+    "bucket": {"type": "string", "description": "Bucket for the output. If not provided, OUTPUT_BUCKET env var will be used."},
+    "anything": {"description": "Free-form."},
+    "site": {"type": "string", "format": "uri", "description": "Where to post it."},
+    "tags": {"type": ["array", "null"], "items": {"type": "string"}},
+    "prompt": {"type": "string"}
+  }, "required": ["prompt"]}}
+]"#;
+    let b = r#"[
+  {"name": "upload", "description": "Uploads a file.", "annotations": {"readOnlyHint": false},
+   "outputSchema": {"type": "object"},
+   "inputSchema": {"type": "object", "properties": {
+     "gcs_bucket_uri": {"type": "string", "description": "GCS bucket for the output file."}}}},
+  {"name": "either", "description": "One of two shapes.",
+   "inputSchema": {"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}]}}
+]"#;
+    let dir = project(&[("a.tools.json", a), ("b.tools.json", b)]);
+    let o = run_in(
+        dir.path(),
+        &["audit", "--all", "a.tools.json", "b.tools.json"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let seen: std::collections::BTreeSet<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once("[audit.")?.1.split_once(']'))
+        .map(|(code, _)| code)
+        .collect();
+    let all = [
+        "prose_enum",
+        "prose_range",
+        "prose_integer",
+        "prose_default",
+        "default_disagrees",
+        "model_dependent",
+        "prose_conditional",
+        "env_fallback",
+        "prose_deprecated",
+        "no_tool_description",
+        "no_param_type",
+        "required_undescribed",
+        "no_param_description",
+        "no_output_schema",
+        "no_annotations",
+        "no_seed_outputs",
+        "fleet_name",
+        "provider_refused",
+        "strict_refused",
+    ];
+    let missing: Vec<&&str> = all.iter().filter(|c| !seen.contains(**c)).collect();
+    assert!(missing.is_empty(), "not tripped: {missing:?}\n{out}");
+    insta::assert_snapshot!("audit_every_code", out);
+}
