@@ -342,3 +342,35 @@ fn every_code_on_a_small_fleet() {
     assert!(missing.is_empty(), "not tripped: {missing:?}\n{out}");
     insta::assert_snapshot!("audit_every_code", out);
 }
+
+/// tests/fixtures/audit/GENMEDIA-RULES.md counts the RULES.md rules the audit finds; the
+/// matrix rules its prose findings are covered by must stay the ones it lists.
+#[test]
+fn genmedia_prose_findings_match_rules_md() {
+    let o = run_owned(&genmedia_args("json"));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let mut covered = std::collections::BTreeSet::new();
+    let mut prose = 0;
+    for s in v["servers"].as_array().unwrap() {
+        for f in s["findings"].as_array().unwrap() {
+            let Some(m) = f["matrix"].as_str() else {
+                continue;
+            };
+            prose += 1;
+            assert!(f["quote"].as_str().is_some(), "a prose finding quotes: {f}");
+            if let Some(rules) = m
+                .strip_prefix("covered by ")
+                .and_then(|r| r.split_once(" ("))
+                .map(|(_, r)| r.trim_end_matches(')'))
+            {
+                covered.extend(rules.split(", ").map(str::to_owned));
+            }
+        }
+    }
+    let want = [
+        "G1", "I2", "I3", "L1", "L2", "O1", "O2", "O3", "T1", "V10", "V11", "V12", "V2", "V3",
+        "V4", "V5", "V8",
+    ];
+    assert_eq!(covered, want.iter().map(|s| (*s).to_owned()).collect());
+    assert_eq!(prose, 106);
+}
