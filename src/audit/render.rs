@@ -254,6 +254,13 @@ pub fn markdown(audit: &Audit, min: Severity) -> String {
             p.tools_with_output_schema
         );
         let shown: Vec<&AuditFinding> = s.findings.iter().filter(|f| f.severity >= min).collect();
+        let hidden = s.findings.len() - shown.len();
+        if hidden > 0 {
+            let _ = writeln!(
+                out,
+                "_{hidden} note(s) (`info`) not shown; `--all` shows them._\n"
+            );
+        }
         if shown.is_empty() {
             out.push_str("No findings.\n");
             continue;
