@@ -7,7 +7,9 @@
 //! providers' documented schema subsets, one table ([`RULES`]) with the page each comes from
 //! (read 2025-11); where a page only says what is *supported*, a keyword outside that list
 //! counts as refused only when the API's validation is known to reject it, and is left out
-//! otherwise. No rule here claims a silent drop: none is documented.
+//! otherwise. No rule here claims a silent drop: none is documented. Clients that rewrite a
+//! schema before sending it (some strip `$schema` and `additionalProperties` for Gemini) hide a
+//! refusal from their own users only; the audit reports the schema as the server wrote it.
 
 use std::collections::BTreeMap;
 use std::fmt;
