@@ -58,7 +58,7 @@ static DASH_RANGE: LazyLock<Regex> = LazyLock::new(|| {
 });
 static AT_MOST: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:max(?:imum)?(?:\s+(?:of|is))?|at\s+most|up\s+to|no\s+more\s+than)\s+(?P<n>\d[\d,]*)\b(?P<chars>\s+(?:characters|chars)\b)?",
+        r"(?i)\b(?:max(?:imum)?(?:\s+(?:of|is))?:?|at\s+most|up\s+to|no\s+more\s+than)\s+(?P<n>\d[\d,]*)\b(?P<chars>\s+(?:characters|chars)\b)?",
     )
 });
 static AT_LEAST: LazyLock<Regex> =
@@ -70,7 +70,7 @@ static INTEGER: LazyLock<Regex> =
 const VALUE: &str = r#"(?P<v>'[^']*'|"[^"]*"|`[^`]*`|[^\s,;()]+)"#;
 static DEFAULTS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        format!(r"(?i)\bdefaults?\s+(?:to|is|:)\s*{VALUE}"),
+        format!(r"(?i)\bdefaults?(?:\s+to|\s+is|\s*:)\s*{VALUE}"),
         format!(r"(?i)\bthe\s+default\s+(?:value\s+)?is\s+{VALUE}"),
         format!(r"(?i)[(,]\s*default[:\s]\s*{VALUE}"),
         format!(
@@ -97,8 +97,14 @@ static FALLBACK: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b"));
-static DEPRECATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bdeprecated\b"));
-static THE_DEPRECATED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\bthe\s+deprecated\b"));
+/// The parameter itself deprecated: "(deprecated; use …)", "Deprecated: …", "this parameter is
+/// deprecated" — not "`insert_content` is deprecated" (a value) or "the deprecated `x`" (another
+/// parameter).
+static DEPRECATED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:optional[.,:]?\s*)?\(?deprecated\b|\(deprecated\b|\bthis\s+(?:parameter|field|argument|option)\s+is\s+deprecated\b",
+    )
+});
 
 /// Words that follow "defaults to" without being a value ("defaults to the first voice").
 const NOT_A_VALUE: &[&str] = &[
@@ -454,12 +460,7 @@ fn sentence_findings(
                 .done(),
         );
     }
-    // "Takes precedence over the deprecated output_file_name" is about another parameter.
-    let about_another = THE_DEPRECATED.is_match(sentence);
-    if DEPRECATED.is_match(sentence)
-        && !about_another
-        && p.schema.get("deprecated") != Some(&json!(true))
-    {
+    if DEPRECATED.is_match(sentence) && p.schema.get("deprecated") != Some(&json!(true)) {
         out.push(
             new(AuditCode::ProseDeprecated)
                 .message(format!(
@@ -620,6 +621,16 @@ mod tests {
             .map(|c| values(&c["list"]))
             .unwrap_or_default();
         assert_eq!(got, want);
+    }
+
+    #[rstest::rstest]
+    #[case("Optional (deprecated; use output_filename).", true)]
+    #[case("(deprecated; use output_filename) Desired file name.", true)]
+    #[case("Deprecated: use `name`.", true)]
+    #[case("Takes precedence over the deprecated output_file_name.", false)]
+    #[case("`insert_content` and `replace_content_range` are deprecated.", false)]
+    fn deprecation(#[case] s: &str, #[case] want: bool) {
+        assert_eq!(DEPRECATED.is_match(s), want, "{s}");
     }
 
     #[rstest::rstest]
