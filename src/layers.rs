@@ -16,6 +16,7 @@ pub(crate) const ORDER: &[&str] = &[
     "ingest",
     "stats",
     "lint",
+    "audit",
     "flow",
     "score",
     "trajectory",

@@ -39,6 +39,7 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+pub mod audit;
 pub mod bfcl;
 pub mod bless;
 pub mod check;

@@ -6,6 +6,7 @@
 //! ([`exit`]): 0 clean, 1 findings or failed trials, 2 bad input or usage (clap's own usage
 //! errors exit 2 as well), 3 an LLM provider or MCP server failed.
 
+mod audit;
 mod bless;
 mod check;
 mod diff_spec;
@@ -76,6 +77,9 @@ enum Command {
     /// harness trial under cargo test or nextest, and by `check`) into one report: terminal,
     /// JSON, JUnit, Markdown or HTML.
     Report(report::Args),
+    /// Audit tool specs for what they hide from agents: prose-only constraints, missing
+    /// contract, one concept under several names across a fleet, provider schema refusals.
+    Audit(audit::Args),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -184,6 +188,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::DiffSpec(args) => diff_spec::run(args, out),
         Command::Import(source) => import::run(source, out),
         Command::InspectSpec(args) => inspect::run(args, out),
+        Command::Audit(args) => audit::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
         Command::Run(args) => run::run(args, out),

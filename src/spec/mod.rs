@@ -308,6 +308,14 @@ impl ToolSet {
         Some(origin.file.error_at_pointer(&at, message))
     }
 
+    /// Where the tool named `name` was read from: the file, the JSON pointer of the tool
+    /// object (`/tools/3`) and that of its input schema as written (`None` for a translated
+    /// BFCL schema). `None` for a tool built in code or read from JSON Lines.
+    pub fn origin(&self, name: &str) -> Option<(&SourceFile, &str, Option<&str>)> {
+        let origin = self.origins.get(self.index_of(name)?)?.as_ref()?;
+        Some((&origin.file, &origin.tool, origin.schema.as_deref()))
+    }
+
     /// Builds a tool set from an already-parsed spec document.
     pub fn from_json(value: &Value) -> Result<Self, SpecError> {
         Self::parse(value).map(|(set, _)| set)

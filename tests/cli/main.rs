@@ -3,6 +3,7 @@
 //! and snapshots what a person would read.
 
 mod adk;
+mod audit;
 mod bless;
 mod check;
 mod chromium;
