@@ -23,6 +23,9 @@ INSPECTOR_CLI_VERSION=1.0.3
 INSPECTOR_VERSION=2.12.0
 MCP_PY_VERSION=2.3.0
 EVERYTHING=${AGENT_SEER_NPM:-$CACHE/npm-2026.8.31}/node_modules/@modelcontextprotocol/server-everything
+# The conformance suite runs against serve of the suite's own fixture tools, mocked
+# (tests/conformance/everything.yaml); the clients list and call against a real suite's.
+CONFORMANCE_HARNESS=${AGENT_SEER_CONFORMANCE_HARNESS:-tests/conformance/everything.yaml}
 SUITE=${AGENT_SEER_CONFORMANCE_SUITE:-harnesses/time.yaml}
 SCENARIO=${AGENT_SEER_CONFORMANCE_SCENARIO:-tokyo-now}  # its first step is the call the clients make
 OUT=${AGENT_SEER_CONFORMANCE_OUT:-$ROOT/target/conformance}
@@ -144,10 +147,11 @@ PORT=3001 start everything-http 3001 node "$EVERYTHING/dist/index.js" streamable
 start python-http 3002 "$PY" "$T/python_server.py" --http 127.0.0.1:3002 && python_up=1
 
 # ---- the conformance suite against serve --http, one run per revision ----
-SERVE_URL=http://127.0.0.1:3000/mcp
-if [[ $serve_http == 1 ]] && start serve-http 3000 "$BIN" serve "$HARNESS" --http 127.0.0.1:3000; then
+CONFORMANCE_URL=http://127.0.0.1:3000/mcp SERVE_URL=http://127.0.0.1:3003/mcp
+if [[ $serve_http == 1 ]] && start serve-http 3003 "$BIN" serve "$HARNESS" --http 127.0.0.1:3003 &&
+  start serve-http-conformance 3000 "$BIN" serve "$ROOT/$CONFORMANCE_HARNESS" --http 127.0.0.1:3000; then
   for rev in 2025-11-25 2026-07-28; do
-    "$NODE" "$CONFORMANCE" server --url "$SERVE_URL" --requirements "$rev" --timeout 15000 \
+    "$NODE" "$CONFORMANCE" server --url "$CONFORMANCE_URL" --requirements "$rev" --timeout 15000 \
       -o "$OUT/conformance/http-$rev" >"$OUT/logs/conformance-http-$rev.log" 2>&1 || true
     sed -n '/=== SUMMARY ===/,$p' "$OUT/logs/conformance-http-$rev.log" | grep -E '^(Total|Not scored)' | sed "s/^/conformance $rev: /"
   done
