@@ -124,15 +124,13 @@ record() {
 }
 # check RUN CHECK COMMAND…: the command's exit status is the check's; its stderr is the message.
 check() {
-  local run=$1 name=$2 err
+  local run=$1 name=$2 log=$OUT/logs/$1-${2//[:\/]/_}
   shift 2
-  err=$(mktemp)
-  if "$@" 2>"$err" >"$err.out"; then
+  if "$@" 2>"$log.err" >"$log.out"; then
     record "$run" "$name" SUCCESS ""
   else
-    record "$run" "$name" FAILURE "$(tail -c 2000 "$err"; tail -c 500 "$err.out")"
+    record "$run" "$name" FAILURE "$(tail -c 2000 "$log.err"; tail -c 500 "$log.out")"
   fi
-  rm -f "$err" "$err.out"
 }
 
 has_flag() { "$BIN" "$1" --help 2>&1 | grep -q -- "$2"; }
@@ -175,7 +173,7 @@ mapfile -t KV < <("$PY" "$T/harness_step.py" args-kv "$HARNESS" "$SCENARIO")
 ARGS_JSON=$("$PY" "$T/harness_step.py" args-json "$HARNESS" "$SCENARIO")
 # inspector_check RUN CHECK VERB TARGET… -- CLIENT COMMAND…: run the client (stdout to a file), then assert.
 inspector_check() {
-  local run=$1 name=$2 verb=$3 o=$OUT/logs/$1-${2//[:\/]/_}.json
+  local run=$1 name=$2 verb=$3 o=$OUT/logs/$1-${2//[:\/]/_}.client.json
   shift 3
   local rc=0
   "$@" >"$o" 2>"$o.err" || rc=$?
