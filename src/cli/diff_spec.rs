@@ -44,18 +44,38 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .collect::<Result<Vec<_>, _>>()?;
     let mut changes = diff(&old, &new);
     touch(&mut changes, &harnesses);
-    match args.format {
+    report(
+        &changes,
+        harnesses.len(),
+        &args.old.display().to_string(),
+        &args.new.display().to_string(),
+        args.format,
+        out,
+    )?;
+    Ok(if changes.is_empty() {
+        Outcome::Clean
+    } else {
+        Outcome::Findings
+    })
+}
+
+/// The changes, for a person or as JSON: `old` and `new` name the two captures, `harnesses`
+/// how many harnesses were searched for touched scenarios.
+pub(super) fn report(
+    changes: &[agent_seer::spec::diff::Change],
+    harnesses: usize,
+    old: &str,
+    new: &str,
+    format: Format,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    match format {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&changes)?)?,
         Format::Human => {
             if changes.is_empty() {
-                writeln!(
-                    out,
-                    "no changes between {} and {}",
-                    args.old.display(),
-                    args.new.display()
-                )?;
+                writeln!(out, "no changes between {} and {}", old, new)?;
             }
-            for c in &changes {
+            for c in changes {
                 let sign = match c.kind {
                     "tool.added" | "param.added" => '+',
                     "tool.removed" | "param.removed" => '-',
@@ -86,13 +106,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 "\n{} change(s), {breaking} breaking; {} scenario(s) touched in {} harness(es)",
                 changes.len(),
                 touched.len(),
-                harnesses.len()
+                harnesses
             )?;
         }
     }
-    Ok(if changes.is_empty() {
-        Outcome::Clean
-    } else {
-        Outcome::Findings
-    })
+    Ok(())
 }

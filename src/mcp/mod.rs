@@ -1,33 +1,63 @@
-//! MCP over stdio: a client that starts a real server and reads its tools, and a mock server
-//! that answers from a harness.
+//! MCP: a client that reads a real server's tools (over stdio or streamable HTTP, in the
+//! session-based 2025-11-25 revision or the stateless 2026-07-28 one), and a mock server that
+//! answers from a harness as the real server would.
 //!
-//! The client speaks newline-delimited JSON-RPC 2.0 itself rather than through an SDK, so
-//! `tools/list` comes back exactly as the server sent it (a typed SDK drops fields it does not
-//! know, and `inspect` must save what the server says). It starts the child, `initialize`s,
-//! sends `notifications/initialized`, pages through `tools/list` (`nextCursor`), and stops
-//! only the child it started. Every request has a timeout; a server that hangs, exits or
-//! writes something other than JSON-RPC to stdout ends in an [`McpError`] carrying the tail of
-//! its stderr. A reply whose id is not the request's is named at once (a server that mixes up
-//! ids would otherwise look like one that hangs). What is held is bounded: a stdout line (one
-//! message) at [`MAX_LINE`], the stderr tail at 20 lines and [`STDERR_QUOTED`] bytes. The main
-//! types are [`Client`] (built with [`Client::start`]) and the mock [`server::serve`].
+//! The client speaks JSON-RPC 2.0 itself rather than through an SDK, so `tools/list` comes back
+//! exactly as the server sent it: every field, in the server's order and spelling (a typed SDK
+//! drops or re-spells what it does not know, and `inspect` must save what the server says).
+//! [`Client::connect`] starts the child or reaches the URL and settles the revision: `initialize`
+//! for the legacy one, per-request `_meta` for the modern one, or — with [`Protocol::Auto`] —
+//! the spec's probe (`server/discover` first, the handshake when the server does not know it).
+//! Every request has a timeout; a server that hangs, exits or answers something other than
+//! JSON-RPC ends in an [`McpError`] carrying the tail of its stderr.
+//!
+//! The mock is [`server`]: one I/O-free [`server::Session`], served over stdio
+//! ([`server::serve`]) or HTTP ([`server::serve_http`]).
 
+mod http;
+pub mod proxy;
 pub mod server;
+mod stdio;
 
-use std::collections::{BTreeSet, VecDeque};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 
-/// The MCP protocol version we ask for.
-pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
+/// The session-based revision we ask for in `initialize`.
+pub const LEGACY_VERSION: &str = "2025-11-25";
 
-/// The longest line (one JSON-RPC message) read from a peer's stdio, 16 MiB: a longer one is an
-/// error rather than memory without bound (a server once wrote 3 GB without a newline).
+/// The stateless revision: no handshake, version and client in every request's `_meta`.
+pub const MODERN_VERSION: &str = "2026-07-28";
+
+/// Every revision the mock serves, newest first (the modern one statelessly, the others
+/// through `initialize`).
+pub const SUPPORTED_VERSIONS: &[&str] = &[
+    MODERN_VERSION,
+    LEGACY_VERSION,
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+/// The `_meta` keys of the 2026-07-28 revision.
+pub(crate) mod meta {
+    pub const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+}
+
+/// The JSON-RPC error codes the 2026-07-28 revision defines (its reserved range).
+pub(crate) mod code {
+    pub const HEADER_MISMATCH: i64 = -32020;
+    pub const MISSING_CAPABILITY: i64 = -32021;
+    pub const UNSUPPORTED_VERSION: i64 = -32022;
+}
+
+/// The longest line (one JSON-RPC message) read from a peer, 16 MiB: a longer one is an error
+/// rather than memory without bound (a server once wrote 3 GB without a newline).
 pub const MAX_LINE: usize = 16 << 20;
 
 /// At most this much of the server's stderr is quoted in an error (the newest lines first);
@@ -37,8 +67,12 @@ pub const STDERR_QUOTED: usize = 4 << 10;
 /// Where one stderr line is cut for quoting.
 pub const STDERR_LINE: usize = 1 << 10;
 
-/// How many characters of an unexpected stdout message an error quotes.
+/// How many characters of an unexpected message an error quotes.
 const SHOWN: usize = 200;
+
+/// The longest wait for the `server/discover` probe before a stdio server is taken for a
+/// legacy one (the spec: legacy servers may not answer an unknown request at all).
+const PROBE: Duration = Duration::from_secs(3);
 
 /// Why talking to a server failed, with what it printed on stderr last.
 #[derive(Debug, thiserror::Error)]
@@ -48,8 +82,17 @@ pub struct McpError {
     /// answered with a JSON-RPC error, or wrote something that is not JSON-RPC.
     pub message: String,
     /// The server's last stderr lines, oldest first: up to 20 lines and [`STDERR_QUOTED`]
-    /// bytes, a long line cut at [`STDERR_LINE`] bytes.
+    /// bytes, a long line cut at [`STDERR_LINE`] bytes. Empty over HTTP.
     pub stderr: Vec<String>,
+}
+
+impl McpError {
+    fn new(message: impl Into<String>) -> Self {
+        McpError {
+            message: message.into(),
+            stderr: Vec::new(),
+        }
+    }
 }
 
 fn tail(lines: &[String]) -> String {
@@ -63,110 +106,189 @@ fn tail(lines: &[String]) -> String {
     }
 }
 
-/// What `initialize` told us.
+/// The first [`SHOWN`] characters of a message, for an error.
+fn shown(line: &[u8]) -> String {
+    String::from_utf8_lossy(line).chars().take(SHOWN).collect()
+}
+
+/// Which protocol revision the client speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// Probe as the 2026-07-28 spec says: `server/discover` with the modern version; a
+    /// `DiscoverResult` or a modern error means modern, anything else legacy.
+    #[default]
+    Auto,
+    /// The session-based revision ([`LEGACY_VERSION`]): `initialize`, then requests.
+    Legacy,
+    /// The stateless revision ([`MODERN_VERSION`]): every request carries its `_meta`.
+    Modern,
+}
+
+/// Where the server is.
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    /// A command to start, speaking MCP on its stdio.
+    Command {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables.
+        envs: Vec<(String, String)>,
+    },
+    /// A streamable HTTP endpoint.
+    Url {
+        /// The MCP endpoint (`http://127.0.0.1:8080/mcp`).
+        url: String,
+        /// Headers sent on every request (`Authorization`, API keys).
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// What the server said about itself: the `initialize` result (legacy) or the
+/// `server/discover` result (modern).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ServerInfo {
     /// `serverInfo.name` (empty when missing).
     pub name: String,
     /// `serverInfo.version` (empty when missing).
     pub version: String,
-    /// The protocol version the server chose (empty when missing).
+    /// The protocol version in use (empty when the server named none).
     pub protocol_version: String,
     /// The server's `capabilities` object, as sent (null when missing).
     pub capabilities: Value,
     /// The server's `instructions`, if it sent any.
     pub instructions: Option<String>,
+    /// `"legacy"` or `"modern"`.
+    pub era: &'static str,
+    /// The whole result as the server wrote it (member order and spelling kept): what
+    /// `inspect` saves beside the tools for `serve` to present.
+    #[serde(skip)]
+    pub raw: String,
 }
 
-/// A running server and our side of its stdio.
+/// One JSON-RPC response (or error response) as the server sent it.
+pub(crate) struct Reply {
+    /// It, parsed.
+    pub msg: Value,
+    /// Its text.
+    pub text: Vec<u8>,
+}
+
+enum Link {
+    Stdio(stdio::Stdio),
+    Http(http::Http),
+}
+
+/// A connection to a server, its revision settled.
 pub struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    // The stdout line being read (kept across a cancelled read).
-    line: Vec<u8>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    link: Link,
+    endpoint: Endpoint,
     next_id: u64,
-    // Requests that timed out: a late answer to one is skipped, not taken for a wrong id.
-    abandoned: BTreeSet<u64>,
     timeout: Duration,
-    /// What `initialize` returned; always set once [`Client::start`] succeeds.
+    modern: bool,
+    // The version the legacy handshake settled on (the HTTP `MCP-Protocol-Version`).
+    negotiated: String,
+    // `x-mcp-header` parameters per tool.
+    param_headers: HashMap<String, ParamHeaders>,
+    /// What the server said about itself; always set once [`Client::connect`] succeeds.
     pub info: Option<ServerInfo>,
 }
 
 impl Client {
-    /// Starts `program args…` with piped stdio and runs the `initialize` handshake.
+    /// Starts `program args…` and runs the legacy handshake (what every stdio server speaks).
     pub async fn start(
         program: &str,
         args: &[String],
         envs: &[(String, String)],
         timeout: Duration,
     ) -> Result<Self, McpError> {
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        for (k, v) in envs {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().map_err(|e| McpError {
-            message: format!("cannot start `{program}`: {e}"),
-            stderr: Vec::new(),
-        })?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(McpError {
-                message: "the child's stdio was not piped".into(),
-                stderr: Vec::new(),
-            });
+        let endpoint = Endpoint::Command {
+            program: program.to_owned(),
+            args: args.to_vec(),
+            envs: envs.to_vec(),
         };
-        let ring: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let sink = ring.clone();
-        tokio::spawn(async move {
-            let mut stderr = BufReader::new(stderr);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                let end = match read_line(&mut stderr, &mut buf, STDERR_LINE).await {
-                    Ok(LineEnd::Eof) | Err(_) => break,
-                    Ok(end) => end,
-                };
-                let mut line = String::from_utf8_lossy(&buf).into_owned();
-                if end == LineEnd::TooLong {
-                    line.push_str(&format!("… [line cut at {STDERR_LINE} bytes]"));
-                }
-                {
-                    let mut r = sink.lock().unwrap_or_else(|p| p.into_inner());
-                    if r.len() == 20 {
-                        r.pop_front();
-                    }
-                    r.push_back(line);
-                }
-                if end == LineEnd::TooLong && skip_line(&mut stderr).await.is_err() {
-                    break;
-                }
-            }
-        });
+        Self::connect(endpoint, Protocol::Legacy, timeout).await
+    }
+
+    /// Starts or reaches the server and settles the revision.
+    pub async fn connect(
+        endpoint: Endpoint,
+        protocol: Protocol,
+        timeout: Duration,
+    ) -> Result<Self, McpError> {
+        let link = open(&endpoint)?;
         let mut client = Client {
-            child,
-            stdin,
-            stdout: BufReader::new(stdout),
-            line: Vec::new(),
-            stderr: ring,
+            link,
+            endpoint,
             next_id: 1,
-            abandoned: BTreeSet::new(),
             timeout,
+            modern: false,
+            negotiated: LEGACY_VERSION.to_owned(),
+            param_headers: HashMap::new(),
             info: None,
         };
-        let result = client
-            .request(
+        match protocol {
+            Protocol::Legacy => client.initialize().await?,
+            Protocol::Modern => {
+                client.modern = true;
+                match client.discover(timeout).await? {
+                    Ok(()) => {}
+                    Err(err) => {
+                        return Err(client.error(format!(
+                            "`server/discover` failed: the server does not speak the \
+                             {MODERN_VERSION} revision: {err}"
+                        )));
+                    }
+                }
+            }
+            Protocol::Auto => {
+                client.modern = true;
+                let probe = client.discover(PROBE.min(timeout)).await;
+                match probe {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) | Err(_) => {
+                        client.modern = false;
+                        // A legacy server may die of a request before `initialize`.
+                        if client.gone() {
+                            client.link = open(&client.endpoint)?;
+                        }
+                        client.initialize().await?;
+                    }
+                }
+            }
+        }
+        Ok(client)
+    }
+
+    /// Whether the revision in use is the stateless one.
+    pub fn is_modern(&self) -> bool {
+        self.modern
+    }
+
+    fn gone(&mut self) -> bool {
+        match &mut self.link {
+            Link::Stdio(s) => s.has_exited(),
+            Link::Http(_) => false,
+        }
+    }
+
+    fn error(&self, message: impl Into<String>) -> McpError {
+        match &self.link {
+            Link::Stdio(s) => s.error(message),
+            Link::Http(_) => McpError::new(message),
+        }
+    }
+
+    async fn initialize(&mut self) -> Result<(), McpError> {
+        let reply = self
+            .request_raw(
                 "initialize",
-                json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "agent-seer", "version": env!("CARGO_PKG_VERSION")}}),
+                json!({"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": client_info()}),
+                self.timeout,
             )
             .await?;
+        let (result, raw) = self.result_of("initialize", reply)?;
         let s = |p: &str| {
             result
                 .pointer(p)
@@ -174,212 +296,251 @@ impl Client {
                 .unwrap_or("")
                 .to_owned()
         };
-        client.info = Some(ServerInfo {
+        let version = s("/protocolVersion");
+        if !version.is_empty() {
+            self.negotiated = version.clone();
+        }
+        self.info = Some(ServerInfo {
             name: s("/serverInfo/name"),
             version: s("/serverInfo/version"),
-            protocol_version: s("/protocolVersion"),
+            protocol_version: version,
             capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
             instructions: result
                 .get("instructions")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            era: "legacy",
+            raw,
         });
-        client
-            .notify("notifications/initialized", json!({}))
+        self.notify("notifications/initialized", json!({})).await
+    }
+
+    /// `server/discover` in the modern revision: `Ok(Err(error))` when the server answered
+    /// with something that says it is not modern (or not in our version).
+    async fn discover(&mut self, timeout: Duration) -> Result<Result<(), String>, McpError> {
+        let reply = self
+            .request_raw("server/discover", json!({}), timeout)
             .await?;
-        Ok(client)
-    }
-
-    fn error(&self, message: impl Into<String>) -> McpError {
-        let ring = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
-        // The newest lines that fit in the budget.
-        let mut budget = STDERR_QUOTED;
-        let mut stderr: Vec<String> = ring
-            .iter()
-            .rev()
-            .take_while(|l| match budget.checked_sub(l.len()) {
-                Some(left) => {
-                    budget = left;
-                    true
+        if let Some(err) = reply.msg.get("error") {
+            let code = err.get("code").and_then(Value::as_i64);
+            let supported = err.pointer("/data/supported").cloned();
+            return Ok(Err(match (code, supported) {
+                (Some(code::UNSUPPORTED_VERSION), Some(s)) => {
+                    format!("it supports {s}, not {MODERN_VERSION}")
                 }
-                None => false,
-            })
+                _ => err.to_string(),
+            }));
+        }
+        let (result, raw) = self.result_of("server/discover", reply)?;
+        let Some(versions) = result.get("supportedVersions").and_then(Value::as_array) else {
+            return Ok(Err("its answer has no `supportedVersions`".into()));
+        };
+        if !versions.iter().any(|v| v == MODERN_VERSION) {
+            return Ok(Err(format!(
+                "it supports {}, not {MODERN_VERSION}",
+                Value::Array(versions.clone())
+            )));
+        }
+        let info = result
+            .pointer(&format!("/_meta/{}", meta::SERVER_INFO.replace('/', "~1")))
             .cloned()
-            .collect();
-        stderr.reverse();
-        McpError {
-            message: message.into(),
-            stderr,
-        }
+            .unwrap_or(Value::Null);
+        let s = |k: &str| info.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        self.info = Some(ServerInfo {
+            name: s("name"),
+            version: s("version"),
+            protocol_version: MODERN_VERSION.to_owned(),
+            capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
+            instructions: result
+                .get("instructions")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            era: "modern",
+            raw,
+        });
+        Ok(Ok(()))
     }
 
-    async fn send(&mut self, msg: &Value) -> Result<(), McpError> {
-        let mut line = serde_json::to_string(msg).unwrap_or_default();
-        line.push('\n');
-        let r = self.stdin.write_all(line.as_bytes()).await;
-        let r = match r {
-            Ok(()) => self.stdin.flush().await,
-            Err(e) => Err(e),
+    /// The result of a reply (its text too), or the JSON-RPC error as an [`McpError`].
+    fn result_of(&self, method: &str, reply: Reply) -> Result<(Value, String), McpError> {
+        if let Some(err) = reply.msg.get("error") {
+            return Err(self.error(format!("`{method}` failed: {err}")));
+        }
+        #[derive(serde::Deserialize)]
+        struct Raw<'a> {
+            #[serde(borrow)]
+            result: Option<&'a RawValue>,
+        }
+        let raw = serde_json::from_slice::<Raw>(&reply.text)
+            .ok()
+            .and_then(|r| r.result.map(|r| r.get().to_owned()))
+            .unwrap_or_else(|| "null".to_owned());
+        Ok((reply.msg.get("result").cloned().unwrap_or(Value::Null), raw))
+    }
+
+    /// The request's params with the modern `_meta` added (an object's own `_meta` kept).
+    fn params(&self, params: Value) -> Value {
+        if !self.modern {
+            return params;
+        }
+        let mut obj = match params {
+            Value::Object(o) => o,
+            _ => Map::new(),
         };
-        match r {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let what = msg
-                    .get("method")
-                    .and_then(Value::as_str)
-                    .unwrap_or("a message")
-                    .to_owned();
-                Err(self
-                    .exited(&format!("`{what}` could not be sent ({e})"))
-                    .await)
+        let m = obj
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(m) = m {
+            m.insert(meta::VERSION.into(), MODERN_VERSION.into());
+            m.insert(meta::CLIENT_INFO.into(), client_info());
+            m.insert(meta::CLIENT_CAPABILITIES.into(), json!({}));
+        }
+        Value::Object(obj)
+    }
+
+    /// The HTTP headers a request carries: the version, and in the modern revision the
+    /// method, the name and the tool's `x-mcp-header` parameters.
+    fn headers(&self, method: &str, params: &Value) -> Vec<(String, String)> {
+        let mut h = Vec::new();
+        if self.modern {
+            h.push(("mcp-protocol-version".into(), MODERN_VERSION.into()));
+            h.push(("mcp-method".into(), method.into()));
+            let name = params.get("name").or_else(|| params.get("uri"));
+            if let Some(n) = name.and_then(Value::as_str) {
+                h.push(("mcp-name".into(), header_value(n)));
             }
+            if method == "tools/call"
+                && let Some(n) = params.get("name").and_then(Value::as_str)
+                && let Some(paths) = self.param_headers.get(n)
+            {
+                for (path, header) in paths {
+                    let mut v = params.get("arguments");
+                    for p in path {
+                        v = v.and_then(|v| v.get(p));
+                    }
+                    let text = match v {
+                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(Value::Bool(b)) => Some(b.to_string()),
+                        Some(Value::Number(n)) => Some(n.to_string()),
+                        _ => None,
+                    };
+                    if let Some(t) = text {
+                        h.push((format!("mcp-param-{header}"), header_value(&t)));
+                    }
+                }
+            }
+        } else if self.info.is_some() {
+            h.push(("mcp-protocol-version".into(), self.negotiated.clone()));
         }
+        h
     }
 
-    /// The error for a server that went away: waits briefly so its last stderr lines are read,
-    /// and names its exit status.
-    async fn exited(&mut self, what: &str) -> McpError {
-        let status = tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let status = match status {
-            Ok(Ok(s)) => format!(" ({s})"),
-            _ => String::new(),
-        };
-        self.error(format!("the server exited{status}: {what}"))
+    async fn request_raw(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Reply, McpError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let params = self.params(params);
+        let headers = self.headers(method, &params);
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        match &mut self.link {
+            Link::Stdio(s) => s.exchange(&msg, id, timeout).await,
+            Link::Http(h) => match h.post(&msg, Some(id), &headers, timeout).await? {
+                Some(r) => Ok(r),
+                None => Err(McpError::new(format!("`{method}` got no answer"))),
+            },
+        }
     }
 
     /// Sends a JSON-RPC notification (no id, no answer awaited).
     pub(crate) async fn notify(&mut self, method: &str, params: Value) -> Result<(), McpError> {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
-            .await
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let headers = self.headers(method, &msg["params"]);
+        let timeout = self.timeout;
+        match &mut self.link {
+            Link::Stdio(s) => s.send(&msg).await,
+            Link::Http(h) => h.post(&msg, None, &headers, timeout).await.map(|_| ()),
+        }
     }
 
-    /// Sends a request and waits for its response (server requests and notifications that
-    /// arrive meanwhile are answered or skipped). A response with another id (a string, a
-    /// float, null, none) is an error at once; at the timeout, the error quotes the last
-    /// message that was neither an answer nor a notification.
+    /// Sends a request and waits for its result; a JSON-RPC error is an [`McpError`].
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, McpError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await?;
-        // `--timeout 18446744073709551615` does not fit in an instant: no deadline then.
-        let deadline = tokio::time::Instant::now().checked_add(self.timeout);
-        let mut unmatched: Option<String> = None;
-        loop {
-            let read = read_line(&mut self.stdout, &mut self.line, MAX_LINE);
-            let read = match deadline {
-                Some(d) => tokio::time::timeout_at(d, read).await,
-                None => Ok(read.await),
-            };
-            match read {
-                Err(_) => {
-                    self.abandoned.insert(id);
-                    let last = unmatched
-                        .map(|m| format!("; the last message that answered nothing: {m}"))
-                        .unwrap_or_default();
-                    return Err(self.error(format!(
-                        "`{method}` got no answer within {:?}{last}",
-                        self.timeout
-                    )));
-                }
-                Ok(Err(e)) => {
-                    return Err(self.error(format!("cannot read the server's stdout: {e}")));
-                }
-                Ok(Ok(LineEnd::Eof)) => {
-                    return Err(self.exited(&format!("no answer to `{method}`")).await);
-                }
-                Ok(Ok(LineEnd::TooLong)) => {
-                    return Err(self.error(format!(
-                        "the server wrote a stdout line longer than {} MiB (the most one JSON-RPC \
-                         message may take) while `{method}` waited for its answer: {}…",
-                        MAX_LINE >> 20,
-                        shown(&self.line)
-                    )));
-                }
-                Ok(Ok(LineEnd::Line)) => {}
-            }
-            let line = std::mem::take(&mut self.line);
-            if line.trim_ascii().is_empty() {
-                continue;
-            }
-            let msg: Value = serde_json::from_slice(&line).map_err(|e| {
-                self.error(format!(
-                    "the server wrote something that is not JSON-RPC to stdout ({e}): {:?}",
-                    shown(&line)
-                ))
-            })?;
-            let rid = msg.get("id");
-            match msg.get("method") {
-                // A request from the server (ping, roots/list, …): answer ping, refuse the rest.
-                Some(m) if rid.is_some() => {
-                    let reply = if m == "ping" {
-                        json!({"jsonrpc": "2.0", "id": rid, "result": {}})
-                    } else {
-                        json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not supported by agent-seer"}})
-                    };
-                    self.send(&reply).await?;
-                }
-                // A notification.
-                Some(_) => {}
-                None if rid.is_none()
-                    && msg.get("result").is_none()
-                    && msg.get("error").is_none() =>
-                {
-                    unmatched = Some(shown(&line));
-                }
-                None => {
-                    let got = rid.and_then(Value::as_u64);
-                    if got == Some(id) {
-                        if let Some(err) = msg.get("error") {
-                            return Err(self.error(format!("`{method}` failed: {err}")));
-                        }
-                        return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
-                    }
-                    if got.is_some_and(|g| self.abandoned.contains(&g)) {
-                        continue; // a late answer to a request that timed out
-                    }
-                    let with = match rid {
-                        Some(v) => format!("id {v}"),
-                        None => "no id".to_owned(),
-                    };
-                    let message = match msg.get("error") {
-                        Some(err) => format!(
-                            "`{method}` failed: the server answered with an error and {with} \
-                             (expected {id}): {err}"
-                        ),
-                        None => format!(
-                            "the server answered `{method}` with {with}, expected {id}: {}",
-                            shown(&line)
-                        ),
-                    };
-                    return Err(self.error(message));
-                }
-            }
+        let reply = self.request_raw(method, params, self.timeout).await?;
+        Ok(self.result_of(method, reply)?.0)
+    }
+
+    /// Sends a request: its result, or the JSON-RPC error object the server answered with (to
+    /// forward as it is); a transport failure is an [`McpError`].
+    pub async fn request_reply(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Result<Result<Value, Value>, McpError> {
+        let reply = self.request_raw(method, params, self.timeout).await?;
+        if let Some(err) = reply.msg.get("error") {
+            return Ok(Err(err.clone()));
         }
+        Ok(Ok(reply.msg.get("result").cloned().unwrap_or(Value::Null)))
     }
 
     /// Every tool, following `nextCursor`, exactly as the server sent them.
     pub async fn list_tools(&mut self) -> Result<Vec<Value>, McpError> {
+        Ok(self.list_tools_text().await?.0)
+    }
+
+    /// Every tool, parsed and as the server wrote it (member order, number spelling kept).
+    pub async fn list_tools_text(&mut self) -> Result<(Vec<Value>, Vec<String>), McpError> {
+        #[derive(serde::Deserialize)]
+        struct Page<'a> {
+            #[serde(borrow)]
+            tools: Vec<&'a RawValue>,
+        }
         let mut tools = Vec::new();
+        let mut texts = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..1000 {
             let params = match &cursor {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let page = self.request("tools/list", params).await?;
+            let reply = self.request_raw("tools/list", params, self.timeout).await?;
+            let (page, raw) = self.result_of("tools/list", reply)?;
             let items = page
                 .get("tools")
                 .and_then(Value::as_array)
                 .ok_or_else(|| self.error("tools/list answered without a `tools` array"))?;
             tools.extend(items.iter().cloned());
+            match serde_json::from_str::<Page>(&raw) {
+                Ok(p) => texts.extend(p.tools.iter().map(|t| t.get().to_owned())),
+                Err(_) => texts.extend(items.iter().map(Value::to_string)),
+            }
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
-                _ => return Ok(tools),
+                _ => {
+                    self.learn_param_headers(&tools);
+                    return Ok((tools, texts));
+                }
             }
         }
         Err(self.error("tools/list kept paging past 1000 pages"))
+    }
+
+    fn learn_param_headers(&mut self, tools: &[Value]) {
+        for t in tools {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            if let Some(schema) = t.get("inputSchema") {
+                param_headers(schema, &mut Vec::new(), &mut found);
+            }
+            if !found.is_empty() {
+                self.param_headers.insert(name.to_owned(), found);
+            }
+        }
     }
 
     /// Calls a tool; the result is the server's `CallToolResult`.
@@ -388,86 +549,126 @@ impl Client {
             .await
     }
 
-    /// Closes stdin (the polite way to end a stdio server), then stops the child if it has not
-    /// exited within a second. Only this child is touched.
-    pub async fn close(mut self) {
-        let _ = self.stdin.shutdown().await;
-        drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(1), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
+    /// Ends the connection: a stdio child is asked to stop (stdin closed) and killed after a
+    /// second; a legacy HTTP session is ended with DELETE. Only what we started is touched.
+    pub async fn close(self) {
+        match self.link {
+            Link::Stdio(s) => s.close().await,
+            Link::Http(h) => h.close().await,
         }
     }
 }
 
-/// The first [`SHOWN`] characters of a line, for an error.
-fn shown(line: &[u8]) -> String {
-    String::from_utf8_lossy(line).chars().take(SHOWN).collect()
+fn open(endpoint: &Endpoint) -> Result<Link, McpError> {
+    Ok(match endpoint {
+        Endpoint::Command {
+            program,
+            args,
+            envs,
+        } => Link::Stdio(stdio::Stdio::spawn(program, args, envs)?),
+        Endpoint::Url { url, headers } => Link::Http(http::Http::new(url, headers)?),
+    })
 }
 
-/// How a [`read_line`] ended.
-#[derive(Debug, PartialEq, Eq)]
-enum LineEnd {
-    /// A whole line is in the buffer (its `\n` consumed, not stored), or the last line before
-    /// the end of the stream.
-    Line,
-    /// The stream ended and the buffer is empty.
-    Eof,
-    /// The line reached the cap before its end; the buffer holds its first `cap` bytes and the
-    /// rest is unread.
-    TooLong,
+fn client_info() -> Value {
+    json!({"name": "agent-seer", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// Appends the next line of `r` (without its `\n`) to `buf`, storing at most `cap` bytes in
-/// all, so a peer that never ends a line cannot make us buffer without bound. Cancel-safe:
-/// what was read stays in `buf`, and a later call goes on from there.
-async fn read_line<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-    buf: &mut Vec<u8>,
-    cap: usize,
-) -> std::io::Result<LineEnd> {
-    loop {
-        let avail = r.fill_buf().await?;
-        if avail.is_empty() {
-            return Ok(if buf.is_empty() {
-                LineEnd::Eof
+/// A tool's `x-mcp-header` parameters: (property path, header name).
+pub(crate) type ParamHeaders = Vec<(Vec<String>, String)>;
+
+/// The `x-mcp-header` annotations of a schema's properties.
+fn param_headers(schema: &Value, path: &mut Vec<String>, out: &mut ParamHeaders) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (k, v) in props {
+        path.push(k.clone());
+        if let Some(h) = v.get("x-mcp-header").and_then(Value::as_str) {
+            out.push((path.clone(), h.to_owned()));
+        }
+        param_headers(v, path, out);
+        path.pop();
+    }
+}
+
+/// A header value as the 2026-07-28 transport writes it: plain when it is visible ASCII
+/// without edge whitespace, else `=?base64?…?=` of its UTF-8.
+pub(crate) fn header_value(v: &str) -> String {
+    let plain = v.bytes().all(|b| (0x20..=0x7e).contains(&b) || b == b'\t')
+        && v.trim() == v
+        && !(v.starts_with("=?base64?") && v.ends_with("?="));
+    if plain {
+        v.to_owned()
+    } else {
+        format!("=?base64?{}?=", base64(v.as_bytes()))
+    }
+}
+
+/// Standard Base64 with padding.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
             } else {
-                LineEnd::Line
-            });
-        }
-        let newline = avail.iter().position(|&b| b == b'\n');
-        let take = newline.unwrap_or(avail.len());
-        let room = cap.saturating_sub(buf.len());
-        if take > room {
-            buf.extend_from_slice(&avail[..room]);
-            r.consume(room);
-            return Ok(LineEnd::TooLong);
-        }
-        buf.extend_from_slice(&avail[..take]);
-        r.consume(take + usize::from(newline.is_some()));
-        if newline.is_some() {
-            return Ok(LineEnd::Line);
+                out.push('=');
+            }
         }
     }
+    out
 }
 
-/// Consumes the rest of a line without storing it.
-async fn skip_line<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<()> {
-    loop {
-        let avail = r.fill_buf().await?;
-        if avail.is_empty() {
-            return Ok(());
+/// Decodes [`base64`]'s output (and the sentinel form's payload); `None` when it is not Base64.
+pub(crate) fn unbase64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for b in text.trim_end_matches('=').bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
         }
-        match avail.iter().position(|&b| b == b'\n') {
-            Some(i) => {
-                r.consume(i + 1);
-                return Ok(());
-            }
-            None => {
-                let n = avail.len();
-                r.consume(n);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The spec's own examples of the header encoding.
+    #[test]
+    fn header_values_as_the_spec_encodes_them() {
+        for (plain, encoded) in [
+            ("us-west1", "us-west1"),
+            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+        ] {
+            assert_eq!(header_value(plain), encoded);
+            if let Some(b) = encoded
+                .strip_prefix("=?base64?")
+                .and_then(|e| e.strip_suffix("?="))
+            {
+                assert_eq!(unbase64(b).unwrap(), plain.as_bytes());
             }
         }
     }

@@ -75,6 +75,76 @@ pub fn line_column(text: &str, offset: usize) -> (u32, u32) {
     (line as u32, column as u32)
 }
 
+/// The same JSON with its whitespace rewritten and nothing else: members keep their order,
+/// numbers and strings their spelling (`serde_json::Value` sorts keys and re-spells numbers).
+/// With `indent`, laid out like `serde_json::to_string_pretty` (`": "`, one member per line,
+/// `{}` and `[]` kept empty); without, on one line with no space at all, as a JSON-RPC line
+/// over stdio must be. Expects text `serde_json` has accepted.
+pub fn reformat(text: &str, indent: Option<&str>) -> String {
+    let bytes = text.trim_start_matches('\u{feff}').as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut depth = 0usize;
+    let mut i = 0;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        if let Some(unit) = indent {
+            out.push(b'\n');
+            for _ in 0..depth {
+                out.extend_from_slice(unit.as_bytes());
+            }
+        }
+    };
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(bytes.len());
+                out.extend_from_slice(&bytes[start..i]);
+                continue;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            b'{' | b'[' => {
+                out.push(b);
+                // An empty container stays `{}` / `[]`.
+                let mut j = i + 1;
+                while matches!(bytes.get(j), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                    j += 1;
+                }
+                if matches!(bytes.get(j), Some(b'}' | b']')) {
+                    out.push(bytes[j]);
+                    i = j + 1;
+                    continue;
+                }
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(b);
+            }
+            b',' => {
+                out.push(b);
+                newline(&mut out, depth);
+            }
+            b':' => {
+                out.push(b);
+                if indent.is_some() {
+                    out.push(b' ');
+                }
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    // Only ASCII bytes were added or dropped, never inside a string: still UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// Nesting deeper than this is given up on (serde_json itself stops at 128).
 const MAX_DEPTH: usize = 256;
 
@@ -358,6 +428,25 @@ impl<'a> Scanner<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn reformat_keeps_order_and_spelling() {
+        let text = "{\"b\": 1.50, \"a\": [ ], \"s\": \"x, \\\" { y\", \"o\": {\"z\": [1, {}]}}";
+        assert_eq!(
+            reformat(text, None),
+            r#"{"b":1.50,"a":[],"s":"x, \" { y","o":{"z":[1,{}]}}"#
+        );
+        // Pretty as serde_json lays out, but in the text's own order.
+        let v: serde_json::Value = serde_json::from_str(r#"{"a":[1,{"b":{}}],"c":"d"}"#).unwrap();
+        assert_eq!(
+            reformat(&serde_json::to_string(&v).unwrap(), Some("  ")),
+            serde_json::to_string_pretty(&v).unwrap()
+        );
+        assert_eq!(
+            reformat(&reformat(text, Some("  ")), None),
+            reformat(text, None)
+        );
+    }
+
     use super::*;
 
     const DOC: &str = "{\n  \"tools\": [\n    {\"name\": \"a\", \"inputSchema\": {\"type\": \"object\"}},\n    {\"name\": \"b\\\"q\", \"x/y\": [1, 2.5e3, true, null, {}]}\n  ]\n}";

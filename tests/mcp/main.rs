@@ -10,15 +10,15 @@ use agent_seer::harness::Transcript;
 use agent_seer::mcp::Client;
 use serde_json::{Value, json};
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn rt() -> tokio::runtime::Runtime {
+pub(crate) fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().unwrap()
 }
 
-fn bin() -> String {
+pub(crate) fn bin() -> String {
     env!("CARGO_BIN_EXE_agent-seer").to_owned()
 }
 
@@ -45,7 +45,7 @@ fn serve_advertises_the_harness_tools() {
         )
         .await
         .unwrap();
-        assert_eq!(c.info.as_ref().unwrap().name, "agent-seer-mock/veo");
+        assert_eq!(c.info.as_ref().unwrap().name, "veo");
         let tools = c.list_tools().await.unwrap();
         let captured: Value = serde_json::from_str(
             &std::fs::read_to_string(repo().join("harnesses/veo.tools.json")).unwrap(),
@@ -132,12 +132,12 @@ fn serve_answers_rejected_and_unknown_calls_with_error_results() {
         let r = c.call_tool("omni_video_generation", &json!({"prompt": "x", "top_p": 1.5})).await.unwrap();
         assert_eq!(r["isError"], true);
         assert!(r["content"][0]["text"].as_str().unwrap().contains("top_p"), "{r}");
-        let r = c.call_tool("veo_t2v", &json!({"prompt": "x"})).await.unwrap();
-        assert_eq!(r["isError"], true);
+        let e = c.call_tool("veo_t2v", &json!({"prompt": "x"})).await.unwrap_err();
+        assert!(e.to_string().contains("Unknown tool: veo_t2v"), "{e}");
         let ok = c.call_tool("omni_video_generation", &json!({"prompt": "a dancer in a neon alley, ambient city sound", "model": "Omni", "gcs_bucket_uri": "mybucket/omni/"})).await.unwrap();
         assert_eq!(ok["content"][1]["uri"], "gs://mybucket/omni/omni_20261129120000_0.mp4");
         let err = c.request("resources/list", json!({})).await.unwrap_err();
-        assert!(err.to_string().contains("not supported by the agent-seer mock"), "{err}");
+        assert!(err.to_string().contains("Method not found: resources/list"), "{err}");
         c.close().await;
     });
 }
@@ -271,8 +271,7 @@ fn inspect_saves_and_profiles() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("server    agent-seer-mock/lyria")
-            && text.contains("tools     lyria_generate_music"),
+        text.contains("server    lyria ") && text.contains("tools     lyria_generate_music"),
         "{text}"
     );
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -287,3 +286,4 @@ mod faults;
 mod generic;
 mod generic_pypi;
 mod real;
+mod twin;

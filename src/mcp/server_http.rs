@@ -1,0 +1,388 @@
+//! `serve --http ADDR`: the twin over streamable HTTP, one endpoint (`/mcp`), both revisions.
+//!
+//! A request with the 2026-07-28 `_meta` is served statelessly: its `MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` headers must match the body (`400`, `-32020`
+//! otherwise), an unsupported version is `400` with `-32022`, an unknown method `404`. A
+//! request without it is the session-based revision: `initialize` mints an `Mcp-Session-Id`
+//! every later request carries (`400` without one, `404` for one we never gave), and `DELETE`
+//! ends it. Every answer is one JSON body; notifications and responses get `202`; `GET` (a
+//! server-to-client stream, which the mock never needs) is `405`. An `Origin` that is not this
+//! machine is `403` (DNS rebinding).
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::Value;
+
+use super::{Answer, RpcError, Session, error_answer, write_recording};
+use crate::mcp::{MAX_LINE, ParamHeaders, code, meta, unbase64};
+
+struct State {
+    session: Mutex<Session<'static>>,
+    // Legacy sessions handed out and not yet ended.
+    sessions: Mutex<HashSet<String>>,
+    record: Option<PathBuf>,
+    // Each tool's `x-mcp-header` parameters.
+    param_headers: Vec<(String, ParamHeaders)>,
+    // The first recording that could not be written: the session ends with it.
+    failed: Mutex<Option<std::io::Error>>,
+}
+
+/// Serves `session` on `listener` until `shutdown` resolves, then gives the session back (for
+/// its attribution and findings). Calls are recorded in `record` after each one.
+pub async fn serve_http(
+    session: Session<'static>,
+    listener: tokio::net::TcpListener,
+    record: Option<PathBuf>,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<Session<'static>> {
+    let mut param_headers = Vec::new();
+    for t in &session.twin.tools {
+        let Ok(v) = serde_json::from_str::<Value>(t) else {
+            continue;
+        };
+        let mut found = Vec::new();
+        if let Some(schema) = v.get("inputSchema") {
+            crate::mcp::param_headers(schema, &mut Vec::new(), &mut found);
+        }
+        if let (Some(name), false) = (v.get("name").and_then(Value::as_str), found.is_empty()) {
+            param_headers.push((name.to_owned(), found));
+        }
+    }
+    let state = Arc::new(State {
+        session: Mutex::new(session),
+        sessions: Mutex::default(),
+        record,
+        param_headers,
+        failed: Mutex::default(),
+    });
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            () = &mut shutdown => break,
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let service = hyper::service::service_fn(move |req| handle(req, state.clone()));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+    if let Some(e) = state
+        .failed
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        return Err(e);
+    }
+    // Connections still open keep a clone; the session is taken out from under them.
+    let session = {
+        let mut guard = state.session.lock().unwrap_or_else(|p| p.into_inner());
+        let empty = Session::with(guard.suite, guard.twin.clone(), guard.options.clone());
+        std::mem::replace(&mut *guard, empty)
+    };
+    Ok(session)
+}
+
+type Reply = Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, body: Option<String>, session: Option<&str>) -> Reply {
+    let mut b = Response::builder().status(status);
+    if body.is_some() {
+        b = b.header("content-type", "application/json");
+    }
+    if let Some(s) = session {
+        b = b.header("mcp-session-id", s);
+    }
+    b.body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new())))
+}
+
+fn rpc_error(status: StatusCode, id: &Value, code: i64, message: impl Into<String>) -> Reply {
+    let a = error_answer(id, RpcError::new(code, message));
+    respond(status, a.reply, None)
+}
+
+/// The status an answer goes back with: the 2026-07-28 transport's for its errors, 200 else.
+fn status_of(a: &Answer) -> StatusCode {
+    match a.error {
+        Some(code::UNSUPPORTED_VERSION | code::HEADER_MISMATCH | code::MISSING_CAPABILITY) => {
+            StatusCode::BAD_REQUEST
+        }
+        Some(-32700 | -32600) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infallible> {
+    if req.uri().path() != "/mcp" {
+        return Ok(respond(StatusCode::NOT_FOUND, None, None));
+    }
+    if let Some(origin) = req.headers().get("origin") {
+        let local = origin.to_str().ok().and_then(|o| {
+            let host = o.split("://").nth(1)?.split(['/', ':']).next()?;
+            Some(matches!(host, "localhost" | "127.0.0.1" | "[" | "") || o.contains("://[::1]"))
+        });
+        if local != Some(true) {
+            return Ok(rpc_error(
+                StatusCode::FORBIDDEN,
+                &Value::Null,
+                -32000,
+                "Forbidden: the Origin is not this machine",
+            ));
+        }
+    }
+    let session_id = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    match *req.method() {
+        hyper::Method::POST => {}
+        hyper::Method::DELETE => {
+            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            return Ok(match session_id {
+                Some(s) if sessions.remove(&s) => respond(StatusCode::OK, None, None),
+                Some(_) => respond(StatusCode::NOT_FOUND, None, None),
+                None => respond(StatusCode::METHOD_NOT_ALLOWED, None, None),
+            });
+        }
+        _ => {
+            let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, None, None);
+            r.headers_mut().insert(
+                "allow",
+                hyper::header::HeaderValue::from_static("POST, DELETE"),
+            );
+            return Ok(r);
+        }
+    }
+    let headers = req.headers().clone();
+    let body = match Limited::new(req.into_body(), MAX_LINE).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return Ok(rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Value::Null,
+                -32700,
+                format!("Parse error: a body longer than {} MiB", MAX_LINE >> 20),
+            ));
+        }
+    };
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let msg: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Ok(rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32700,
+                format!("Parse error: {e}"),
+            ));
+        }
+    };
+    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+    let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+    // Notifications and responses: accepted, nothing to answer.
+    let has = |k: &str| msg.get(k).is_some();
+    if msg.is_object()
+        && ((has("method") && !has("id")) || (!has("method") && (has("result") || has("error"))))
+    {
+        return Ok(respond(StatusCode::ACCEPTED, None, None));
+    }
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    let modern = params
+        .get("_meta")
+        .and_then(|m| m.get(meta::VERSION))
+        .cloned();
+    let mut minted = None;
+    if let Some(version) = &modern {
+        if let Err(why) = check_headers(&get, &msg, version, &state.param_headers) {
+            return Ok(rpc_error(
+                StatusCode::BAD_REQUEST,
+                &id,
+                code::HEADER_MISMATCH,
+                format!("Header mismatch: {why}"),
+            ));
+        }
+    } else if method.as_deref() != Some("initialize") && msg.is_object() {
+        let known = {
+            let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            session_id.as_ref().map(|s| sessions.contains(s))
+        };
+        match known {
+            None => {
+                return Ok(rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    &id,
+                    -32000,
+                    "Bad Request: no Mcp-Session-Id header (send `initialize` first, or the \
+                     2026-07-28 `_meta` for a stateless request)",
+                ));
+            }
+            Some(false) => {
+                return Ok(rpc_error(
+                    StatusCode::NOT_FOUND,
+                    &id,
+                    -32001,
+                    "Session not found",
+                ));
+            }
+            Some(true) => {}
+        }
+    }
+    let answer = {
+        let mut s = state.session.lock().unwrap_or_else(|p| p.into_inner());
+        let before = s.calls();
+        let mut a = s.answer_message(&msg);
+        if let Some(path) = &state.record
+            && s.calls() > before
+            && let Err(e) = write_recording(&s, path)
+        {
+            a = error_answer(&id, RpcError::new(-32603, format!("Internal error: {e}")));
+            let mut failed = state.failed.lock().unwrap_or_else(|p| p.into_inner());
+            failed.get_or_insert(e);
+        }
+        a
+    };
+    if answer.initialized && modern.is_none() {
+        let s = new_session_id();
+        state
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(s.clone());
+        minted = Some(s);
+    }
+    if !answer.delay.is_zero() {
+        tokio::time::sleep(answer.delay).await;
+    }
+    let status = match (modern.is_some(), answer.error) {
+        (true, Some(-32601)) => StatusCode::NOT_FOUND,
+        _ => status_of(&answer),
+    };
+    Ok(respond(status, answer.reply, minted.as_deref()))
+}
+
+/// Whether the 2026-07-28 request headers match the body.
+fn check_headers(
+    get: &dyn Fn(&str) -> Option<String>,
+    msg: &Value,
+    version: &Value,
+    param_headers: &[(String, ParamHeaders)],
+) -> Result<(), String> {
+    let decoded = |v: String| -> Result<String, String> {
+        match v
+            .strip_prefix("=?base64?")
+            .and_then(|r| r.strip_suffix("?="))
+        {
+            Some(b) => unbase64(b)
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| format!("`{v}` is not valid Base64 of UTF-8")),
+            None => Ok(v),
+        }
+    };
+    let want = |name: &str, body: &str| -> Result<(), String> {
+        match get(name) {
+            None => Err(format!("the {name} header is required")),
+            Some(h) => {
+                let h = decoded(h)?;
+                if h == body {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{name} header value '{h}' does not match body value '{body}'"
+                    ))
+                }
+            }
+        }
+    };
+    want("mcp-protocol-version", version.as_str().unwrap_or_default())?;
+    let method = msg
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    want("mcp-method", method)?;
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    if matches!(method, "tools/call" | "prompts/get" | "resources/read") {
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        want("mcp-name", name)?;
+    }
+    if method == "tools/call" {
+        let tool = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let args = params.get("arguments");
+        for (t, paths) in param_headers {
+            if t != tool {
+                continue;
+            }
+            for (path, header) in paths {
+                let mut v = args;
+                for p in path {
+                    v = v.and_then(|v| v.get(p));
+                }
+                let name = format!("mcp-param-{}", header.to_ascii_lowercase());
+                let body = match v {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(other) => Some(other.to_string()),
+                };
+                match (get(&name), body) {
+                    (None, None) => {}
+                    (Some(_), None) => {
+                        return Err(format!("{name} is sent but the argument is absent"));
+                    }
+                    (None, Some(_)) => return Err(format!("the {name} header is required")),
+                    (Some(h), Some(b)) => {
+                        let h = decoded(h)?;
+                        let same = h == b
+                            || matches!((h.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
+                        if !same {
+                            return Err(format!(
+                                "{name} header value '{h}' does not match body value '{b}'"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A session id nobody can guess from the last: 128 bits from the standard library's random
+/// hasher keys, as hex.
+fn new_session_id() -> String {
+    let mut out = String::new();
+    for _ in 0..2 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default(),
+        );
+        out.push_str(&format!("{:016x}", h.finish()));
+    }
+    out
+}
