@@ -202,35 +202,36 @@ for transport in stdio http; do
 done
 
 # ---- inspect --url equals the stdio capture of the same server ----
-# same_capture RUN CHECK URL [--protocol P] -- STDIO COMMAND…
+# same_capture RUN CHECK URL PROTOCOL -- STDIO COMMAND…: the tools and the sidecar
+# (X.server.json: what the server said of itself) must be the same text both ways.
 same_capture() {
-  local run=$1 name=$2 url=$3 a b
-  shift 3
-  local proto=()
-  if [[ $1 == --protocol ]]; then proto=(--protocol "$2"); shift 2; fi
-  shift # --
+  local run=$1 name=$2 url=$3 proto=(--protocol "$4") base
+  shift 5
   [[ $inspect_protocol == 1 ]] || proto=()
-  a=$OUT/logs/$run-${name//[:\/]/_}.stdio.json b=$OUT/logs/$run-${name//[:\/]/_}.http.json
-  if ! "$BIN" inspect "${proto[@]}" -o "$a" -- "$@" >"$a.log" 2>&1; then
-    record "$run" "$name" FAILURE "inspect over stdio failed: $(tail -c 1000 "$a.log")"
-  elif ! "$BIN" inspect "${proto[@]}" --url "$url" -o "$b" >"$b.log" 2>&1; then
-    record "$run" "$name" FAILURE "inspect --url failed: $(tail -c 1000 "$b.log")"
+  base=$OUT/logs/$run-${name//[:\/]/_}
+  if ! "$BIN" inspect "${proto[@]}" -o "$base.stdio.tools.json" -- "$@" >"$base.stdio.log" 2>&1; then
+    record "$run" "$name" FAILURE "inspect over stdio failed: $(tail -c 1000 "$base.stdio.log")"
+  elif ! "$BIN" inspect "${proto[@]}" --url "$url" -o "$base.http.tools.json" >"$base.http.log" 2>&1; then
+    record "$run" "$name" FAILURE "inspect --url failed: $(tail -c 1000 "$base.http.log")"
   else
-    check "$run" "$name" diff -u "$a" "$b"
+    check "$run" "$name:tools" diff -u "$base.stdio.tools.json" "$base.http.tools.json"
+    if [[ -f $base.stdio.server.json || -f $base.http.server.json ]]; then
+      check "$run" "$name:server" diff -u "$base.stdio.server.json" "$base.http.server.json"
+    fi
   fi
 }
 if [[ $inspect_url == 1 ]]; then
   if [[ $everything_up == 1 ]]; then
-    same_capture inspect-url everything:2025-11-25 http://127.0.0.1:3001/mcp --protocol 2025-11-25 -- node "$EVERYTHING/dist/index.js" stdio
+    same_capture inspect-url everything:2025-11-25 http://127.0.0.1:3001/mcp 2025-11-25 -- node "$EVERYTHING/dist/index.js" stdio
   fi
   if [[ $python_up == 1 ]]; then
     for rev in 2025-11-25 2026-07-28; do
-      same_capture inspect-url "python-sdk:$rev" http://127.0.0.1:3002/mcp --protocol "$rev" -- "$PY" "$T/python_server.py"
+      same_capture inspect-url "python-sdk:$rev" http://127.0.0.1:3002/mcp "$rev" -- "$PY" "$T/python_server.py"
     done
   fi
   if [[ $serve_http == 1 ]]; then
     for rev in 2025-11-25 2026-07-28; do
-      same_capture inspect-url "serve:$rev" "$SERVE_URL" --protocol "$rev" -- "$BIN" serve "$HARNESS"
+      same_capture inspect-url "serve:$rev" "$SERVE_URL" "$rev" -- "$BIN" serve "$HARNESS"
     done
   fi
 else
