@@ -12,7 +12,7 @@
 # inside a network namespace that has only loopback, with telemetry off. Results:
 # $AGENT_SEER_CONFORMANCE_OUT (default target/conformance)/summary.md and summary.json; exits
 # nonzero only on a check failing that tests/conformance/expected.json does not list.
-# AGENT_SEER_BIN: the binary to test (default target/debug/agent-seer, built if missing).
+# AGENT_SEER_BIN: the binary to test (default: target/debug/agent-seer, `cargo build` first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -73,9 +73,14 @@ if [[ ${1:-} != --loopback ]]; then
     echo "$stamp" >"$VENV/.complete"
     echo "installed mcp $MCP_PY_VERSION venv in $((SECONDS - t)) s" >&2
   fi
-  BIN=${AGENT_SEER_BIN:-target/debug/agent-seer}
-  [[ -x $BIN ]] || cargo build --bin agent-seer
-  BIN=$(realpath "$BIN")
+  # Without AGENT_SEER_BIN: target/debug/agent-seer, built (a no-op when it is fresh) so that a
+  # stale binary, or the lean build's (`--no-default-features`), is never the one tested.
+  if [[ -n ${AGENT_SEER_BIN:-} ]]; then
+    BIN=$(realpath "$AGENT_SEER_BIN")
+  else
+    cargo build --quiet --bin agent-seer
+    BIN=$ROOT/target/debug/agent-seer
+  fi
   echo "installs and build checked in $((SECONDS - t0)) s" >&2
   rm -rf "$OUT" && mkdir -p "$OUT/logs" "$OUT/home" "$OUT/conformance"
   exec unshare -n env OTEL_SDK_DISABLED=true DO_NOT_TRACK=1 NO_UPDATE_NOTIFIER=1 \
