@@ -112,7 +112,7 @@ start() {
   shift 2
   "$@" >"$OUT/logs/$name.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do  # 30 s: a loaded CI machine starts Python slowly
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
     kill -0 "${pids[-1]}" 2>/dev/null || break
     sleep 0.1
