@@ -624,12 +624,20 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// Decodes [`base64`]'s output (and the sentinel form's payload); `None` when it is not Base64.
+/// Decodes [`base64`]'s output (and the sentinel form's payload): standard Base64 with its
+/// padding; `None` for anything else (unpadded, stray `=`, bits left over).
 pub(crate) fn unbase64(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(4) {
+        return None;
+    }
+    let body = text.trim_end_matches('=');
+    if text.len() - body.len() > 2 {
+        return None;
+    }
     let mut out = Vec::new();
     let mut acc = 0u32;
     let mut bits = 0;
-    for b in text.trim_end_matches('=').bytes() {
+    for b in body.bytes() {
         let v = match b {
             b'A'..=b'Z' => b - b'A',
             b'a'..=b'z' => b - b'a' + 26,
@@ -646,7 +654,8 @@ pub(crate) fn unbase64(text: &str) -> Option<Vec<u8>> {
             acc &= (1 << bits) - 1;
         }
     }
-    Some(out)
+    // The bits past the last byte are zero in canonical Base64.
+    (acc == 0).then_some(out)
 }
 
 #[cfg(test)]
@@ -670,6 +679,10 @@ mod tests {
             {
                 assert_eq!(unbase64(b).unwrap(), plain.as_bytes());
             }
+        }
+        // The conformance suite's refusals: unpadded, and bits left over.
+        for bad in ["SGVsbG8", "SGVsbG9=", "S===", "SGV$bG8="] {
+            assert_eq!(unbase64(bad), None, "{bad}");
         }
     }
 }

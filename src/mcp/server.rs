@@ -518,12 +518,17 @@ pub(crate) struct Answer {
     pub error: Option<i64>,
     /// The request was a legacy `initialize` that succeeded.
     pub initialized: bool,
+    /// The request is malformed in a way HTTP answers with `400` (a 2026-07-28 `_meta`
+    /// without its required members).
+    pub malformed: bool,
 }
 
 /// One client's session with the mock: the reply to each message, and the calls made.
 /// [`Session::handle`] turns one line into its reply without any I/O.
 pub struct Session<'a> {
     suite: &'a Suite,
+    // Set by the HTTP transport for a request its headers call 2026-07-28.
+    pub(crate) stateless: bool,
     twin: Twin,
     options: Options,
     calls: Vec<Recorded>,
@@ -554,6 +559,7 @@ impl<'a> Session<'a> {
         };
         Self {
             suite,
+            stateless: false,
             twin,
             rng: options.faults.seed ^ 0x9e37_79b9_7f4a_7c15,
             options,
@@ -633,7 +639,24 @@ impl<'a> Session<'a> {
         let modern = params
             .get("_meta")
             .and_then(|m| m.get(meta::VERSION))
-            .cloned();
+            .cloned()
+            .or_else(|| self.stateless.then_some(Value::Null));
+        if modern.is_some()
+            && let Some(missing) = missing_meta(&params)
+        {
+            return Answer {
+                malformed: true,
+                ..error_answer(
+                    &id,
+                    RpcError::new(
+                        -32602,
+                        format!(
+                            "Invalid params: `_meta` has no `{missing}`, which every request of the {MODERN_VERSION} revision carries"
+                        ),
+                    ),
+                )
+            };
+        }
         let mut delay = Duration::ZERO;
         let result = match modern {
             Some(version) => self.modern(method, &params, &version, &mut delay),
@@ -648,6 +671,7 @@ impl<'a> Session<'a> {
                 delay,
                 error: None,
                 initialized: method == "initialize",
+                malformed: false,
             },
             Err(e) => Answer {
                 delay,
@@ -908,6 +932,14 @@ impl<'a> Session<'a> {
     }
 }
 
+/// The required 2026-07-28 `_meta` member a request lacks, if any.
+fn missing_meta(params: &Value) -> Option<&'static str> {
+    let m = params.get("_meta");
+    [meta::VERSION, meta::CLIENT_CAPABILITIES]
+        .into_iter()
+        .find(|k| m.and_then(|m| m.get(*k)).is_none())
+}
+
 fn error_answer(id: &Value, e: RpcError) -> Answer {
     let mut err = json!({"code": e.code, "message": e.message});
     if let Some(d) = e.data {
@@ -918,6 +950,7 @@ fn error_answer(id: &Value, e: RpcError) -> Answer {
         delay: Duration::ZERO,
         error: Some(e.code),
         initialized: false,
+        malformed: false,
     }
 }
 

@@ -205,10 +205,13 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
         return Ok(respond(StatusCode::ACCEPTED, None, None));
     }
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    // Stateless when the body's `_meta` or the version header says 2026-07-28.
+    let header_modern = get("mcp-protocol-version").as_deref() == Some(crate::mcp::MODERN_VERSION);
     let modern = params
         .get("_meta")
         .and_then(|m| m.get(meta::VERSION))
-        .cloned();
+        .cloned()
+        .or_else(|| header_modern.then(|| Value::from(crate::mcp::MODERN_VERSION)));
     let mut minted = None;
     if let Some(version) = &modern {
         if let Err(why) = check_headers(&get, &msg, version, &state.param_headers) {
@@ -248,7 +251,9 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     let answer = {
         let mut s = state.session.lock().unwrap_or_else(|p| p.into_inner());
         let before = s.calls();
+        s.stateless = modern.is_some();
         let mut a = s.answer_message(&msg);
+        s.stateless = false;
         if let Some(path) = &state.record
             && s.calls() > before
             && let Err(e) = write_recording(&s, path)
@@ -272,6 +277,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
         tokio::time::sleep(answer.delay).await;
     }
     let status = match (modern.is_some(), answer.error) {
+        _ if answer.malformed => StatusCode::BAD_REQUEST,
         (true, Some(-32601)) => StatusCode::NOT_FOUND,
         _ => status_of(&answer),
     };

@@ -429,6 +429,21 @@ fn the_stateless_revision_is_served_per_request() {
             .unwrap()
             .contains(&json!("2026-07-28"))
     );
+    // A `_meta` without its required members is malformed (-32602), not served.
+    let mut partial = modern_meta();
+    partial
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let e = request(&mut s, 6, "server/discover", json!({"_meta": partial}));
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities"),
+        "{e}"
+    );
     // `ping` is gone from the stateless revision.
     let p = request(&mut s, 5, "ping", json!({"_meta": modern_meta()}));
     assert_eq!(p["error"]["code"], -32601);
