@@ -25,6 +25,8 @@ use crate::llm::{ChatMessage, Client, LlmError, Sampling, ToolDecl};
 use crate::mcp::server::{Recorded, answer_call};
 use crate::source::SourceError;
 
+mod text_calls;
+
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -256,10 +258,22 @@ async fn run_once(
                 stopped = true;
                 break;
             }
-            let next = client
+            let mut next = client
                 .chat(&messages, tools, &opts.sampling)
                 .await
                 .map_err(llm)?;
+            // A local model's calls written as text (`<tool_call>` tags, a fenced JSON block)
+            // are calls: recorded and answered as such, and replayed to it as tool calls.
+            if next.calls.is_empty()
+                && next.raw.is_none()
+                && let Some((calls, rest)) = next
+                    .text
+                    .as_deref()
+                    .and_then(|t| text_calls::parse(t, tools))
+            {
+                next.calls = calls;
+                next.text = rest;
+            }
             let done = next.calls.is_empty();
             // The reply stays in the conversation: a later turn's prompt follows it.
             if !done || next.text.is_some() {
@@ -280,7 +294,6 @@ async fn run_once(
                     .iter()
                     .map(|t: &TranscriptTurnDoc| recorded(&t.calls))
                     .collect();
-
                 history.push(recorded(&calls));
                 let answer = answer_call(suite, &[index], &history, &call.name, &call.arguments);
                 let content = answer.result.to_string();

@@ -17,6 +17,11 @@ enum Script {
     WrongParam,
     /// The same call forever.
     Loop,
+    /// The oracle's call written into `content` as a Qwen-style `<tool_call>` block (as a local
+    /// model served without a tool parser answers), then a reply.
+    TextCall,
+    /// A fenced JSON call in `content`, forever.
+    TextLoop,
 }
 
 impl Respond for Script {
@@ -29,7 +34,19 @@ impl Respond for Script {
             .unwrap()
             .to_owned();
         let pro = prompt.contains("2:30");
+        let text = matches!(self, Script::TextCall | Script::TextLoop);
+        let fenced = matches!(self, Script::TextLoop);
         let call = |args: Value| {
+            if text {
+                let c = json!({"name": "lyria_generate_music", "arguments": args}).to_string();
+                let content = if fenced {
+                    format!("I will generate it now.\n```json\n{c}\n```")
+                } else {
+                    format!("<tool_call>\n{c}\n</tool_call>")
+                };
+                return json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 20}});
+            }
             json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
                 "tool_calls": [{"id": format!("call_{}", messages.len()), "type": "function",
                     "function": {"name": "lyria_generate_music", "arguments": args.to_string()}}]}}],
@@ -49,11 +66,11 @@ impl Respond for Script {
             )
         };
         let body = match (self, last["role"].as_str()) {
-            (Script::Loop, _) => call(
+            (Script::Loop | Script::TextLoop, _) => call(
                 json!({"prompt": prompt_arg, "model_id": model, "output_gcs_bucket": "mybucket"}),
             ),
             (_, Some("tool")) => reply,
-            (Script::Correct, _) => call(
+            (Script::Correct | Script::TextCall, _) => call(
                 json!({"prompt": prompt_arg, "model_id": model, "output_gcs_bucket": "mybucket"}),
             ),
             (Script::WrongParam, _) => {
@@ -169,6 +186,55 @@ async fn a_broken_agent_is_graded_like_the_seed_case() {
                 .any(|f| f.code == Code::UnknownParam && f.pointer == "/model"),
             "{:#?}",
             e.findings
+        );
+    }
+}
+
+/// A call written as text in `content` (a local model without a tool parser) is a call: it is
+/// answered, recorded, replayed to the model as a tool call, and graded like any other.
+#[tokio::test]
+async fn a_call_written_as_text_is_a_call() {
+    let (results, _dir, server) = run(Script::TextCall, 4).await;
+    for r in &results {
+        for run in &r.runs {
+            assert_eq!(
+                run.evaluation.verdict,
+                Verdict::Pass,
+                "{:#?}",
+                run.evaluation.findings
+            );
+            let t = std::fs::read_to_string(&run.transcript).unwrap();
+            assert!(
+                t.contains("tool: lyria_generate_music") && !t.contains("<tool_call>"),
+                "{t}"
+            );
+        }
+    }
+    // The second request replays the call as a structured tool call with its result.
+    let reqs = server.received_requests().await.unwrap();
+    let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+    let msgs = second["messages"].as_array().unwrap();
+    let assistant = msgs.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["name"],
+        "lyria_generate_music"
+    );
+    assert!(msgs.iter().any(|m| m["role"] == "tool"));
+}
+
+/// A model that writes the same fenced call forever is stopped by the step budget.
+#[tokio::test]
+async fn a_text_call_loop_stops_at_the_step_budget() {
+    let (results, _dir, _server) = run(Script::TextLoop, 3).await;
+    for r in &results {
+        let run = &r.runs[0];
+        assert!(run.stopped_at_budget);
+        assert_eq!(run.evaluation.verdict, Verdict::Fail);
+        assert!(
+            run.evaluation
+                .findings
+                .iter()
+                .any(|f| f.code == Code::StepBudget)
         );
     }
 }
