@@ -540,7 +540,10 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    /// A session over the suite's twin, with default options.
+    /// A session over the suite's twin, with default options; a twin that does not load (a
+    /// malformed sidecar) falls back to the converted tools and the suite's name. `serve`
+    /// loads the twin with [`Twin::load`] and reports such errors; this is for the fuzz target
+    /// and tests.
     pub fn new(suite: &'a Suite) -> Self {
         let twin = Twin::load(suite).unwrap_or_else(|_| Twin {
             tools: tools_json(suite).iter().map(Value::to_string).collect(),
