@@ -88,7 +88,7 @@ PY
     nice -n 19 "$AGENT_SEER_BIN" run "$h" --agent $model --repeat "$QUALITY_REPEAT" --steps "$QUALITY_STEPS" \
       -o "$OUT/run-$(basename "$h" .yaml)" --format json >"$OUT/run-$(basename "$h" .yaml).json" 2>"$OUT/run-$(basename "$h" .yaml).err" || true
     w=$(since "$t")
-    fig=$(python3 bench/llm_quality.py run "$OUT/run-$(basename "$h" .yaml).json")
+    fig=$(python3 bench/llm_quality.py run "$OUT/run-$(basename "$h" .yaml).json" || echo "(bench/llm_quality.py failed on this report)")
     step "agent under test through $h, $QUALITY_REPEAT runs per scenario, --steps $QUALITY_STEPS" "$fig" \
       "agent-seer run $h --agent $model --repeat $QUALITY_REPEAT --steps $QUALITY_STEPS" "$w"
   done
@@ -101,7 +101,7 @@ PY
       nice -n 19 "$AGENT_SEER_BIN" judge --judge $model --mode $mode --format json $QUALITY_JUDGE \
         >"$OUT/judge-$mode.json" 2>"$OUT/judge-$mode.err" || true
       w=$(since "$t")
-      py judge "$OUT/check.json" "$OUT/judge-$mode.json" --label "$mode" >"$OUT/judge-$mode.stats.json"
+      py judge "$OUT/check.json" "$OUT/judge-$mode.json" --label "$mode" >"$OUT/judge-$mode.stats.json" || echo "{\"figure\": \"(bench/llm_quality.py failed on this output)\"}" >"$OUT/judge-$mode.stats.json"
       fig=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s[\"figure\"])" "$OUT/judge-$mode.stats.json")
       step "judge vs oracle, $mode prompts" "$fig" "$cmd" "$w"
     done
@@ -114,7 +114,7 @@ PY
     nice -n 19 "$AGENT_SEER_BIN" generate --spec "$spec" --suite "$suite" --llm $model --rounds 1 --simple 1 --complex 1 \
       --verify -o "$OUT/gen-$suite" >"$OUT/gen-$suite.json" 2>"$OUT/gen-$suite.err" || true
     w=$(since "$t")
-    fig=$(python3 bench/llm_quality.py generate "$OUT/gen-$suite.json")
+    fig=$(python3 bench/llm_quality.py generate "$OUT/gen-$suite.json" || echo "(bench/llm_quality.py failed on this report)")
     step "generate, $suite spec, 1 simple + 1 complex, 1 coverage round, --verify" "$fig" \
       "agent-seer generate --spec $(basename "$spec") --suite $suite --llm $model --rounds 1 --simple 1 --complex 1 --verify -o DIR" "$w"
   done

@@ -16,6 +16,7 @@ Bootstrap: 2,000 resamples of the transcripts, percentile 95 % interval, fixed s
 import json
 import math
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -174,13 +175,23 @@ def run_figure(path):
         return f"no report ({err_tail(path) or 'empty output'})"
     sc = r["scenarios"]
     n = len(sc)
-    k = max((s["runs"] for s in sc), default=0)
+    runs = lambda s: len(s["runs"]) if isinstance(s["runs"], list) else s["runs"]
+    k = max((runs(s) for s in sc), default=0)
     all_ = sum(1 for s in sc if s["pass_all"])
     any_ = sum(1 for s in sc if s["pass_any"])
-    tcs = ", ".join(f"{s['scenario']} {s['passes']}/{s['runs']} passed, mean TC {fmt(s.get('mean_tc'))}" for s in sc)
+    tcs = ", ".join(f"{s['scenario']} {s['passes']}/{runs(s)} passed, mean TC {fmt(s.get('mean_tc'))}" for s in sc)
     led = "; ".join(f"{k2}: {v.get('calls')} calls, {v.get('input_tokens')} in + {v.get('output_tokens')} out tokens"
                     for k2, v in (r.get("ledger") or {}).items())
-    return (f"pass^{k} {all_}/{n}, pass@{k} {any_}/{n}, flaky {sum(1 for s in sc if s['flaky'])}. {tcs}. {led}")
+    # What the agent did: parsed tool calls recorded, and replies that hold a call as text.
+    tdir = Path(str(path)[: -len(".json")])
+    calls = texts = turns = 0
+    for t in sorted(tdir.glob("*.yaml")) if tdir.is_dir() else []:
+        body = t.read_text()
+        turns += body.count("- prompt:")
+        calls += len(re.findall(r"^\s*- (?:function_name|name|tool):", body, re.M))
+        texts += len(re.findall(r'"name":\s*"', body)) if "calls: []" in body else 0
+    seen = f" Transcripts: {turns} turns, {calls} parsed tool calls, {texts} calls written as JSON text in the reply." if turns else ""
+    return (f"pass^{k} {all_}/{n}, pass@{k} {any_}/{n}, flaky {sum(1 for s in sc if s['flaky'])}. {tcs}. {led}.{seen}")
 
 
 def gini(counts):
@@ -216,7 +227,6 @@ def generate_figure(path):
     if harness:
         try:
             text = Path(harness).read_text()
-            import re
             tools = re.findall(r"(?:function_name|tool):\s*([A-Za-z0-9_.-]+)", text)
             counts = {}
             for t in tools:
