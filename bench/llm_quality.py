@@ -243,9 +243,14 @@ def fmt(v, d=3):
     return "–" if v is None else f"{v:.{d}f}"
 
 
-def est(e):
+SMALL = 5  # below this many transcripts no interval is printed: resamples of 2-4 points say nothing
+
+
+def est(e, n=None):
     if not e or e.get("value") is None:
         return "undefined"
+    if n is not None and n < SMALL:
+        return f"{fmt(e['value'])} (n={n}: no interval)"
     if e.get("low") is None:
         return fmt(e["value"])
     return f"{fmt(e['value'])} [{fmt(e['low'])}, {fmt(e['high'])}]"
@@ -290,9 +295,9 @@ def write(dirs, bench):
 def judge_figure(s, label):
     parts = [
         f"{label}: n={s['n']}" + (f" ({len(s['errors'])} judgements failed)" if s["errors"] else ""),
-        f"TC Pearson {est(s['pearson'])}",
-        f"Spearman {est(s['spearman'])}",
-        f"MAE {est(s['mae'])}",
+        f"TC Pearson {est(s['pearson'], s['n'])}",
+        f"Spearman {est(s['spearman'], s['n'])}",
+        f"MAE {est(s['mae'], s['n'])}",
         f"TPR (broken failed) {rate(s['tpr'])}",
         f"TNR (correct passed) {rate(s['tnr'])}",
     ]
