@@ -73,11 +73,13 @@ unshare -n bash -euo pipefail -c '
   ready=$(since "$t0")
   rss=$(ps -o rss= -p $server)
   step "llama-server + Qwen 1.5B: start to /health OK, RSS after load" "${ready} s, $((rss / 1024)) MB" "llama-server -m Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf $args" "$ready"
-  python3 - "$OUT" "$(uptime | sed "s/.*load average: //")" "$args" "$QUALITY_JUDGE" <<PY
+  python3 - "$OUT" "$(uptime | sed "s/.*load average: //")" "$args" "$QUALITY_JUDGE" "$QUALITY_MODES" "$QUALITY_GENERATE $QUALITY_GEN_ARGS" "$QUALITY_RUN --repeat $QUALITY_REPEAT --steps $QUALITY_STEPS" <<PY
 import json, sys, datetime
-out, load, args, subset = sys.argv[1:5]
+out, load, args, subset, modes, gen, runs = sys.argv[1:8]
+gen = "" if not gen.split("=")[0].strip() or gen.startswith(" ") else gen
+runs = "" if runs.startswith(" ") else runs
 json.dump({"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"), "load": load,
-           "server_args": "-t/-c/-np: " + args, "subset": "judge: " + (subset or "every shipped suite")},
+           "server_args": "-t/-c/-np: " + args, "subset": ("judge: " + (subset or "every shipped suite") + "; generate: " + (gen or "none") + "; run: " + (runs or "none")) if modes != "none" else ("no judge; generate: " + (gen or "none") + "; run: " + (runs or "none"))},
           open(out + "/meta.json", "w"))
 PY
   export AGENT_SEER_OPENAI_BASE_URL=http://127.0.0.1:18081/v1
