@@ -29,7 +29,7 @@ mod write;
 pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
 pub use drift::touch;
 pub use model::{
-    AnyOf, Call, Expect, Forbid, Grounding, Harness, Label, MatchPolicy, OracleCall, Order,
+    AnyOf, Call, CertifyBar, Expect, Forbid, Grounding, Harness, Label, MatchPolicy, OracleCall, Order,
     Scenario, Thresholds, Tier, TraceLink, TrajectoryGate, TrajectoryMatch, Transcript,
     TranscriptTurn, Turn,
 };
