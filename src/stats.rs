@@ -204,7 +204,12 @@ pub fn krippendorff_alpha_nominal(units: &[Vec<usize>]) -> Option<f64> {
     if n < 2.0 {
         return None;
     }
-    let observed: f64 = o.iter().filter(|((c, k), _)| c != k).map(|(_, v)| v).sum::<f64>() / n;
+    let observed: f64 = o
+        .iter()
+        .filter(|((c, k), _)| c != k)
+        .map(|(_, v)| v)
+        .sum::<f64>()
+        / n;
     let mut expected = 0.0;
     for (c, nc) in &marginal {
         for (k, nk) in &marginal {
@@ -281,8 +286,15 @@ mod tests {
         pairs.extend([(false, true); 2]);
         pairs.extend([(false, false); 3]);
         assert!(close(cohen_kappa(&pairs).unwrap(), 0.4));
-        assert!(close(cohen_kappa(&[(true, true), (false, false)]).unwrap(), 1.0));
-        assert_eq!(cohen_kappa(&[(true, true), (true, true)]), None, "no chance term");
+        assert!(close(
+            cohen_kappa(&[(true, true), (false, false)]).unwrap(),
+            1.0
+        ));
+        assert_eq!(
+            cohen_kappa(&[(true, true), (true, true)]),
+            None,
+            "no chance term"
+        );
     }
 
     /// Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the nominal example:

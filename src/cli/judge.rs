@@ -573,11 +573,7 @@ pub fn render_certification(
         )?;
         for (judge, d) in all {
             let why = if d.kind == "missed" {
-                format!(
-                    "judge {:.1} despite {}",
-                    d.judge_score,
-                    d.codes.join(", ")
-                )
+                format!("judge {:.1} despite {}", d.judge_score, d.codes.join(", "))
             } else {
                 format!("judge {:.1}, no finding", d.judge_score)
             };

@@ -28,7 +28,6 @@
 //!   marks. `invented`: no engine reports anything there, no error on the arguments or the
 //!   tool choice could cascade into it (the rubric's cascade rule), and the judge docks it.
 
-
 use serde::Serialize;
 
 use super::{Job, Judged};
@@ -239,8 +238,7 @@ pub fn certify(judges: &[String], items: &[Item], bar: Option<Bar>) -> Certifica
             tpr,
             tnr,
             kappa: stats::cohen_kappa(&pairs),
-            self_consistency: (unanimous.1 > 0)
-                .then(|| unanimous.0 as f64 / unanimous.1 as f64),
+            self_consistency: (unanimous.1 > 0).then(|| unanimous.0 as f64 / unanimous.1 as f64),
             alpha_repeats: if repeats >= 2 {
                 stats::krippendorff_alpha_nominal(&units)
             } else {
@@ -274,7 +272,10 @@ pub fn certify(judges: &[String], items: &[Item], bar: Option<Bar>) -> Certifica
 const DECIDED: [(SubDimension, &[&str]); 4] = [
     (SubDimension::SelectionCorrectness, &["lint.unknown_tool"]),
     (SubDimension::ArgumentName, &["lint.unknown_param"]),
-    (SubDimension::ArgumentCompleteness, &["lint.missing_required"]),
+    (
+        SubDimension::ArgumentCompleteness,
+        &["lint.missing_required"],
+    ),
     (
         SubDimension::ArgumentType,
         &["lint.type", "lint.arguments_not_object"],
@@ -315,8 +316,7 @@ fn disagree(item: &Item, judged: &Judged) -> Vec<Disagreement> {
         let anything = ev.findings.iter().any(|f| f.sub_dimension == d);
         let kind = if !lint.is_empty() && score >= 1.0 {
             "missed"
-        } else if d != SubDimension::SelectionCorrectness && !anything && !cascade && score < 1.0
-        {
+        } else if d != SubDimension::SelectionCorrectness && !anything && !cascade && score < 1.0 {
             // Selection is also the oracle's (a real but wrong tool): only `missed` is sure.
             "invented"
         } else {
@@ -358,7 +358,8 @@ mod tests {
         names
             .iter()
             .map(|n| {
-                let t = Transcript::load(&root.join(format!("transcripts/lyria/{n}.yaml"))).unwrap();
+                let t =
+                    Transcript::load(&root.join(format!("transcripts/lyria/{n}.yaml"))).unwrap();
                 let ev = evaluate(&suite, &t).unwrap();
                 let job = Job {
                     suite: suite.clone(),
@@ -437,7 +438,9 @@ mod tests {
         assert_eq!(j.tpr.unwrap().value, 0.0);
         assert_eq!(j.tnr.unwrap().value, 1.0);
         // Wilson at 2 of 2: 1 / (1 + z²/2).
-        assert!((j.tnr.unwrap().lower - 2.0 / (2.0 + 1.959_963_984_540_054_f64.powi(2))).abs() < 1e-12);
+        assert!(
+            (j.tnr.unwrap().lower - 2.0 / (2.0 + 1.959_963_984_540_054_f64.powi(2))).abs() < 1e-12
+        );
         assert_eq!(j.kappa, Some(0.0), "a constant rater agrees by chance only");
         assert_eq!(c.certified(), Some(false));
         assert_eq!(j.self_consistency, None);
@@ -470,7 +473,11 @@ mod tests {
         let items = items(&LYRIA, |job| {
             Verdict::from_score(job.evaluation.score.as_ref().unwrap())
         });
-        let c = certify(&["x:oracle".into()], &items, Some(Bar { tpr: 0.8, tnr: 0.8 }));
+        let c = certify(
+            &["x:oracle".into()],
+            &items,
+            Some(Bar { tpr: 0.8, tnr: 0.8 }),
+        );
         let j = &c.judges[0];
         assert_eq!((j.confusion.tp, j.confusion.tn), (5, 2));
         assert_eq!(j.kappa, Some(1.0));
