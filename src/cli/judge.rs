@@ -548,11 +548,14 @@ pub fn render_certification(
             "\nKrippendorff's alpha (nominal, pass/fail) across {} raters: {a:.3}",
             c.raters
         )?,
+        None if c.raters < 2 => writeln!(
+            out,
+            "\nKrippendorff's alpha: - (1 rater; give --judge twice or --repeat 2)"
+        )?,
         None => writeln!(
             out,
-            "\nKrippendorff's alpha: - ({} rater{}; give --judge twice or --repeat 2)",
-            c.raters,
-            if c.raters == 1 { "" } else { "s" }
+            "\nKrippendorff's alpha: - (across {} raters, no transcript was judged twice, or every verdict is the same)",
+            c.raters
         )?,
     }
     let all: Vec<(&str, &certify::Disagreement)> = c
