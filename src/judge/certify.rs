@@ -484,4 +484,37 @@ mod tests {
         assert_eq!(c.certified(), Some(true));
         assert!(j.disagreements.is_empty(), "{:?}", j.disagreements);
     }
+
+    /// Two repeats that split on one of seven transcripts: self-consistency 6/7, and α across
+    /// the repeats by hand. Verdicts (1 = fail) per transcript, repeat 1 then 2:
+    /// ly0 (0,0), ly1–ly4 (1,1), ly5 (0,1), ly6 (1,1). Coincidences: o(0,0) = 2, o(1,1) = 10,
+    /// o(0,1) = o(1,0) = 1; n0 = 3, n1 = 11, n = 14. D_o = 2/14, D_e = 2·3·11/(14·13),
+    /// α = 1 − (2/14)/(66/182) = 1 − 182/462 = 0.60606.
+    #[test]
+    fn repeats_give_self_consistency_and_alpha() {
+        let fails = items(&["ly1-wrong-param-model"], |job| {
+            Verdict::from_score(job.evaluation.score.as_ref().unwrap())
+        });
+        let mut items = items(&LYRIA, |job| {
+            Verdict::from_score(job.evaluation.score.as_ref().unwrap())
+        });
+        for it in &mut items {
+            let again = if it.name == "lyria::ly5-correct-pro" {
+                // ly1's failing verdict, judged as if it were ly5's second answer.
+                fails[0].judged[0][0].clone()
+            } else {
+                it.judged[0][0].clone()
+            };
+            it.judged[0].push(again);
+        }
+        let c = certify(&["x:twice".into()], &items, None);
+        let j = &c.judges[0];
+        assert_eq!(j.repeats, 2);
+        assert!((j.self_consistency.unwrap() - 6.0 / 7.0).abs() < 1e-12);
+        assert!((j.alpha_repeats.unwrap() - (1.0 - 182.0 / 462.0)).abs() < 1e-12);
+        assert_eq!(c.alpha, j.alpha_repeats, "one judge: α across its repeats");
+        assert_eq!(c.raters, 2);
+        assert_eq!(j.kappa, Some(1.0), "the first repeat decides the rates");
+        assert_eq!(c.certified(), None);
+    }
 }
