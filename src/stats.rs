@@ -1,5 +1,7 @@
 //! Agreement between two judges (paper Appendix A.8): Pearson r, Spearman ρ, mean absolute
-//! error, the share of pairs within ±0.1, and bootstrap 95 % confidence intervals.
+//! error, the share of pairs within ±0.1, and bootstrap 95 % confidence intervals; and what
+//! certifying a judge against labels needs (`judge-certify`): the Wilson lower bound of a rate,
+//! Cohen's κ of two binary raters, and Krippendorff's α (nominal) across many.
 
 use serde::Serialize;
 
@@ -144,6 +146,82 @@ pub fn agreement(a: &[f64], b: &[f64]) -> Agreement {
     }
 }
 
+/// The two-sided 95 % normal quantile.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// The lower bound of the Wilson score 95 % interval for `k` successes in `n` trials; `None`
+/// for no trials. Unlike the normal approximation it stays inside 0–1 and is not 0-width at
+/// k = n, which is where a certified judge's rates sit.
+pub fn wilson_lower(k: usize, n: usize) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    let (k, n) = (k as f64, n as f64);
+    let p = k / n;
+    let z2 = Z95 * Z95;
+    let centre = p + z2 / (2.0 * n);
+    let spread = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Some(((centre - spread) / (1.0 + z2 / n)).max(0.0))
+}
+
+/// Cohen's κ of two raters' binary calls on the same items: (p_o − p_e) / (1 − p_e); `None`
+/// for no items or when chance agreement is already perfect (both raters constant and equal).
+pub fn cohen_kappa(pairs: &[(bool, bool)]) -> Option<f64> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let n = pairs.len() as f64;
+    let agree = pairs.iter().filter(|(a, b)| a == b).count() as f64 / n;
+    let a_yes = pairs.iter().filter(|(a, _)| *a).count() as f64 / n;
+    let b_yes = pairs.iter().filter(|(_, b)| *b).count() as f64 / n;
+    let chance = a_yes * b_yes + (1.0 - a_yes) * (1.0 - b_yes);
+    (chance < 1.0).then(|| (agree - chance) / (1.0 - chance))
+}
+
+/// Krippendorff's α for nominal data: `units[u]` holds the values the raters gave unit `u`
+/// (a missing rating is simply absent). Units with fewer than two values are not pairable and
+/// drop out, as the coefficient defines. 1 − D_o / D_e over the coincidence matrix; `None`
+/// when nothing is pairable or every value is the same (no expected disagreement).
+pub fn krippendorff_alpha_nominal(units: &[Vec<usize>]) -> Option<f64> {
+    use std::collections::BTreeMap;
+    // o[(c, k)]: coincidences of values c and k within units, each unit weighted 1/(m_u − 1).
+    let mut o: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for values in units.iter().filter(|v| v.len() >= 2) {
+        let w = 1.0 / (values.len() - 1) as f64;
+        for (i, c) in values.iter().enumerate() {
+            for (j, k) in values.iter().enumerate() {
+                if i != j {
+                    *o.entry((*c, *k)).or_default() += w;
+                }
+            }
+        }
+    }
+    let mut marginal: BTreeMap<usize, f64> = BTreeMap::new();
+    for ((c, _), v) in &o {
+        *marginal.entry(*c).or_default() += v;
+    }
+    let n: f64 = marginal.values().sum();
+    if n < 2.0 {
+        return None;
+    }
+    let observed: f64 = o
+        .iter()
+        .filter(|((c, k), _)| c != k)
+        .map(|(_, v)| v)
+        .sum::<f64>()
+        / n;
+    let mut expected = 0.0;
+    for (c, nc) in &marginal {
+        for (k, nk) in &marginal {
+            if c != k {
+                expected += nc * nk;
+            }
+        }
+    }
+    let expected = expected / (n * (n - 1.0));
+    (expected > 0.0).then(|| 1.0 - observed / expected)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +264,64 @@ mod tests {
         assert!(g.within_0_1.value == 1.0);
         // Deterministic: the same inputs give the same intervals.
         assert_eq!(agreement(&a, &b), g);
+    }
+
+    /// Wilson 95 % lower bounds, by hand: p = 0.8, n = 10 gives
+    /// (0.8 + 0.19207 − 1.95996·√(0.016 + 0.0096040)) / 1.38415 = 0.49016.
+    #[test]
+    fn wilson_lower_bound() {
+        assert!((wilson_lower(8, 10).unwrap() - 0.490_16).abs() < 1e-4);
+        // k = n: 1 / (1 + z²/n).
+        assert!((wilson_lower(10, 10).unwrap() - 10.0 / (10.0 + Z95 * Z95)).abs() < 1e-12);
+        assert_eq!(wilson_lower(0, 5), Some(0.0));
+        assert_eq!(wilson_lower(0, 0), None);
+    }
+
+    /// 10 items: both yes 4, only A 1, only B 2, both no 3. p_o = 0.7,
+    /// p_e = 0.5·0.6 + 0.5·0.4 = 0.5, κ = 0.2 / 0.5 = 0.4.
+    #[test]
+    fn kappa_by_hand() {
+        let mut pairs = vec![(true, true); 4];
+        pairs.push((true, false));
+        pairs.extend([(false, true); 2]);
+        pairs.extend([(false, false); 3]);
+        assert!(close(cohen_kappa(&pairs).unwrap(), 0.4));
+        assert!(close(
+            cohen_kappa(&[(true, true), (false, false)]).unwrap(),
+            1.0
+        ));
+        assert_eq!(
+            cohen_kappa(&[(true, true), (true, true)]),
+            None,
+            "no chance term"
+        );
+    }
+
+    /// Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the nominal example:
+    /// 4 observers, 12 units, missing values; α = 0.743.
+    #[test]
+    fn krippendorff_textbook_example() {
+        let units: Vec<Vec<usize>> = vec![
+            vec![1, 1, 1],
+            vec![2, 2, 3, 2],
+            vec![3, 3, 3, 3],
+            vec![3, 3, 3, 3],
+            vec![2, 2, 2, 2],
+            vec![1, 2, 3, 4],
+            vec![4, 4, 4, 4],
+            vec![1, 1, 2, 1],
+            vec![2, 2, 2, 2],
+            vec![5, 5, 5],
+            vec![1, 1],
+            vec![3],
+        ];
+        let a = krippendorff_alpha_nominal(&units).unwrap();
+        assert!((a - 0.743).abs() < 5e-4, "{a}");
+        assert_eq!(krippendorff_alpha_nominal(&[vec![1, 1], vec![1, 1]]), None);
+        assert_eq!(krippendorff_alpha_nominal(&[vec![1]]), None);
+        assert!(close(
+            krippendorff_alpha_nominal(&[vec![0, 0], vec![1, 1]]).unwrap(),
+            1.0
+        ));
     }
 }

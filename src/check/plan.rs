@@ -54,6 +54,9 @@ pub enum JudgeError {
     /// Asking the judge failed (transport, an answer that never fit the schema, a cache miss
     /// under replay).
     Failed(Box<dyn std::error::Error + Send + Sync>),
+    /// The suite requires a certified judge (`judge: { certify: … }`) and this one is not:
+    /// what it measured against the bar.
+    Uncertified(String),
 }
 
 impl std::fmt::Display for JudgeError {
@@ -61,6 +64,7 @@ impl std::fmt::Display for JudgeError {
         match self {
             JudgeError::Setup(e) => write!(f, "{e}"),
             JudgeError::Failed(e) => write!(f, "the judge failed: {e}"),
+            JudgeError::Uncertified(why) => f.write_str(why),
         }
     }
 }
@@ -69,6 +73,7 @@ impl std::error::Error for JudgeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             JudgeError::Setup(e) | JudgeError::Failed(e) => Some(e.as_ref()),
+            JudgeError::Uncertified(_) => None,
         }
     }
 }

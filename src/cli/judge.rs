@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::{Layout, discover};
-use agent_seer::judge::{self, Job, Judged, Mode, agreement};
+use agent_seer::judge::{self, Job, Judged, Mode, agreement, certify};
 use agent_seer::llm::{Client, LlmConfig, LlmError};
 use serde_json::json;
 
@@ -42,6 +42,35 @@ pub struct AgreementArgs {
     /// The second judge (out of family, ideally), `provider:model`.
     #[arg(long)]
     second_judge: String,
+    #[arg(long, value_enum, default_value_t = ModeArg::Enriched)]
+    mode: ModeArg,
+    #[arg(long)]
+    root: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CertifyArgs {
+    /// Labelled transcript files or directories, or harness files. Default: every suite.
+    paths: Vec<PathBuf>,
+    /// More labelled transcripts (the same as giving them as paths).
+    #[arg(long)]
+    labels: Vec<PathBuf>,
+    /// The judge, `provider:model`; give it several times to certify several judges (then
+    /// Krippendorff's alpha is across them).
+    #[arg(long = "judge", env = "AGENT_SEER_JUDGE", required = true)]
+    judges: Vec<String>,
+    /// Judge every transcript N times: self-consistency and alpha across repeats. Repeat 1 is
+    /// the judgement judge trials make; each later one has its own cache entry.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
+    repeat: u16,
+    /// The least TPR (broken transcripts failed) to certify, 0–1; over the suites' own bar.
+    #[arg(long)]
+    min_tpr: Option<f64>,
+    /// The least TNR (correct transcripts passed) to certify, 0–1; over the suites' own bar.
+    #[arg(long)]
+    min_tnr: Option<f64>,
     #[arg(long, value_enum, default_value_t = ModeArg::Enriched)]
     mode: ModeArg,
     #[arg(long)]
@@ -335,4 +364,228 @@ pub fn agreement(args: AgreementArgs, out: &mut dyn Write) -> anyhow::Result<Out
         }
     }
     Ok(first_error.map_or(Outcome::Clean, |e| Outcome::Failed(super::failure_code(&e))))
+}
+
+/// The bar: `--min-tpr/--min-tnr` (a missing one is 0), else the strictest of the selected
+/// suites' `judge: { certify: … }`, else none (a report, exit 0).
+fn bar(args: &CertifyArgs, jobs: &[(String, Job)]) -> anyhow::Result<Option<certify::Bar>> {
+    for (flag, v) in [("--min-tpr", args.min_tpr), ("--min-tnr", args.min_tnr)] {
+        if let Some(v) = v
+            && !(v.is_finite() && (0.0..=1.0).contains(&v))
+        {
+            anyhow::bail!("{flag} must be a number within 0–1, got {v}");
+        }
+    }
+    if args.min_tpr.is_some() || args.min_tnr.is_some() {
+        return Ok(Some(certify::Bar {
+            tpr: args.min_tpr.unwrap_or(0.0),
+            tnr: args.min_tnr.unwrap_or(0.0),
+        }));
+    }
+    Ok(jobs
+        .iter()
+        .filter_map(|(_, j)| j.suite.harness.certify)
+        .reduce(|a, b| certify::Bar {
+            tpr: a.tpr.max(b.tpr),
+            tnr: a.tnr.max(b.tnr),
+        }))
+}
+
+pub fn certify(args: CertifyArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let mut paths = args.paths.clone();
+    paths.extend(args.labels.iter().cloned());
+    let (layout, jobs) = jobs(args.root.as_deref(), &paths)?;
+    let jobs: Vec<(String, Job)> = jobs
+        .into_iter()
+        .filter(|(_, j)| j.transcript.label.expect.is_some())
+        .collect();
+    if jobs.is_empty() {
+        anyhow::bail!("no labelled transcripts (`expect: pass` or `expect: fail`) to certify on");
+    }
+    let bar = bar(&args, &jobs)?;
+    let mode = Mode::from(args.mode);
+    let rt = runtime()?;
+    let clients: Vec<Client> = args
+        .judges
+        .iter()
+        .map(|spec| client(spec, &layout))
+        .collect::<anyhow::Result<_>>()?;
+    let plain: Vec<Job> = jobs.iter().map(|(_, j)| j.clone()).collect();
+    let repeats = usize::from(args.repeat);
+    // judged[transcript][judge][repeat]
+    let mut judged: Vec<Vec<Vec<Option<Judged>>>> = vec![Vec::new(); jobs.len()];
+    let mut first_error: Option<LlmError> = None;
+    let mut failures: Vec<String> = Vec::new();
+    for (spec, c) in args.judges.iter().zip(&clients) {
+        for per in &mut judged {
+            per.push(Vec::new());
+        }
+        let mut failed = 0;
+        for r in 1..=repeats {
+            let results = rt.block_on(judge::judge_many_repeat(c, plain.clone(), mode, r));
+            for (per, res) in judged.iter_mut().zip(results) {
+                let slot = per.last_mut().expect("pushed above");
+                match res {
+                    Ok(j) => slot.push(Some(j)),
+                    Err(e) => {
+                        failed += 1;
+                        first_error.get_or_insert(e);
+                        slot.push(None);
+                    }
+                }
+            }
+        }
+        if failed > 0 {
+            failures.push(format!(
+                "{failed} of {} judgements by {spec} failed",
+                jobs.len() * repeats
+            ));
+        }
+    }
+    if let Some(e) = &first_error {
+        let judged_any = judged.iter().flatten().flatten().any(Option::is_some);
+        if !judged_any {
+            return Err(anyhow::Error::new(e.clone())
+                .context(format!("{}; the first error", failures.join(", "))));
+        }
+        eprintln!(
+            "warning: {} (the first with: {e}); the certification is over the judgements that were made",
+            failures.join(", ")
+        );
+    }
+    let items: Vec<certify::Item> = jobs
+        .into_iter()
+        .zip(judged)
+        .map(|((name, job), judged)| certify::Item { name, job, judged })
+        .collect();
+    let cert = certify::certify(&args.judges, &items, bar);
+    match args.format {
+        Format::Json => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "certification": cert,
+                "certified": cert.certified(),
+                "ledger": clients.iter().flat_map(|c| c.ledger().entries()).collect::<std::collections::BTreeMap<_, _>>(),
+            }))?
+        )?,
+        Format::Human => {
+            render_certification(&cert, out)?;
+            for c in &clients {
+                for (k, e) in c.ledger().entries() {
+                    writeln!(
+                        out,
+                        "ledger {k}: {} calls ({} cached), {} input + {} output tokens",
+                        e.calls, e.cached, e.input_tokens, e.output_tokens
+                    )?;
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Ok(Outcome::Failed(super::failure_code(&e)));
+    }
+    Ok(match cert.certified() {
+        Some(false) => Outcome::Findings,
+        _ => Outcome::Clean,
+    })
+}
+
+/// The human report: one row per judge, then α and the disagreements with the linter.
+pub fn render_certification(
+    c: &certify::Certification,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "judge certification on {} labelled transcripts: {} broken, base rate {:.3} (positive = broken, `expect: fail`)",
+        c.transcripts, c.broken, c.base_rate
+    )?;
+    match c.bar {
+        Some(b) => writeln!(out, "bar: TPR >= {:.2} and TNR >= {:.2}", b.tpr, b.tnr)?,
+        None => writeln!(out, "bar: none (report only)")?,
+    }
+    let w = c
+        .judges
+        .iter()
+        .map(|j| j.judge.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    writeln!(
+        out,
+        "\n{:w$}  {:>7}  {:>13}  {:>9}  {:>13}  {:>9}  {:>6}  {:>11}  certified",
+        "judge", "repeats", "TPR", "TPR lower", "TNR", "TNR lower", "kappa", "consistency"
+    )?;
+    let rate = |r: &Option<certify::Rate>| match r {
+        Some(r) => (
+            format!("{:.3} ({}/{})", r.value, r.k, r.n),
+            format!("{:.3}", r.lower),
+        ),
+        None => ("-".to_owned(), "-".to_owned()),
+    };
+    let num = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.3}"));
+    for j in &c.judges {
+        let (tpr, tpr_low) = rate(&j.tpr);
+        let (tnr, tnr_low) = rate(&j.tnr);
+        writeln!(
+            out,
+            "{:w$}  {:>7}  {tpr:>13}  {tpr_low:>9}  {tnr:>13}  {tnr_low:>9}  {:>6}  {:>11}  {}",
+            j.judge,
+            j.repeats,
+            num(j.kappa),
+            num(j.self_consistency),
+            match j.certified {
+                Some(true) => "yes",
+                Some(false) => "NO",
+                None => "-",
+            }
+        )?;
+    }
+    match c.alpha {
+        Some(a) => writeln!(
+            out,
+            "\nKrippendorff's alpha (nominal, pass/fail) across {} raters: {a:.3}",
+            c.raters
+        )?,
+        None if c.raters < 2 => writeln!(
+            out,
+            "\nKrippendorff's alpha: - (1 rater; give --judge twice or --repeat 2)"
+        )?,
+        None => writeln!(
+            out,
+            "\nKrippendorff's alpha: - (across {} raters, no transcript was judged twice, or every verdict is the same)",
+            c.raters
+        )?,
+    }
+    let all: Vec<(&str, &certify::Disagreement)> = c
+        .judges
+        .iter()
+        .flat_map(|j| j.disagreements.iter().map(move |d| (j.judge.as_str(), d)))
+        .collect();
+    if all.is_empty() {
+        writeln!(
+            out,
+            "disagreements with the linter (tool names, parameter names, required, types): none"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "disagreements with the linter (tool names, parameter names, required, types): {}",
+            all.len()
+        )?;
+        for (judge, d) in all {
+            let why = if d.kind == "missed" {
+                format!("judge {:.1} despite {}", d.judge_score, d.codes.join(", "))
+            } else {
+                format!("judge {:.1}, no finding", d.judge_score)
+            };
+            writeln!(
+                out,
+                "  {judge}  {}  {}  {}: {why}",
+                d.transcript, d.sub_dimension, d.kind
+            )?;
+        }
+    }
+    Ok(())
 }

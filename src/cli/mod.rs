@@ -54,6 +54,10 @@ enum Command {
     /// Score transcripts with two judges and report their agreement (Pearson, Spearman, MAE,
     /// ±0.1 rate, bootstrap 95% CIs) per dimension.
     JudgeAgreement(judge::AgreementArgs),
+    /// Certify a judge on labelled transcripts (positive = broken): TPR and TNR with Wilson
+    /// lower bounds, Cohen's kappa beside the base rate, Krippendorff's alpha across judges or
+    /// repeats, self-consistency, and where it contradicts the linter; exit 1 when below the bar.
+    JudgeCertify(judge::CertifyArgs),
     /// Start a real MCP server over stdio, read its tools/list (all pages), print its profile
     /// and save the tools: `agent-seer inspect -o tools.json -- npx server …`.
     Inspect(mcp::InspectArgs),
@@ -195,6 +199,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Generate(args) => generate::run(args, out),
         Command::Judge(args) => judge::run(args, out),
         Command::JudgeAgreement(args) => judge::agreement(args, out),
+        Command::JudgeCertify(args) => judge::certify(args, out),
         Command::Schema { format } => {
             let text = match format {
                 SchemaKind::Harness => include_str!("../../schemas/harness.schema.json"),

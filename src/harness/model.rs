@@ -406,6 +406,17 @@ pub struct Thresholds {
     pub trajectory: Option<TrajectoryGate>,
 }
 
+/// The least TPR and TNR (point estimates, 0–1) a judge must show on a suite's labelled
+/// transcripts before its judge trials may gate (`judge: { certify: { tpr, tnr } }`; positive =
+/// a broken transcript, see `agent-seer judge-certify`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CertifyBar {
+    /// The least share of broken (`expect: fail`) transcripts the judge must fail.
+    pub tpr: f64,
+    /// The least share of correct (`expect: pass`) transcripts it must pass.
+    pub tnr: f64,
+}
+
 /// A minimum on one of ADK's trajectory matches.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct TrajectoryGate {
@@ -469,6 +480,8 @@ pub struct Harness {
     pub thresholds: Thresholds,
     /// Finding severities the suite sets over the codes' own (`severity:`).
     pub severity: BTreeMap<Code, Severity>,
+    /// The judge certification its judge trials require (`judge: { certify: … }`), if any.
+    pub certify: Option<CertifyBar>,
     /// The scenarios in file order; ids are unique.
     pub scenarios: Vec<Scenario>,
     /// The file's text, for errors that quote it.
@@ -558,6 +571,13 @@ impl Harness {
                 });
             }
         }
+        let certify = match raw.judge.as_ref().and_then(|j| j.certify.as_ref()) {
+            Some(c) => Some(CertifyBar {
+                tpr: threshold(&file, "judge.certify.tpr", &c.value.tpr)?,
+                tnr: threshold(&file, "judge.certify.tnr", &c.value.tnr)?,
+            }),
+            None => None,
+        };
         let mut severity = BTreeMap::new();
         for (code, level) in &raw.severity {
             let Some(c) = Code::parse(code) else {
@@ -658,6 +678,7 @@ impl Harness {
             capabilities,
             thresholds,
             severity,
+            certify,
             scenarios,
             source: file,
             refs,

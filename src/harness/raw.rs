@@ -25,7 +25,24 @@ pub(super) struct RawHarness {
     pub thresholds: Option<RawThresholds>,
     #[serde(default)]
     pub severity: BTreeMap<String, Spanned<String>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub judge: Option<RawJudge>,
     pub scenarios: Vec<Spanned<RawScenario>>,
+}
+
+/// `judge: { certify: { tpr: 0.8, tnr: 0.8 } }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJudge {
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub certify: Option<Spanned<RawCertify>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCertify {
+    pub tpr: Spanned<f64>,
+    pub tnr: Spanned<f64>,
 }
 
 #[derive(Deserialize)]

@@ -130,6 +130,20 @@ fn harness_parses_workflow_policies_and_defaults() {
     assert_eq!(w.grounding, Some(Grounding::High));
 }
 
+#[test]
+fn harness_reads_the_judge_certification_bar() {
+    let h = harness("judge:\n  certify: {tpr: 0.9, tnr: 0.75}\nscenarios: []\n").unwrap();
+    assert_eq!(
+        h.certify,
+        Some(crate::harness::CertifyBar {
+            tpr: 0.9,
+            tnr: 0.75
+        })
+    );
+    assert_eq!(harness("judge: {}\nscenarios: []\n").unwrap().certify, None);
+    assert_eq!(harness("scenarios: []\n").unwrap().certify, None);
+}
+
 #[rstest::rstest]
 #[case::wrong_suite_name("suite: other\nscenarios: []\n", 1, "must be named like its file")]
 #[case::duplicate_id(
@@ -161,6 +175,14 @@ fn harness_parses_workflow_policies_and_defaults() {
 )]
 #[case::negative_pass("thresholds: {pass: -5}\nscenarios: []\n", 1, "got -5")]
 #[case::infinite_gap("thresholds: {min_gap: .inf}\nscenarios: []\n", 1, "got inf")]
+#[case::certify_tpr_above_one(
+    "judge:\n  certify: {tpr: 1.2, tnr: 0.8}\nscenarios: []\n",
+    2,
+    "`judge.certify.tpr` must be a number within 0–1, got 1.2"
+)]
+#[case::certify_without_tnr("judge:\n  certify: {tpr: 0.8}\nscenarios: []\n", 2, "tnr")]
+#[case::certify_null("judge:\n  certify: null\nscenarios: []\n", 2, "")]
+#[case::judge_unknown_key("judge:\n  model: x\nscenarios: []\n", 2, "model")]
 #[case::gap_above_one("thresholds: {min_gap: 1.5}\nscenarios: []\n", 1, "min_gap")]
 #[case::scenario_nan_pass(
     "scenarios:\n  - id: a\n    thresholds: {pass: .nan}\n    turns: [{prompt: p}]\n",

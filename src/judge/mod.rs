@@ -17,6 +17,7 @@ pub mod agreement {
     //! [`crate::stats`], neutral ground for the judge and the report.
     pub use crate::stats::*;
 }
+pub mod certify;
 mod prompt;
 mod trial;
 
@@ -343,7 +344,21 @@ pub(crate) async fn judge(
     ev: &Evaluation,
     mode: Mode,
 ) -> Result<Judged, LlmError> {
-    let req = request(suite, t, scenario, ev, mode);
+    judge_repeat(client, suite, t, scenario, ev, mode, 1).await
+}
+
+/// Repeat `repeat` (1-based) of a judgement: repeat 1 is [`judge`]'s own request, later ones
+/// have cache entries of their own ([`certify::repeat_request`]).
+pub(crate) async fn judge_repeat(
+    client: &Client,
+    suite: &Suite,
+    t: &Transcript,
+    scenario: Option<&Scenario>,
+    ev: &Evaluation,
+    mode: Mode,
+    repeat: usize,
+) -> Result<Judged, LlmError> {
+    let req = certify::repeat_request(request(suite, t, scenario, ev, mode), repeat);
     let verdict: Verdict = client.structured(&req, Verdict::check).await?;
     let calls = t.calls().count();
     Ok(Judged {
@@ -372,6 +387,16 @@ pub async fn judge_many(
     jobs: Vec<Job>,
     mode: Mode,
 ) -> Vec<Result<Judged, LlmError>> {
+    judge_many_repeat(client, jobs, mode, 1).await
+}
+
+/// [`judge_many`] for repeat `repeat` (1-based; see [`certify`] on repeats).
+pub async fn judge_many_repeat(
+    client: &Client,
+    jobs: Vec<Job>,
+    mode: Mode,
+    repeat: usize,
+) -> Vec<Result<Judged, LlmError>> {
     let mut set = tokio::task::JoinSet::new();
     let n = jobs.len();
     for (i, job) in jobs.into_iter().enumerate() {
@@ -380,13 +405,14 @@ pub async fn judge_many(
             let scenario = job.suite.scenario_of(&job.transcript);
             (
                 i,
-                judge(
+                judge_repeat(
                     &client,
                     &job.suite,
                     &job.transcript,
                     scenario,
                     &job.evaluation,
                     mode,
+                    repeat,
                 )
                 .await,
             )

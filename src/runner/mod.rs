@@ -66,7 +66,7 @@ pub fn main() -> ExitCode {
 fn attach_judge(config: &mut HarnessConfig, layout: &Layout) {
     #[cfg(feature = "judge")]
     if let crate::check::JudgeSetup::Requested(req) = &config.judge {
-        let judge = crate::judge::EnvJudge::new(req, layout.llm_cache.clone());
+        let judge = crate::judge::EnvJudge::new(req, layout.clone());
         config.judge = crate::check::JudgeSetup::Ready(std::sync::Arc::new(judge));
     }
     #[cfg(not(feature = "judge"))]

@@ -214,3 +214,51 @@ fn schemas_and_loaders_agree_on_every_mutant() {
         wrong.join("\n")
     );
 }
+
+/// `judge: { certify: { tpr, tnr } }`, which no shipped harness has: Lyria's harness with it
+/// added, its mutants and out-of-range bars, the schema and the loader agreeing on each.
+#[test]
+fn schema_and_loader_agree_on_the_judge_certification_bar() {
+    let path = repo().join("harnesses/lyria.yaml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "suite: lyria\n",
+        "suite: lyria\njudge: { certify: { tpr: 0.8, tnr: 0.75 } }\n",
+    );
+    let doc = as_json(&text);
+    let schema = Format::Harness.schema();
+    assert!(schema.is_valid(&doc));
+    Format::Harness.loads(&path, &text).unwrap();
+    let mut cases = mutants(&doc);
+    cases.retain(|(what, _)| what.contains("/judge"));
+    for v in [
+        json!(1.5),
+        json!(-0.1),
+        // Not `"0.8"`: serde-saphyr reads a quoted number into an f64, here as for
+        // `thresholds.pass` (a leniency of every numeric key, not this one's).
+        json!(null),
+        json!(true),
+        json!(1),
+    ] {
+        let mut m = doc.clone();
+        m["judge"]["certify"]["tpr"] = v.clone();
+        cases.push((format!("/judge/certify/tpr = {v}"), m));
+    }
+    for v in [json!(null), json!({}), json!([])] {
+        let mut m = doc.clone();
+        m["judge"] = v.clone();
+        cases.push((format!("/judge = {v}"), m.clone()));
+        m["judge"] = json!({ "certify": v });
+        cases.push((format!("/judge/certify = {v}"), m));
+    }
+    assert!(cases.len() >= 15, "{}", cases.len());
+    let mut wrong = Vec::new();
+    for (what, mutant) in cases {
+        let text = serde_json::to_string_pretty(&mutant).unwrap();
+        let valid = schema.is_valid(&mutant);
+        let loaded = Format::Harness.loads(&path, &text);
+        if valid != loaded.is_ok() {
+            wrong.push(format!("{what}: schema {valid}, loader {loaded:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

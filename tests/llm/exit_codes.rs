@@ -1,5 +1,5 @@
 //! One exit-code contract for every verb (issue 18, item 12): a provider that fails is exit 3
-//! in `judge`, `judge-agreement`, `generate` and `run` alike (they gave 1 and 2 for the same
+//! in `judge`, `judge-agreement`, `judge-certify`, `generate` and `run` alike (they gave 1 and 2 for the same
 //! fault), a setup that cannot work (no Gemini key) is exit 2 before any request, and
 //! `judge-agreement` names the cause when the judgements failed.
 
@@ -78,6 +78,10 @@ fn verbs(provider: &str) -> Vec<(&'static str, Vec<String>)> {
                 &["judge-agreement", "--judge", &m1, "--second-judge", &m2],
                 true,
             ),
+        ),
+        (
+            "judge-certify",
+            with(&["judge-certify", "--judge", &m1, "--judge", &m2], true),
         ),
         (
             "generate",

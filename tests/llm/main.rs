@@ -104,6 +104,7 @@ fn openai_body(content: &str) -> Value {
 mod agent;
 mod agent_apis;
 mod cache;
+mod certify;
 mod exit_codes;
 mod faults;
 mod generate;
