@@ -253,7 +253,7 @@ impl Client {
                         if client.gone() {
                             client.link = open(&client.endpoint)?;
                         }
-                        client.initialize().await?;
+                        client.initialize_after_probe().await?;
                     }
                 }
             }
@@ -281,13 +281,46 @@ impl Client {
     }
 
     async fn initialize(&mut self) -> Result<(), McpError> {
-        let reply = self
-            .request_raw(
-                "initialize",
-                json!({"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": client_info()}),
-                self.timeout,
-            )
-            .await?;
+        let reply = self.initialize_request().await?;
+        self.initialized(reply).await
+    }
+
+    /// The handshake after a `server/discover` probe that got no modern answer in time. A
+    /// modern server that was only slow to start (a Python server importing its SDK under
+    /// load) took the probe late and now refuses the handshake with the versions it speaks:
+    /// then it is asked `server/discover` again, with the whole timeout.
+    async fn initialize_after_probe(&mut self) -> Result<(), McpError> {
+        let reply = self.initialize_request().await?;
+        let err = reply.msg.get("error");
+        let modern_refusal = err.and_then(|e| e.get("code")).and_then(Value::as_i64)
+            == Some(code::UNSUPPORTED_VERSION)
+            && err
+                .and_then(|e| e.pointer("/data/supported"))
+                .and_then(Value::as_array)
+                .is_some_and(|v| v.iter().any(|v| v == MODERN_VERSION));
+        if !modern_refusal {
+            return self.initialized(reply).await;
+        }
+        self.modern = true;
+        match self.discover(self.timeout).await? {
+            Ok(()) => Ok(()),
+            Err(why) => Err(self.error(format!(
+                "the server refused the handshake for the {MODERN_VERSION} revision, but \
+                 `server/discover` failed: {why}"
+            ))),
+        }
+    }
+
+    async fn initialize_request(&mut self) -> Result<Reply, McpError> {
+        self.request_raw(
+            "initialize",
+            json!({"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": client_info()}),
+            self.timeout,
+        )
+        .await
+    }
+
+    async fn initialized(&mut self, reply: Reply) -> Result<(), McpError> {
         let (result, raw) = self.result_of("initialize", reply)?;
         let s = |p: &str| {
             result
