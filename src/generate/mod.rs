@@ -8,6 +8,11 @@
 //! [`expand`]; [`write`](mod@write) turns their records into harness YAML. The main type is
 //! [`Generator`], built with [`Generator::new`], whose [`Report`] counts what each stage
 //! produced, retried and dropped.
+//!
+//! Within a stage the independent records (every tool, a coverage round's batches, every
+//! scenario) run concurrently, up to the client's concurrency cap, and are merged in input
+//! order (see `ordered`): the harness and the report are the same at any concurrency. The
+//! stages, and the coverage rounds, stay in sequence.
 
 pub mod expand;
 pub mod interpret;

@@ -537,7 +537,7 @@ impl Respond for Pipeline {
 fn pipeline_answer(body: &Value) -> Value {
     {
         let user = body["messages"][1]["content"].as_str().unwrap();
-        let answer = match body["response_format"]["json_schema"]["name"]
+        match body["response_format"]["json_schema"]["name"]
             .as_str()
             .unwrap()
         {
@@ -597,8 +597,7 @@ fn pipeline_answer(body: &Value) -> Value {
                 {"prompt": "Make a rainy paper-boat clip.", "calls": [1], "followup": "Now extend it."},
                 {"prompt": "Extend gs://b/out/boat.mp4 by a few seconds.", "calls": [2], "followup": "Thanks!"}]}),
             other => panic!("unexpected stage {other}"),
-        };
-        answer
+        }
     }
 }
 
