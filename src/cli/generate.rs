@@ -34,6 +34,11 @@ pub struct Args {
     /// The writing model, `provider:model`.
     #[arg(long, env = "AGENT_SEER_GENERATOR")]
     llm: String,
+    /// Model calls in flight at once: each stage's independent records (the tools, a coverage
+    /// round's batches, the scenarios) run concurrently up to it; the harness and the report
+    /// are the same at any value. Default: `AGENT_SEER_LLM_CONCURRENCY`, else 4.
+    #[arg(long, value_name = "N", value_parser = parse_concurrency)]
+    concurrency: Option<usize>,
     /// Keep only scenarios whose oracle passes and whose mutants fail.
     #[arg(long)]
     verify: bool,
@@ -45,6 +50,15 @@ pub struct Args {
     rounds: usize,
     #[arg(long, default_value_t = 12)]
     batch: usize,
+}
+
+/// `--concurrency`: a count of 1 or more (0 would let no call through).
+fn parse_concurrency(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("0 lets no model call through; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e}; give a count of 1 or more")),
+    }
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -74,7 +88,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         None => mocks::Seeds::new(),
     };
     let layout = super::project_layout(None)?;
-    let client = Client::new(LlmConfig::from_env(&args.llm, layout.llm_cache.clone())?)?;
+    let mut config = LlmConfig::from_env(&args.llm, layout.llm_cache.clone())?;
+    if let Some(n) = args.concurrency {
+        config.concurrency = n;
+    }
+    let client = Client::new(config)?;
     let plan = Plan {
         simple: args.simple,
         complex: args.complex,

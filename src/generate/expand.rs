@@ -90,21 +90,35 @@ pub(crate) fn check(m: &Mocked, e: &Expansion) -> Result<(), String> {
 }
 
 impl Generator<'_> {
-    /// Stage 4: returns, per scenario, the expansion (None when it stays single-turn).
+    /// Stage 4: returns, per scenario, the expansion (None when it stays single-turn). The
+    /// scenarios of two or more calls are expanded concurrently (each stands alone), up to
+    /// the client's cap.
     pub async fn expand(&mut self, mocked: &[Mocked]) -> Result<Vec<Option<Expansion>>, LlmError> {
+        let asked: Vec<&Mocked> = mocked
+            .iter()
+            .filter(|m| m.scenario.agent_workflow.len() >= 2)
+            .collect();
+        let reqs: Vec<Request> = asked.iter().map(|m| request(m)).collect();
+        let this = &*self;
+        let results = super::ordered::run(&this.keys(&reqs), |i| {
+            let m = asked[i];
+            this.record("expand", &m.scenario.title, &reqs[i], move |e| check(m, e))
+        })
+        .await?;
+        let mut results = results.into_iter();
         let mut out = Vec::new();
         for m in mocked {
             if m.scenario.agent_workflow.len() < 2 {
                 out.push(None);
                 continue;
             }
-            match self
-                .record("expand", &m.scenario.title, &request(m), |e| check(m, e))
-                .await?
-            {
+            let Some((expansion, mut counts)) = results.next() else {
+                out.push(None);
+                continue;
+            };
+            match expansion {
                 Some(e) if e.turns.len() >= 2 => out.push(Some(e)),
                 Some(_) => {
-                    let counts = self.report.stages.entry("expand").or_default();
                     // Validated but single-turn: not an expansion after all.
                     counts.produced -= 1;
                     counts.dropped.push(format!(
@@ -115,6 +129,7 @@ impl Generator<'_> {
                 }
                 None => out.push(None),
             }
+            self.tally("expand", counts);
         }
         Ok(out)
     }

@@ -164,17 +164,22 @@ pub(crate) fn check(tool: &ToolSpec, e: &ToolExplanation) -> Result<(), String> 
 impl Generator<'_> {
     /// Stage 1 over every tool: the records that validated, in spec order. A tool whose record
     /// never validates is dropped and counted in the report; an API failure ends the stage.
+    /// The tools are interpreted concurrently (each record stands alone), up to the client's
+    /// cap.
     pub async fn interpret(&mut self) -> Result<Vec<ToolExplanation>, LlmError> {
-        let mut out = Vec::new();
         let spec = self.spec;
-        for tool in spec.tools() {
-            let req = request(self, tool);
-            if let Some(e) = self
-                .record("interpret", &tool.name, &req, |e| check(tool, e))
-                .await?
-            {
-                out.push(e);
-            }
+        let tools = spec.tools();
+        let reqs: Vec<Request> = tools.iter().map(|t| request(self, t)).collect();
+        let this = &*self;
+        let results = super::ordered::run(&this.keys(&reqs), |i| {
+            let tool = &tools[i];
+            this.record("interpret", &tool.name, &reqs[i], move |e| check(tool, e))
+        })
+        .await?;
+        let mut out = Vec::new();
+        for (record, counts) in results {
+            self.tally("interpret", counts);
+            out.extend(record);
         }
         Ok(out)
     }

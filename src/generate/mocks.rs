@@ -233,26 +233,32 @@ pub(crate) fn problems(
 
 impl Generator<'_> {
     /// Stage 3 over scenarios; a scenario whose outputs never validate is dropped and counted.
+    /// The scenarios are mocked concurrently (each one's outputs depend on its own workflow
+    /// alone), up to the client's cap.
     pub async fn mocks(
         &mut self,
         scenarios: Vec<GeneratedScenario>,
         linter: &Linter,
         seeds: &Seeds,
     ) -> Result<Vec<Mocked>, LlmError> {
+        let reqs: Vec<Request> = scenarios.iter().map(|s| request(self, s, seeds)).collect();
+        let this = &*self;
+        let spec = this.spec;
+        let results = super::ordered::run(&this.keys(&reqs), |i| {
+            let s = &scenarios[i];
+            this.record("mocks", &s.title, &reqs[i], move |m: &MockedWorkflow| {
+                let p = problems(spec, linter, s, m);
+                if p.is_empty() {
+                    Ok(())
+                } else {
+                    Err(p.join("; "))
+                }
+            })
+        })
+        .await?;
         let mut out = Vec::new();
-        for s in scenarios {
-            let req = request(self, &s, seeds);
-            let spec = self.spec;
-            let checked = self
-                .record("mocks", &s.title, &req, |m: &MockedWorkflow| {
-                    let p = problems(spec, linter, &s, m);
-                    if p.is_empty() {
-                        Ok(())
-                    } else {
-                        Err(p.join("; "))
-                    }
-                })
-                .await?;
+        for (s, (checked, counts)) in scenarios.into_iter().zip(results) {
+            self.tally("mocks", counts);
             if let Some(m) = checked {
                 let grounding = s
                     .agent_workflow

@@ -8,10 +8,16 @@
 //! [`expand`]; [`write`](mod@write) turns their records into harness YAML. The main type is
 //! [`Generator`], built with [`Generator::new`], whose [`Report`] counts what each stage
 //! produced, retried and dropped.
+//!
+//! Within a stage the independent records (every tool, a coverage round's batches, every
+//! scenario) run concurrently, up to the client's concurrency cap, and are merged in input
+//! order (see `ordered`): the harness and the report are the same at any concurrency. The
+//! stages, and the coverage rounds, stay in sequence.
 
 pub mod expand;
 pub mod interpret;
 pub mod mocks;
+mod ordered;
 pub mod scenarios;
 pub mod write;
 
@@ -67,43 +73,55 @@ impl<'a> Generator<'a> {
         }
     }
 
-    /// One validated record for `stage`: counted as produced (and as retried when it took
-    /// more than one call), or dropped with why when it never validated. Other errors (the
-    /// API failing) end the stage.
+    /// One validated record for `stage`, with what it adds to the stage's counts: produced
+    /// (and retried when the provider gave more than one answer for it), or dropped with why
+    /// when it never validated. Other errors (the API failing) end the stage. It changes
+    /// nothing itself, so records can run side by side; [`Generator::tally`] adds the counts
+    /// in input order.
     async fn record<T, F>(
-        &mut self,
+        &self,
         stage: &'static str,
         label: &str,
         req: &crate::llm::Request,
         check: F,
-    ) -> Result<Option<T>, crate::llm::LlmError>
+    ) -> Result<(Option<T>, StageCounts), crate::llm::LlmError>
     where
         T: serde::de::DeserializeOwned,
         F: Fn(&T) -> Result<(), String>,
     {
-        let calls = |c: &Client| c.ledger().entries().values().map(|e| e.calls).sum::<u64>();
-        let before = calls(self.client);
-        let result = self.client.structured(req, check).await;
-        let took = calls(self.client) - before;
+        let (result, answers) = self.client.structured_counted(req, check).await;
         if let Some(p) = &self.progress {
             p.tick(&format!(
                 "{stage}: {label}{}",
                 if result.is_ok() { "" } else { " (dropped)" }
             ));
         }
-        let counts = self.report.stages.entry(stage).or_default();
+        let mut counts = StageCounts::default();
         match result {
             Ok(t) => {
-                counts.produced += 1;
-                counts.retried += usize::from(took > 1);
-                Ok(Some(t))
+                counts.produced = 1;
+                counts.retried = usize::from(answers > 1);
+                Ok((Some(t), counts))
             }
             Err(crate::llm::LlmError::InvalidOutput { problem, .. }) => {
                 counts.dropped.push(format!("{label}: {problem}"));
-                Ok(None)
+                Ok((None, counts))
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Adds one record's counts to `stage`'s (the stage gets an entry on its first record).
+    fn tally(&mut self, stage: &'static str, counts: StageCounts) {
+        let total = self.report.stages.entry(stage).or_default();
+        total.produced += counts.produced;
+        total.retried += counts.retried;
+        total.dropped.extend(counts.dropped);
+    }
+
+    /// The cache key of each request: records with the same one run one after another.
+    fn keys(&self, reqs: &[crate::llm::Request]) -> Vec<String> {
+        reqs.iter().map(|r| self.client.cache_key(r)).collect()
     }
 }
 

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Generator;
 use super::interpret::ToolExplanation;
+use super::{Generator, StageCounts};
 use crate::finding::Severity;
 use crate::harness::Tier;
 use crate::lint::Linter;
@@ -284,10 +284,21 @@ impl Generator<'_> {
                 .iter()
                 .filter(|t| round == 0 || uncovered.contains(&t.tool_name))
                 .collect();
-            for batch in pool.chunks(plan.batch.max(1)) {
-                let must: Vec<String> = batch.iter().map(|t| t.tool_name.clone()).collect();
-                let req = request(batch, self, &plan, &must);
-                let got = self.ask(&req, linter).await?;
+            // A round's batches are independent (what each asks for was fixed when the round
+            // began), so they run concurrently; the rounds stay in sequence, each asking for
+            // what the ones before left uncovered.
+            let reqs: Vec<Request> = pool
+                .chunks(plan.batch.max(1))
+                .map(|batch| {
+                    let must: Vec<String> = batch.iter().map(|t| t.tool_name.clone()).collect();
+                    request(batch, self, &plan, &must)
+                })
+                .collect();
+            let this = &*self;
+            let answers =
+                super::ordered::run(&this.keys(&reqs), |i| this.ask(&reqs[i], linter)).await?;
+            for (got, counts) in answers {
+                self.tally("scenarios", counts);
                 kept.extend(got);
             }
         }
@@ -297,14 +308,15 @@ impl Generator<'_> {
 
     /// One request, up to 3 attempts with the problems fed back, all within the client's one
     /// budget of requests; after the last, the valid scenarios are kept and the others dropped
-    /// and counted.
+    /// and counted. It changes nothing itself: the counts come back with the scenarios.
     async fn ask(
-        &mut self,
+        &self,
         req: &Request,
         linter: &Linter,
-    ) -> Result<Vec<GeneratedScenario>, LlmError> {
+    ) -> Result<(Vec<GeneratedScenario>, StageCounts), LlmError> {
         let mut attempt_req = req.clone();
         let mut budget = self.client.budget();
+        let mut counts = StageCounts::default();
         for attempt in 1..=3 {
             let answer = self.client.answer(&attempt_req, &mut budget).await?;
             let last = attempt == 3 || budget.is_spent();
@@ -314,7 +326,6 @@ impl Generator<'_> {
                     serde_json::from_value::<Batch>(v)
                         .map_err(|e| format!("the JSON does not fit the schema: {e}"))
                 });
-            let counts = self.report.stages.entry("scenarios").or_default();
             let problems_text = match batch {
                 Err(p) => p,
                 Ok(batch) => {
@@ -341,7 +352,7 @@ impl Generator<'_> {
                         if all.is_empty() {
                             self.client.remember(req, &answer)?;
                         }
-                        return Ok(keep);
+                        return Ok((keep, counts));
                     }
                     all.join("\n")
                 }
@@ -350,14 +361,14 @@ impl Generator<'_> {
                 counts
                     .dropped
                     .push(format!("a whole answer: {problems_text}"));
-                return Ok(Vec::new());
+                return Ok((Vec::new(), counts));
             }
             attempt_req.user = format!(
                 "{}\n\nYour previous answer was rejected:\n{problems_text}\nAnswer again, fixing these.",
                 req.user
             );
         }
-        Ok(Vec::new())
+        Ok((Vec::new(), counts))
     }
 }
 

@@ -494,6 +494,22 @@ impl Client {
         T: serde::de::DeserializeOwned,
         F: Fn(&T) -> Result<(), String>,
     {
+        structured::structured(self, req, check).await.0
+    }
+
+    /// [`Client::structured`], with how many answers the provider gave for it (cache hits not
+    /// counted): generation counts a record that took more than one as retried. The count
+    /// is this call's own, whatever other calls run beside it.
+    #[cfg_attr(not(feature = "generate"), allow(dead_code))]
+    pub(crate) async fn structured_counted<T, F>(
+        &self,
+        req: &Request,
+        check: F,
+    ) -> (Result<T, LlmError>, u32)
+    where
+        T: serde::de::DeserializeOwned,
+        F: Fn(&T) -> Result<(), String>,
+    {
         structured::structured(self, req, check).await
     }
 }

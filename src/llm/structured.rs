@@ -8,10 +8,27 @@ use super::{Client, LlmError, Request};
 
 pub(super) const ATTEMPTS: u32 = 3;
 
+/// The structured answer, and how many answers the provider gave for it (cache hits not
+/// counted): more than one means an answer was rejected and asked again.
 pub(super) async fn structured<T, F>(
     client: &Client,
     req: &Request,
     check: F,
+) -> (Result<T, LlmError>, u32)
+where
+    T: serde::de::DeserializeOwned,
+    F: Fn(&T) -> Result<(), String>,
+{
+    let mut fresh = 0;
+    let result = attempts(client, req, check, &mut fresh).await;
+    (result, fresh)
+}
+
+async fn attempts<T, F>(
+    client: &Client,
+    req: &Request,
+    check: F,
+    fresh: &mut u32,
 ) -> Result<T, LlmError>
 where
     T: serde::de::DeserializeOwned,
@@ -25,6 +42,7 @@ where
         let before = budget.left;
         let answer = client.answer(&attempt_req, &mut budget).await?;
         requests += before - budget.left;
+        *fresh += u32::from(!answer.cached);
         // A cut-off answer is no answer, whatever object a part of it parses as.
         let parsed = (!answer.truncated)
             .then_some(())

@@ -529,8 +529,15 @@ fn inputs_of(tool: &str) -> String {
 impl Respond for Pipeline {
     fn respond(&self, req: &WireRequest) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&req.body).unwrap();
+        ResponseTemplate::new(200).set_body_json(openai_body(&pipeline_answer(&body).to_string()))
+    }
+}
+
+/// [`Pipeline`]'s answer to a chat-completions request body.
+fn pipeline_answer(body: &Value) -> Value {
+    {
         let user = body["messages"][1]["content"].as_str().unwrap();
-        let answer = match body["response_format"]["json_schema"]["name"]
+        match body["response_format"]["json_schema"]["name"]
             .as_str()
             .unwrap()
         {
@@ -590,8 +597,7 @@ impl Respond for Pipeline {
                 {"prompt": "Make a rainy paper-boat clip.", "calls": [1], "followup": "Now extend it."},
                 {"prompt": "Extend gs://b/out/boat.mp4 by a few seconds.", "calls": [2], "followup": "Thanks!"}]}),
             other => panic!("unexpected stage {other}"),
-        };
-        ResponseTemplate::new(200).set_body_json(openai_body(&answer.to_string()))
+        }
     }
 }
 
@@ -774,4 +780,240 @@ async fn malformed_stage_answers_are_dropped_and_counted() {
             .contains("no complete JSON object"),
         "the problem was fed back"
     );
+}
+
+/// A 64-tool spec (`t00` … `t63`, one string parameter each), written into `dir`.
+fn t64_spec(dir: &Path) -> std::path::PathBuf {
+    let tools: Vec<Value> = (0..64)
+        .map(|i| json!({"name": format!("t{i:02}"), "description": format!("Tool {i}."), "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}))
+        .collect();
+    let path = dir.join("t64.tools.json");
+    std::fs::write(&path, serde_json::to_string(&tools).unwrap()).unwrap();
+    path
+}
+
+/// `generate … --llm openai:scripted --verify -o <out>` from the repository root against
+/// `base_url`, its cache in `cache`, with `env` set: its report (without the harness's path)
+/// and the harness's bytes.
+async fn generate_at(
+    base_url: &str,
+    cache: &Path,
+    out: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Value, Vec<u8>) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"));
+    cmd.arg("generate")
+        .args(args)
+        .args(["--llm", "openai:scripted", "--verify", "-o"])
+        .arg(out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("AGENT_SEER_OPENAI_BASE_URL", base_url)
+        .env("AGENT_SEER_LLM_CACHE", cache)
+        .env_remove("AGENT_SEER_LLM")
+        .env_remove("AGENT_SEER_LLM_CONCURRENCY")
+        .envs(env.iter().copied());
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let mut report = json_stdout(&o);
+    let harness = report["harness"].as_str().unwrap().to_owned();
+    report.as_object_mut().unwrap().remove("harness");
+    (report, std::fs::read(harness).unwrap())
+}
+
+/// The harness and the report are the same at concurrency 1 and 8: on the 64-tool spec,
+/// whose coverage rounds retry and drop (every batch's cross-tool scenario names tools the
+/// spec lacks), against the same answers arriving in whatever order; and on the veo spec
+/// from a recorded cache, replayed at 1 and at 8 with no request made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_and_report_are_the_same_at_any_concurrency() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(Pipeline)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let spec = t64_spec(d);
+    let t64 = ["--spec", spec.to_str().unwrap(), "--suite", "t64"];
+    let mut runs = Vec::new();
+    for n in ["1", "8"] {
+        let args: Vec<&str> = t64.iter().copied().chain(["--concurrency", n]).collect();
+        let (cache, out) = (d.join(format!("cache-{n}")), d.join(format!("out-{n}")));
+        runs.push(generate_at(&server.uri(), &cache, &out, &args, &[]).await);
+    }
+    assert!(
+        !runs[0].0["stages"]["scenarios"]["dropped"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "the run drops scenarios: {}",
+        runs[0].0["stages"]
+    );
+    assert_eq!(runs[0].0, runs[1].0, "the report");
+    assert!(
+        runs[0].1 == runs[1].1,
+        "the harness differs:\n{}\n---\n{}",
+        String::from_utf8_lossy(&runs[0].1),
+        String::from_utf8_lossy(&runs[1].1)
+    );
+
+    let veo = [
+        "--spec",
+        "harnesses/veo.tools.json",
+        "--caps",
+        "capabilities/mcp-veo-go.yaml",
+        "--seed-outputs",
+        "harnesses/veo.seed_outputs.json",
+        "--suite",
+        "veo-gen",
+    ];
+    let cache = d.join("cache-veo");
+    let args: Vec<&str> = veo.iter().copied().chain(["--concurrency", "8"]).collect();
+    let (_, live) = generate_at(&server.uri(), &cache, &d.join("veo-live"), &args, &[]).await;
+    let asked = server.received_requests().await.unwrap().len();
+    let mut replays = Vec::new();
+    for n in ["1", "8"] {
+        let args: Vec<&str> = veo.iter().copied().chain(["--concurrency", n]).collect();
+        let out = d.join(format!("veo-replay-{n}"));
+        let replay = [("AGENT_SEER_LLM", "replay")];
+        replays.push(generate_at(&server.uri(), &cache, &out, &args, &replay).await);
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), asked);
+    assert_eq!(replays[0].0, replays[1].0, "the replayed report");
+    assert!(
+        replays[0].1 == live && replays[1].1 == live,
+        "the replayed harness"
+    );
+}
+
+/// Requests an OpenAI-compatible server holds at once: now and at most.
+#[derive(Default)]
+struct InFlight {
+    now: std::sync::atomic::AtomicUsize,
+    max: std::sync::atomic::AtomicUsize,
+}
+
+/// A plain HTTP/1.1 server answering as [`Pipeline`], holding each request 30 ms before it
+/// answers and counting the requests it holds at once (wiremock's responders run when a
+/// request arrives and cannot see when its answer leaves).
+async fn in_flight_server() -> (String, std::sync::Arc<InFlight>) {
+    use std::sync::atomic::Ordering::SeqCst;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let uri = format!("http://{}", listener.local_addr().unwrap());
+    let counts = std::sync::Arc::new(InFlight::default());
+    let shared = counts.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let counts = shared.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    // One request: headers, then `content-length` bytes of body.
+                    let (head, len) = loop {
+                        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                            let len = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                            break (end + 4, len);
+                        }
+                        let mut chunk = [0u8; 8192];
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    while buf.len() < head + len {
+                        let mut chunk = [0u8; 8192];
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let body: Value = serde_json::from_slice(&buf[head..head + len]).unwrap();
+                    buf.drain(..head + len);
+                    let now = counts.now.fetch_add(1, SeqCst) + 1;
+                    counts.max.fetch_max(now, SeqCst);
+                    tokio::time::sleep(Duration::from_millis(30)).await;
+                    // Released before the answer leaves: the client cannot send the next
+                    // request before it has this answer.
+                    counts.now.fetch_sub(1, SeqCst);
+                    let text = openai_body(&pipeline_answer(&body).to_string()).to_string();
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{text}",
+                        text.len()
+                    );
+                    if sock.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (uri, counts)
+}
+
+/// The cap holds: the server never holds more requests at once than `--concurrency` (or
+/// `AGENT_SEER_LLM_CONCURRENCY` without it) allows, and holds more than one when it allows
+/// more; 0 is refused before any model is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generation_keeps_to_the_concurrency_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let veo = [
+        "--spec",
+        "harnesses/veo.tools.json",
+        "--caps",
+        "capabilities/mcp-veo-go.yaml",
+        "--suite",
+        "veo-gen",
+    ];
+    let mut seen = Vec::new();
+    for (i, (flag, env)) in [(Some("1"), None), (Some("3"), Some("8")), (None, Some("2"))]
+        .into_iter()
+        .enumerate()
+    {
+        let (uri, counts) = in_flight_server().await;
+        let mut args = veo.to_vec();
+        args.extend(flag.map(|n| ["--concurrency", n]).into_iter().flatten());
+        let env: Vec<(&str, &str)> = env
+            .map(|n| ("AGENT_SEER_LLM_CONCURRENCY", n))
+            .into_iter()
+            .collect();
+        let (cache, out) = (
+            dir.path().join(format!("cache-{i}")),
+            dir.path().join(format!("out-{i}")),
+        );
+        generate_at(&uri, &cache, &out, &args, &env).await;
+        seen.push(counts.max.load(std::sync::atomic::Ordering::SeqCst));
+    }
+    assert_eq!(seen[0], 1, "--concurrency 1");
+    assert!(
+        (2..=3).contains(&seen[1]),
+        "--concurrency 3 over the variable's 8: {seen:?}"
+    );
+    assert_eq!(seen[2], 2, "AGENT_SEER_LLM_CONCURRENCY=2: {seen:?}");
+
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args([
+            "generate",
+            "--spec",
+            "harnesses/veo.tools.json",
+            "--suite",
+            "x",
+            "--llm",
+            "openai:m",
+            "-o",
+        ])
+        .arg(dir.path().join("zero"))
+        .args(["--concurrency", "0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    insta::assert_snapshot!(stderr.lines().next().unwrap_or_default(), @"error: invalid value '0' for '--concurrency <N>': 0 lets no model call through; give 1 or more");
 }
