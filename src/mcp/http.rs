@@ -10,9 +10,9 @@
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{MAX_LINE, McpError, Reply, shown};
+use super::{MAX_LINE, McpError, Reply, answer_server_request, shown};
 
 /// The client side of one MCP endpoint.
 pub(crate) struct Http {
@@ -231,11 +231,7 @@ impl Http {
                 let rid = msg.get("id");
                 match msg.get("method") {
                     Some(m) if rid.is_some() => {
-                        let reply = if m == "ping" {
-                            json!({"jsonrpc": "2.0", "id": rid, "result": {}})
-                        } else {
-                            json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not supported by this client"}})
-                        };
+                        let reply = answer_server_request(m, rid);
                         Box::pin(self.post_inner(&reply, None, &[], "a response")).await?;
                     }
                     Some(_) => {}

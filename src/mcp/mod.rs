@@ -106,6 +106,16 @@ fn tail(lines: &[String]) -> String {
     }
 }
 
+/// Our answer to a request the server sends us (stdio, or a legacy server's SSE stream):
+/// `ping` is answered, anything else (roots, sampling, elicitation) refused as unsupported.
+fn answer_server_request(method: &Value, id: Option<&Value>) -> Value {
+    if method == "ping" {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "not supported by agent-seer"}})
+    }
+}
+
 /// The first [`SHOWN`] characters of a message, for an error.
 fn shown(line: &[u8]) -> String {
     String::from_utf8_lossy(line).chars().take(SHOWN).collect()

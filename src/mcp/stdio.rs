@@ -11,11 +11,11 @@ use std::process::Stdio as Piped;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::{MAX_LINE, McpError, Reply, STDERR_LINE, STDERR_QUOTED, shown};
+use super::{MAX_LINE, McpError, Reply, STDERR_LINE, STDERR_QUOTED, answer_server_request, shown};
 
 /// A running server and our side of its stdio.
 pub(crate) struct Stdio {
@@ -219,11 +219,7 @@ impl Stdio {
             match msg.get("method") {
                 // A request from the server (ping, roots/list, …): answer ping, refuse the rest.
                 Some(m) if rid.is_some() => {
-                    let reply = if m == "ping" {
-                        json!({"jsonrpc": "2.0", "id": rid, "result": {}})
-                    } else {
-                        json!({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not supported by agent-seer"}})
-                    };
+                    let reply = answer_server_request(m, rid);
                     self.send(&reply).await?;
                 }
                 // A notification.
