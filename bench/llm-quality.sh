@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The judge, the generator and the agent runner measured on a real 1.5B model (issue 21):
 # Qwen2.5-Coder-1.5B-Instruct Q4_K_M (.ci/llm-server.sh qwen) in llama-server, inside a
-# loopback-only network namespace, telemetry off, every model process under `nice -n 19`.
+# loopback-only network namespace, telemetry off, every model process under `nice` (QUALITY_NICE, QUALITY_CPUS).
 # Writes its figures, each with its command and wall time, into BENCHMARKS.md (the section
 # between the llm-quality markers). Runs outside `cargo test`; statistics in bench/llm_quality.py.
 #
@@ -20,6 +20,8 @@
 #   QUALITY_GEN_ARGS  generate's sizes ["--rounds 1 --simple 1 --complex 1"]
 #   QUALITY_MERGE     results folders of earlier runs whose figures the section keeps [none]
 #   QUALITY_THREADS   llama-server threads [2; 1 is faster when the machine is shared]
+#   QUALITY_CPUS      pin llama-server to these CPUs (`taskset -c`, e.g. 1) [not pinned]
+#   QUALITY_NICE      the model server's and agent-seer's nice level [19]
 #   QUALITY_CACHE     the LLM answer cache [a fresh folder under the results; never the repo's
 #                     .agent-seer/llm-cache]: an answer found there is not asked again (the
 #                     ledger in each figure counts such answers as cached)
@@ -43,6 +45,7 @@ export QUALITY_STEPS=${QUALITY_STEPS:-3}
 export QUALITY_GENERATE=${QUALITY_GENERATE-tiny=$OUT/tiny.tools.json}
 export QUALITY_GEN_ARGS=${QUALITY_GEN_ARGS:-"--rounds 1 --simple 1 --complex 1"}
 export QUALITY_THREADS=${QUALITY_THREADS:-2} QUALITY_CACHE=${QUALITY_CACHE:-}
+export QUALITY_CPUS=${QUALITY_CPUS:-} QUALITY_NICE=${QUALITY_NICE:-19}
 [[ $QUALITY_JUDGE == all ]] && QUALITY_JUDGE=""
 cat >"$OUT/tiny.tools.json" <<'JSON'
 [{"name": "get_weather", "description": "Current weather for a city.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
@@ -61,7 +64,9 @@ unshare -n bash -euo pipefail -c '
   since() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$1" "$(now)"; }
   args="-c 16384 -np 1 -t $QUALITY_THREADS --no-webui"
   t0=$(now)
-  nice -n 19 "$CACHE/bin/llama-server" -m "$CACHE/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf" \
+  pin=()
+  [[ -n $QUALITY_CPUS ]] && pin=(taskset -c "$QUALITY_CPUS")
+  nice -n "$QUALITY_NICE" "${pin[@]}" "$CACHE/bin/llama-server" -m "$CACHE/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf" \
     --host 127.0.0.1 --port 18081 $args >"$OUT/llama.log" 2>&1 &
   server=$!
   trap "kill $server 2>/dev/null || true" EXIT
@@ -73,7 +78,7 @@ unshare -n bash -euo pipefail -c '
   ready=$(since "$t0")
   rss=$(ps -o rss= -p $server)
   step "llama-server + Qwen 1.5B: start to /health OK, RSS after load" "${ready} s, $((rss / 1024)) MB" "llama-server -m Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf $args" "$ready"
-  python3 - "$OUT" "$(uptime | sed "s/.*load average: //")" "$args" "$QUALITY_JUDGE" "$QUALITY_MODES" "$QUALITY_GENERATE $QUALITY_GEN_ARGS" "$QUALITY_RUN --repeat $QUALITY_REPEAT --steps $QUALITY_STEPS" <<PY
+  python3 - "$OUT" "$(uptime | sed "s/.*load average: //")" "$args${QUALITY_CPUS:+, pinned to CPU $QUALITY_CPUS}, nice $QUALITY_NICE" "$QUALITY_JUDGE" "$QUALITY_MODES" "$QUALITY_GENERATE $QUALITY_GEN_ARGS" "$QUALITY_RUN --repeat $QUALITY_REPEAT --steps $QUALITY_STEPS" <<PY
 import json, sys, datetime
 out, load, args, subset, modes, gen, runs = sys.argv[1:8]
 gen = "" if not gen.split("=")[0].strip() or gen.startswith(" ") else gen
@@ -90,7 +95,7 @@ PY
   # 1. The model as the agent under test: pass^k and pass@k.
   for h in $QUALITY_RUN; do
     t=$(now)
-    nice -n 19 "$AGENT_SEER_BIN" run "$h" --agent $model --repeat "$QUALITY_REPEAT" --steps "$QUALITY_STEPS" \
+    nice -n "$QUALITY_NICE" "$AGENT_SEER_BIN" run "$h" --agent $model --repeat "$QUALITY_REPEAT" --steps "$QUALITY_STEPS" \
       -o "$OUT/run-$(basename "$h" .yaml)" --format json >"$OUT/run-$(basename "$h" .yaml).json" 2>"$OUT/run-$(basename "$h" .yaml).err" || true
     w=$(since "$t")
     fig=$(python3 bench/llm_quality.py run "$OUT/run-$(basename "$h" .yaml).json" || echo "(bench/llm_quality.py failed on this report)")
@@ -103,7 +108,7 @@ PY
     for mode in $QUALITY_MODES; do
       t=$(now)
       cmd="agent-seer judge --judge $model --mode $mode --format json ${QUALITY_JUDGE:-(every suite)}"
-      nice -n 19 "$AGENT_SEER_BIN" judge --judge $model --mode $mode --format json $QUALITY_JUDGE \
+      nice -n "$QUALITY_NICE" "$AGENT_SEER_BIN" judge --judge $model --mode $mode --format json $QUALITY_JUDGE \
         >"$OUT/judge-$mode.json" 2>"$OUT/judge-$mode.err" || true
       w=$(since "$t")
       py judge "$OUT/check.json" "$OUT/judge-$mode.json" --label "$mode" >"$OUT/judge-$mode.stats.json" || echo "{\"figure\": \"(bench/llm_quality.py failed on this output)\"}" >"$OUT/judge-$mode.stats.json"
@@ -116,13 +121,17 @@ PY
   for g in $QUALITY_GENERATE; do
     suite=${g%%=*} spec=${g#*=}
     spec_tools=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d[\"tools\"] if isinstance(d, dict) else d))" "$spec")
+    # Seed outputs beside the capture (X.seed_outputs.json for X.tools.json) ground the mocks.
+    seeds=${spec%.tools.json}.seed_outputs.json
+    seed_args=()
+    [[ -f $seeds ]] && seed_args=(--seed-outputs "$seeds")
     t=$(now)
-    nice -n 19 "$AGENT_SEER_BIN" generate --spec "$spec" --suite "$suite" --llm $model $QUALITY_GEN_ARGS \
+    nice -n "$QUALITY_NICE" "$AGENT_SEER_BIN" generate --spec "$spec" "${seed_args[@]}" --suite "$suite" --llm $model $QUALITY_GEN_ARGS \
       --verify -o "$OUT/gen-$suite" >"$OUT/gen-$suite.json" 2>"$OUT/gen-$suite.err" || true
     w=$(since "$t")
     fig=$(python3 bench/llm_quality.py generate "$OUT/gen-$suite.json" || echo "(bench/llm_quality.py failed on this report)")
     step "generate, $suite spec ($spec_tools tools), $QUALITY_GEN_ARGS, --verify" "$fig" \
-      "agent-seer generate --spec $(basename "$spec") --suite $suite --llm $model $QUALITY_GEN_ARGS --verify -o DIR" "$w"
+      "agent-seer generate --spec $(basename "$spec") ${seed_args[*]:+--seed-outputs $(basename "$seeds") }--suite $suite --llm $model $QUALITY_GEN_ARGS --verify -o DIR" "$w"
   done
 
 '

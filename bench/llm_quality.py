@@ -271,8 +271,8 @@ def write(dirs, bench):
             f"Measured {meta['date']} by `bash bench/llm-quality.sh` (wall time "
             + (f"{meta['wall_s']:.0f} s" if "wall_s" in meta else "not reached: stopped after the steps below")
             + f"), Qwen2.5-Coder-1.5B-Instruct Q4_K_M (`.ci/llm-server.sh qwen`) in llama-server "
-            f"`{meta['server_args']}`, loopback-only namespace, every process under `nice -n 19` on the "
-            f"shared 2-core machine (load average {meta['load']} at the start). Subset: {meta['subset']}.",
+            f"`{meta['server_args']}`, loopback-only namespace, on the 2-core machine "
+            f"(load average {meta['load']} at the start). Subset: {meta['subset']}.",
             "",
             "| what | figure | command | wall |",
             "|---|---|---|---|",

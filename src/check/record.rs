@@ -44,8 +44,16 @@ pub struct LedgerEntry {
     pub input_tokens: u64,
     /// Completion tokens the provider reported.
     pub output_tokens: u64,
-    /// USD, from list prices per million tokens where we know them; `None` otherwise.
+    /// Of the calls, answered through the provider's batch API (billed at half the list price).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched: u64,
+    /// USD, from list prices per million tokens where we know them (half of it for batched
+    /// calls); `None` otherwise.
     pub estimated_cost_usd: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A score: the four dimensions, the three aggregates and every applicable sub-dimension.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agent_seer::check::{Suite, evaluate};
 use agent_seer::harness::{Layout, discover};
 use agent_seer::judge::{self, Job, Judged, Mode, agreement, certify};
-use agent_seer::llm::{Client, LlmConfig, LlmError};
+use agent_seer::llm::{BatchEvent, BatchOptions, Client, LlmConfig, LlmError, Price};
 use serde_json::json;
 
 use super::{Format, Outcome};
@@ -29,8 +29,170 @@ pub struct Args {
     format: Format,
     /// Write hand-made cache entries (the oracle's scores as the judge's answer, marked
     /// hand-written) instead of asking the model, so judge trials can replay offline.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "batch")]
     write_fixtures: bool,
+    #[command(flatten)]
+    batch: BatchArgs,
+}
+
+/// Sending the judgements as one batch job.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BatchArgs {
+    /// Send the judgements through the provider's batch API (OpenAI Batch, Anthropic Message
+    /// Batches, Gemini batch mode): half the price, answers within a day. The cost estimate is
+    /// printed before anything is sent; a stopped run is picked up by the next.
+    #[arg(long)]
+    batch: bool,
+    /// Send no batch round that could take the spend past USD (at the batch price); what it
+    /// keeps from being sent ends the run with exit code 4.
+    #[arg(long, value_name = "USD", requires = "batch")]
+    max_cost: Option<f64>,
+    /// The judge model's list price in USD per million input and output tokens, e.g.
+    /// `--price 0.30,2.50`, for a model whose price agent-seer does not know.
+    #[arg(long, value_name = "IN,OUT", value_parser = parse_price, requires = "batch")]
+    price: Option<Price>,
+}
+
+fn parse_price(s: &str) -> Result<Price, String> {
+    let (i, o) = s.split_once(',').ok_or_else(|| {
+        format!("`{s}`: give INPUT,OUTPUT in USD per million tokens, e.g. 0.30,2.50")
+    })?;
+    let num = |t: &str| -> Result<f64, String> {
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("`{t}` is not a price (a number of USD, 0 or more)"))
+    };
+    Ok(Price {
+        input: num(i)?,
+        output: num(o)?,
+    })
+}
+
+impl BatchArgs {
+    fn options(&self) -> anyhow::Result<BatchOptions> {
+        if let Some(b) = self.max_cost
+            && !(b.is_finite() && b >= 0.0)
+        {
+            anyhow::bail!("--max-cost must be a number of USD, 0 or more, got {b}");
+        }
+        Ok(BatchOptions {
+            max_cost_usd: self.max_cost,
+            price: self.price,
+            ..BatchOptions::from_env()
+        })
+    }
+}
+
+/// Judges `jobs` (repeat `repeat`): one call each, or one batch when `--batch` asks for it,
+/// its estimate and progress on stderr.
+/// `spent` is what the batches of this command have cost so far (USD at the batch price): the
+/// `--max-cost` budget covers them all, every judge and repeat.
+fn judge_all(
+    rt: &tokio::runtime::Runtime,
+    client: &Client,
+    jobs: Vec<Job>,
+    mode: Mode,
+    repeat: usize,
+    batch: &BatchArgs,
+    spent: &mut f64,
+) -> anyhow::Result<Vec<Result<Judged, LlmError>>> {
+    if !batch.batch {
+        return Ok(rt.block_on(judge::judge_many_repeat(client, jobs, mode, repeat)));
+    }
+    let mut options = batch.options()?;
+    options.max_cost_usd = options.max_cost_usd.map(|max| (max - *spent).max(0.0));
+    let cost = |c: &Client| -> f64 {
+        c.ledger()
+            .entries()
+            .values()
+            .filter_map(|e| e.estimated_cost_usd)
+            .sum()
+    };
+    let before = cost(client);
+    let spec = format!(
+        "{}:{}",
+        client.config().provider.name(),
+        client.config().model
+    );
+    let on_event = move |e: BatchEvent| eprintln!("{}", describe(&spec, &e));
+    let results = rt.block_on(judge::judge_many_batch(
+        client, &jobs, mode, repeat, &options, &on_event,
+    ))?;
+    *spent += cost(client) - before;
+    Ok(results)
+}
+
+/// The exit code of judgements that failed: a budget stop (4) over any other failure, then the
+/// first failure's code.
+fn failed_code<'a>(errors: impl IntoIterator<Item = &'a LlmError>) -> Option<u8> {
+    let errors: Vec<&LlmError> = errors.into_iter().collect();
+    if errors
+        .iter()
+        .any(|e| matches!(e, LlmError::OverBudget { .. }))
+    {
+        return Some(super::exit::OVER_BUDGET);
+    }
+    errors.first().map(|e| super::failure_code(*e))
+}
+
+/// One line of a batch's progress, for stderr.
+fn describe(spec: &str, e: &BatchEvent) -> String {
+    match e {
+        BatchEvent::Estimate(est) => {
+            let usd = |v: Option<f64>| {
+                v.map_or("unknown (no price: --price IN,OUT)".to_owned(), |v| {
+                    format!("${v:.4}")
+                })
+            };
+            let mut line = format!(
+                "batch round {} ({spec}): {} requests to send",
+                est.round, est.requests
+            );
+            if est.cached > 0 {
+                line.push_str(&format!(", {} answered from the cache", est.cached));
+            }
+            if est.resumed > 0 {
+                line.push_str(&format!(", {} in jobs an earlier run sent", est.resumed));
+            }
+            if est.requests > 0 {
+                line.push_str(&format!(
+                    "; estimated ≤ {} input + ≤ {} output tokens, ≤ {} at the batch price (half the list price)",
+                    est.input_tokens, est.output_tokens, usd(est.usd)
+                ));
+            }
+            if let Some(b) = est.budget_usd {
+                line.push_str(&format!(
+                    "; spent {} of the --max-cost ${b:.4}",
+                    usd(est.spent_usd)
+                ));
+            }
+            line
+        }
+        BatchEvent::Submitted {
+            id,
+            requests,
+            resumed,
+        } => {
+            if *resumed {
+                format!("batch {id}: {requests} requests, sent by an earlier run; collecting it")
+            } else {
+                format!("batch {id}: sent, {requests} requests")
+            }
+        }
+        BatchEvent::Status {
+            id,
+            status,
+            done,
+            total,
+        } => {
+            format!("batch {id}: {status} ({done}/{total})")
+        }
+        BatchEvent::Ended { id, valid, failed } => {
+            format!("batch {id}: read, {valid} valid answers, {failed} failed or rejected")
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -65,6 +227,8 @@ pub struct CertifyArgs {
     /// the judgement judge trials make; each later one has its own cache entry.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
     repeat: u16,
+    #[command(flatten)]
+    batch: BatchArgs,
     /// The least TPR (broken transcripts failed) to certify, 0–1; over the suites' own bar.
     #[arg(long)]
     min_tpr: Option<f64>,
@@ -172,21 +336,22 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .iter()
         .map(|(_, j)| j.evaluation.score.as_ref().map(|s| s.tc))
         .collect();
-    let results = runtime()?.block_on(judge::judge_many(
+    let results = judge_all(
+        &runtime()?,
         &client,
         jobs.into_iter().map(|(_, j)| j).collect(),
         mode,
-    ));
-    let mut failed = None;
+        1,
+        &args.batch,
+        &mut 0.0,
+    )?;
+    let failed = failed_code(results.iter().filter_map(|r| r.as_ref().err()));
     let mut rows = Vec::new();
     for ((name, oracle), r) in names.iter().zip(&oracle).zip(results) {
         match r {
             Ok(j) => rows.push(json!({"trial": name, "judge_tc": j.score.tc, "oracle_tc": oracle, "coherence": j.coherence,
                 "failures": j.verdict.failures, "rationale": j.verdict.rationale, "score": j.score})),
-            Err(e) => {
-                failed = failed.or(Some(super::failure_code(&e)));
-                rows.push(json!({"trial": name, "error": e.to_string()}));
-            }
+            Err(e) => rows.push(json!({"trial": name, "error": e.to_string()})),
         }
     }
     match args.format {
@@ -415,6 +580,8 @@ pub fn certify(args: CertifyArgs, out: &mut dyn Write) -> anyhow::Result<Outcome
     // judged[transcript][judge][repeat]
     let mut judged: Vec<Vec<Vec<Option<Judged>>>> = vec![Vec::new(); jobs.len()];
     let mut first_error: Option<LlmError> = None;
+    let mut over_budget = false;
+    let mut spent = 0.0;
     let mut failures: Vec<String> = Vec::new();
     for (spec, c) in args.judges.iter().zip(&clients) {
         for per in &mut judged {
@@ -422,13 +589,14 @@ pub fn certify(args: CertifyArgs, out: &mut dyn Write) -> anyhow::Result<Outcome
         }
         let mut failed = 0;
         for r in 1..=repeats {
-            let results = rt.block_on(judge::judge_many_repeat(c, plain.clone(), mode, r));
+            let results = judge_all(&rt, c, plain.clone(), mode, r, &args.batch, &mut spent)?;
             for (per, res) in judged.iter_mut().zip(results) {
                 let slot = per.last_mut().expect("pushed above");
                 match res {
                     Ok(j) => slot.push(Some(j)),
                     Err(e) => {
                         failed += 1;
+                        over_budget |= matches!(e, LlmError::OverBudget { .. });
                         first_error.get_or_insert(e);
                         slot.push(None);
                     }
@@ -481,6 +649,9 @@ pub fn certify(args: CertifyArgs, out: &mut dyn Write) -> anyhow::Result<Outcome
                 }
             }
         }
+    }
+    if over_budget {
+        return Ok(Outcome::Failed(super::exit::OVER_BUDGET));
     }
     if let Some(e) = first_error {
         return Ok(Outcome::Failed(super::failure_code(&e)));

@@ -125,6 +125,9 @@ pub mod exit {
     /// refusal, answers that are never the requested shape; a server that does not start,
     /// exits or breaks the protocol): worth running again, not a verdict on the agent.
     pub const UNAVAILABLE: u8 = 3;
+    /// A `--max-cost` budget stopped a batch before it could be passed: what was answered is
+    /// printed and cached, the rest was not sent. A stop the user asked for, not a failure.
+    pub const OVER_BUDGET: u8 = 4;
 }
 
 /// What a verb concluded, before it becomes an exit code.
@@ -169,7 +172,9 @@ pub fn failure_code(e: &(dyn std::error::Error + 'static)) -> u8 {
     let mut cause = Some(e);
     while let Some(c) = cause {
         if let Some(llm) = c.downcast_ref::<agent_seer::llm::LlmError>() {
-            return if llm.is_provider_failure() {
+            return if matches!(llm, agent_seer::llm::LlmError::OverBudget { .. }) {
+                exit::OVER_BUDGET
+            } else if llm.is_provider_failure() {
                 exit::UNAVAILABLE
             } else {
                 exit::INPUT

@@ -66,6 +66,7 @@ pub(crate) fn request(m: &Mocked) -> Request {
         temperature: 0.7,
         max_tokens: 2000,
         cache_tag: PROMPT_VERSION.into(),
+        seed: None,
     }
 }
 

@@ -63,6 +63,7 @@ pub(crate) fn request(generator: &Generator<'_>, tool: &ToolSpec) -> Request {
         temperature: 0.7,
         max_tokens: 1024,
         cache_tag: PROMPT_VERSION.into(),
+        seed: None,
     }
 }
 

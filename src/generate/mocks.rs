@@ -133,6 +133,7 @@ pub(crate) fn request(generator: &Generator<'_>, s: &GeneratedScenario, seeds: &
         temperature: 0.7,
         max_tokens: 3000,
         cache_tag: PROMPT_VERSION.into(),
+        seed: None,
     }
 }
 

@@ -176,6 +176,7 @@ pub(crate) fn request(
         temperature: 0.7,
         max_tokens: 4096,
         cache_tag: PROMPT_VERSION.into(),
+        seed: None,
     }
 }
 

@@ -334,10 +334,13 @@ fn disagree(item: &Item, judged: &Judged) -> Vec<Disagreement> {
 }
 
 /// The request of repeat `r` (1-based) of a judgement: repeat 1 is the plain judgement (the
-/// judge trials' cache entry); later repeats are told apart by their cache tag.
+/// judge trials' cache entry); later repeats are told apart by their cache tag and carry the
+/// seed `r` where the API takes one (OpenAI chat completions, Gemini), so a repeat is a seeded
+/// sample, not only the provider's own nondeterminism.
 pub(crate) fn repeat_request(mut req: crate::llm::Request, r: usize) -> crate::llm::Request {
     if r >= 2 {
         req.cache_tag = format!("{}/repeat-{r}", req.cache_tag);
+        req.seed = u32::try_from(r).ok();
     }
     req
 }

@@ -332,6 +332,7 @@ pub(crate) fn request(
                 Mode::RawSpec => "raw-spec",
             }
         ),
+        seed: None,
     }
 }
 
@@ -360,13 +361,50 @@ pub(crate) async fn judge_repeat(
 ) -> Result<Judged, LlmError> {
     let req = certify::repeat_request(request(suite, t, scenario, ev, mode), repeat);
     let verdict: Verdict = client.structured(&req, Verdict::check).await?;
-    let calls = t.calls().count();
-    Ok(Judged {
-        score: verdict.score(calls),
+    Ok(judged(verdict, t, mode))
+}
+
+/// A verdict on `t` as a judgement: the score over its calls, coherence with its history.
+fn judged(verdict: Verdict, t: &Transcript, mode: Mode) -> Judged {
+    Judged {
+        score: verdict.score(t.calls().count()),
         coherence: verdict.coherence(t.turns.len() > 1),
         verdict,
         mode,
-    })
+    }
+}
+
+/// [`judge_many_repeat`] through the provider's batch API ([`Client::batch_structured`]): the
+/// same prompts, cache entries and verdicts, at half the price and within a day. `on_event`
+/// hears each round's cost estimate before it is sent, and each job's progress. Requests a
+/// `--max-cost` budget kept from being sent end in [`LlmError::OverBudget`]; the rest are
+/// judged.
+pub async fn judge_many_batch(
+    client: &Client,
+    jobs: &[Job],
+    mode: Mode,
+    repeat: usize,
+    options: &crate::llm::BatchOptions,
+    on_event: &(dyn Fn(crate::llm::BatchEvent) + Send + Sync),
+) -> Result<Vec<Result<Judged, LlmError>>, LlmError> {
+    let requests: Vec<Request> = jobs
+        .iter()
+        .map(|j| {
+            let scenario = j.suite.scenario_of(&j.transcript);
+            certify::repeat_request(
+                request(&j.suite, &j.transcript, scenario, &j.evaluation, mode),
+                repeat,
+            )
+        })
+        .collect();
+    let verdicts = client
+        .batch_structured::<Verdict, _>(&requests, Verdict::check, options, on_event)
+        .await?;
+    Ok(jobs
+        .iter()
+        .zip(verdicts)
+        .map(|(j, v)| v.map(|verdict| judged(verdict, &j.transcript, mode)))
+        .collect())
 }
 
 /// One transcript to judge, owned so judgements can run concurrently.

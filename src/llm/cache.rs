@@ -56,7 +56,7 @@ pub(crate) struct Cache {
 
 /// The cache key: SHA-256 of the canonical JSON of everything that determines the answer.
 pub(crate) fn key(provider: &str, model: &str, req: &Request) -> String {
-    let material = json!({
+    let mut material = json!({
         "provider": provider,
         "model": model,
         "temperature": req.temperature,
@@ -67,6 +67,10 @@ pub(crate) fn key(provider: &str, model: &str, req: &Request) -> String {
         "schema": req.schema,
         "tag": req.cache_tag,
     });
+    // Only when set: a request without a seed keeps the key it always had.
+    if let Some(seed) = req.seed {
+        material["seed"] = json!(seed);
+    }
     // serde_json maps are sorted (no `preserve_order`): this string is canonical.
     let digest = Sha256::digest(material.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()

@@ -14,6 +14,7 @@
 //! [`Client`], built with [`Client::new`] from an [`LlmConfig`] (usually
 //! [`LlmConfig::from_env`]).
 
+mod batch;
 pub mod cache;
 mod chat;
 mod ledger;
@@ -29,9 +30,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+pub use batch::{BatchEvent, BatchOptions, Estimate};
 use cache::Cache;
 pub use cache::CacheMode;
-pub use ledger::{Ledger, LedgerEntry};
+pub use ledger::{Ledger, LedgerEntry, Price};
 pub use providers::Provider;
 pub(crate) use redact::Secrets;
 pub use structured::extract_json;
@@ -55,6 +57,12 @@ pub struct Request {
     pub max_tokens: u32,
     /// Extra key material for the cache (e.g. the rubric version).
     pub cache_tag: String,
+    /// A sampling seed, sent where the API takes one (OpenAI chat completions' `seed`,
+    /// Gemini's `generationConfig.seed`; the Responses API and Anthropic have none) and part
+    /// of the cache key only when set, so requests without one keep their keys. Judge
+    /// certification seeds its repeats with their number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
 }
 
 /// Tokens used by one call.
@@ -158,6 +166,45 @@ pub enum LlmError {
         /// The request's cache key ([`Client::cache_key`]), which names the missing file.
         key: String,
     },
+    /// A batch round would take the spend past the `--max-cost` budget, so it was not sent:
+    /// a clean stop of its own, not a provider's failure.
+    #[error(
+        "not sent: this batch round could cost up to ${estimate_usd:.4} at the batch price, and with ${spent_usd:.4} spent that would pass the --max-cost budget of ${budget_usd:.4}"
+    )]
+    OverBudget {
+        /// The round's estimate, USD at most.
+        estimate_usd: f64,
+        /// Spent by earlier rounds of the same call, USD.
+        spent_usd: f64,
+        /// The budget, USD.
+        budget_usd: f64,
+    },
+    /// A batch job did not end within the wait; it goes on at the provider, and its journal
+    /// lets the next run with the same requests collect it instead of sending it again.
+    #[error(
+        "{provider} batch {id} had not ended after {waited:?}; it goes on at the provider, and running the same command again collects it (journal {journal})"
+    )]
+    BatchPending {
+        /// The provider's name.
+        provider: &'static str,
+        /// The provider's id of the job.
+        id: String,
+        /// How long this run waited.
+        waited: Duration,
+        /// The journal file that remembers the job.
+        journal: PathBuf,
+    },
+    /// One request of a batch job failed at the provider (errored, expired, cancelled), or the
+    /// whole job did.
+    #[error("{provider} batch {id}: {message}")]
+    BatchItem {
+        /// The provider's name.
+        provider: &'static str,
+        /// The provider's id of the job.
+        id: String,
+        /// What the provider said of the request.
+        message: String,
+    },
     /// A cache file could not be read, parsed or written.
     #[error("cache {path}: {message}")]
     Cache {
@@ -176,7 +223,10 @@ impl LlmError {
     pub fn is_provider_failure(&self) -> bool {
         !matches!(
             self,
-            LlmError::Config(_) | LlmError::CacheMiss { .. } | LlmError::Cache { .. }
+            LlmError::Config(_)
+                | LlmError::CacheMiss { .. }
+                | LlmError::Cache { .. }
+                | LlmError::OverBudget { .. }
         )
     }
 
@@ -212,7 +262,13 @@ impl LlmError {
                 secrets.redact_in_place(excerpt);
             }
             LlmError::Cache { message, .. } => secrets.redact_in_place(message),
-            LlmError::Timeout { .. } | LlmError::CacheMiss { .. } => {}
+            LlmError::BatchItem { message, id, .. } => {
+                secrets.redact_in_place(message);
+                secrets.redact_in_place(id);
+            }
+            LlmError::BatchPending { id, .. } => secrets.redact_in_place(id),
+            LlmError::Timeout { .. } | LlmError::CacheMiss { .. } | LlmError::OverBudget { .. } => {
+            }
         }
         self
     }

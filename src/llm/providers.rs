@@ -168,41 +168,44 @@ impl Provider {
 
     /// Where requests go, and the credential headers (keys never go in URLs).
     fn endpoint(&self, model: &str) -> (String, Vec<(&'static str, String)>) {
-        match self {
-            Provider::OpenAi { base_url, key } => (
-                format!("{base_url}/chat/completions"),
-                key.iter()
-                    .map(|k| ("authorization", format!("Bearer {k}")))
-                    .collect(),
-            ),
-            Provider::OpenAiResponses { base_url, key } => (
-                format!("{base_url}/responses"),
-                key.iter()
-                    .map(|k| ("authorization", format!("Bearer {k}")))
-                    .collect(),
-            ),
-            Provider::Gemini { base_url, key } => (
-                format!("{base_url}/v1beta/models/{model}:generateContent"),
-                key.iter().map(|k| ("x-goog-api-key", k.clone())).collect(),
-            ),
+        let url = match self {
+            Provider::OpenAi { base_url, .. } => format!("{base_url}/chat/completions"),
+            Provider::OpenAiResponses { base_url, .. } => format!("{base_url}/responses"),
+            Provider::Gemini { base_url, .. } => {
+                format!("{base_url}/v1beta/models/{model}:generateContent")
+            }
             Provider::Vertex {
                 base_url,
                 project,
                 location,
-                token,
-            } => (
-                format!(
-                    "{base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent"
-                ),
-                token
-                    .iter()
-                    .map(|t| ("authorization", format!("Bearer {t}")))
-                    .collect(),
+                ..
+            } => format!(
+                "{base_url}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent"
             ),
-            Provider::Anthropic { base_url, key } => {
+            Provider::Anthropic { base_url, .. } => format!("{base_url}/v1/messages"),
+        };
+        (url, self.headers())
+    }
+
+    /// The credential headers every request of this provider carries (and Anthropic's API
+    /// version); keys never go in URLs.
+    pub(super) fn headers(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Provider::OpenAi { key, .. } | Provider::OpenAiResponses { key, .. } => key
+                .iter()
+                .map(|k| ("authorization", format!("Bearer {k}")))
+                .collect(),
+            Provider::Gemini { key, .. } => {
+                key.iter().map(|k| ("x-goog-api-key", k.clone())).collect()
+            }
+            Provider::Vertex { token, .. } => token
+                .iter()
+                .map(|t| ("authorization", format!("Bearer {t}")))
+                .collect(),
+            Provider::Anthropic { key, .. } => {
                 let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
                 headers.extend(key.iter().map(|k| ("x-api-key", k.clone())));
-                (format!("{base_url}/v1/messages"), headers)
+                headers
             }
         }
     }
@@ -254,7 +257,20 @@ impl Provider {
         Ok(v)
     }
 
-    fn body(&self, model: &str, req: &Request) -> Value {
+    /// The request body of one structured call, as sent alone or as one item of a batch.
+    pub(super) fn body(&self, model: &str, req: &Request) -> Value {
+        let mut body = self.unseeded_body(model, req);
+        match (self, req.seed) {
+            (Provider::OpenAi { .. }, Some(seed)) => body["seed"] = json!(seed),
+            (Provider::Gemini { .. } | Provider::Vertex { .. }, Some(seed)) => {
+                body["generationConfig"]["seed"] = json!(seed);
+            }
+            _ => {}
+        }
+        body
+    }
+
+    fn unseeded_body(&self, model: &str, req: &Request) -> Value {
         match self {
             Provider::OpenAi { .. } => json!({
                 "model": model,
@@ -290,7 +306,8 @@ impl Provider {
         }
     }
 
-    fn parse(&self, v: &Value) -> Result<Answer, LlmError> {
+    /// The answer in one response body, alone or one item of a batch's results.
+    pub(super) fn parse(&self, v: &Value) -> Result<Answer, LlmError> {
         let name = self.name();
         let n = |p: &str| v.pointer(p).and_then(Value::as_u64).unwrap_or(0);
         match self {
@@ -389,7 +406,9 @@ impl Provider {
                     text,
                     usage: Usage {
                         input_tokens: n("/usageMetadata/promptTokenCount"),
-                        output_tokens: n("/usageMetadata/candidatesTokenCount"),
+                        // Thinking tokens are billed as output.
+                        output_tokens: n("/usageMetadata/candidatesTokenCount")
+                            + n("/usageMetadata/thoughtsTokenCount"),
                     },
                     truncated: finish == "MAX_TOKENS",
                     cached: false,
@@ -530,7 +549,7 @@ pub(super) fn malformed(provider: &'static str, detail: &str) -> LlmError {
     }
 }
 
-fn transport(provider: &'static str, timeout: Duration, e: &reqwest::Error) -> LlmError {
+pub(super) fn transport(provider: &'static str, timeout: Duration, e: &reqwest::Error) -> LlmError {
     if e.is_timeout() {
         LlmError::Timeout { provider, timeout }
     } else {
@@ -542,11 +561,56 @@ fn transport(provider: &'static str, timeout: Duration, e: &reqwest::Error) -> L
     }
 }
 
-fn excerpt(text: &str) -> String {
+pub(super) fn excerpt(text: &str) -> String {
     let t: String = text.chars().take(300).collect();
     if text.chars().count() > 300 {
         format!("{t}…")
     } else {
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seed goes where each API takes one, and nowhere else; without one the body is as it
+    /// always was. The cache key changes only when a seed is set.
+    #[test]
+    fn seeds_go_where_the_api_takes_them() {
+        let req = Request {
+            system: "s".into(),
+            user: "u".into(),
+            schema_name: "a".into(),
+            schema: json!({"type": "object"}),
+            temperature: 0.0,
+            max_tokens: 10,
+            cache_tag: "t".into(),
+            seed: Some(7),
+        };
+        let unseeded = Request {
+            seed: None,
+            ..req.clone()
+        };
+        let p = |kind: &str| {
+            Provider::from_env(kind, true, &|k: &str| {
+                k.ends_with("_KEY").then(|| "k".to_owned())
+            })
+            .unwrap()
+        };
+        assert_eq!(p("openai").body("m", &req)["seed"], 7);
+        assert_eq!(p("gemini").body("m", &req)["generationConfig"]["seed"], 7);
+        for kind in ["openai-responses", "anthropic"] {
+            assert_eq!(
+                p(kind).body("m", &req),
+                p(kind).body("m", &unseeded),
+                "{kind}"
+            );
+        }
+        assert_eq!(p("openai").body("m", &unseeded).get("seed"), None);
+        assert_ne!(
+            super::super::cache::key("openai", "m", &req),
+            super::super::cache::key("openai", "m", &unseeded)
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Client, LlmError, Request};
+use super::{Answer, Client, LlmError, Request};
 
 pub(super) const ATTEMPTS: u32 = 3;
 
@@ -43,25 +43,7 @@ where
         let answer = client.answer(&attempt_req, &mut budget).await?;
         requests += before - budget.left;
         *fresh += u32::from(!answer.cached);
-        // A cut-off answer is no answer, whatever object a part of it parses as.
-        let parsed = (!answer.truncated)
-            .then_some(())
-            .ok_or_else(|| {
-                format!(
-                    "the answer was cut off at the token limit ({}) before its JSON ended; \
-                     keep every text field short",
-                    req.max_tokens
-                )
-            })
-            .and_then(|()| {
-                extract_json(&answer.text)
-                    .ok_or_else(|| "the answer holds no complete JSON object".to_owned())
-            })
-            .and_then(|v| {
-                serde_json::from_value::<T>(v)
-                    .map_err(|e| format!("the JSON does not fit the schema: {e}"))
-            })
-            .and_then(|t| check(&t).map(|()| t));
+        let parsed = accept(&answer, req.max_tokens, &check);
         match parsed {
             Ok(t) => {
                 // Cache under the original request, so a replay finds it without retries.
@@ -74,10 +56,7 @@ where
                     break;
                 }
                 if attempt < ATTEMPTS {
-                    attempt_req.user = format!(
-                        "{}\n\nYour previous answer was rejected: {problem}. Answer again with one JSON object that follows the schema exactly.",
-                        req.user
-                    );
+                    attempt_req = retry_request(req, &problem);
                 }
             }
         }
@@ -87,6 +66,38 @@ where
         problem: last.0,
         excerpt: last.1,
     })
+}
+
+/// The answer's value, or why it is rejected: cut off at the token limit, no JSON object, not
+/// the schema's shape, or refused by `check`. The words are fed back to the model.
+pub(super) fn accept<T, F>(answer: &Answer, max_tokens: u32, check: &F) -> Result<T, String>
+where
+    T: serde::de::DeserializeOwned,
+    F: Fn(&T) -> Result<(), String>,
+{
+    // A cut-off answer is no answer, whatever object a part of it parses as.
+    if answer.truncated {
+        return Err(format!(
+            "the answer was cut off at the token limit ({max_tokens}) before its JSON ended; \
+             keep every text field short"
+        ));
+    }
+    let v = extract_json(&answer.text)
+        .ok_or_else(|| "the answer holds no complete JSON object".to_owned())?;
+    let t = serde_json::from_value::<T>(v)
+        .map_err(|e| format!("the JSON does not fit the schema: {e}"))?;
+    check(&t).map(|()| t)
+}
+
+/// The request asked again after an answer was rejected for `problem`: the original, with the
+/// problem fed back at the end of the user message.
+pub(super) fn retry_request(req: &Request, problem: &str) -> Request {
+    let mut again = req.clone();
+    again.user = format!(
+        "{}\n\nYour previous answer was rejected: {problem}. Answer again with one JSON object that follows the schema exactly.",
+        req.user
+    );
+    again
 }
 
 /// The first complete top-level JSON object in `text`: the whole text when it is one, else the

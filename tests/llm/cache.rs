@@ -105,6 +105,7 @@ fn keys_change_with_every_input() {
         },
         Request {
             cache_tag: "test-2".into(),
+            seed: None,
             ..request()
         },
         Request {

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Full marks on every tool-calling sub-dimension, whatever the transcript.
-fn always_pass() -> Value {
+pub(super) fn always_pass() -> Value {
     json!({"usage": {"necessity": 10, "overuse": 10}, "selection": {"correctness": 10, "specificity": 10, "completeness": 10},
         "ordering": {"applicable": false, "sequence_logic": 10, "dependency_handling": 10, "execution_efficiency": 10},
         "arguments": {"completeness": 10, "name_accuracy": 10, "value_accuracy": 10, "type_compliance": 10, "format_compliance": 10, "relevancy": 10},
@@ -45,8 +45,9 @@ async fn certify(server: &MockServer, cache: &Path) -> std::process::Output {
 
 /// Lyria has 7 labelled transcripts, 5 broken. The always-pass judge: TPR 0/5, TNR 2/2, κ 0,
 /// below the bar (exit 1). Each repeat is its own request (14 in all) and agrees with the
-/// first, so self-consistency is 1; α is undefined when every verdict is the same. A second
-/// run asks nothing: both repeats are cached, each under its own key.
+/// first, so self-consistency is 1; α is undefined when every verdict is the same. Repeat 2 is
+/// sent with `seed: 2`. A second run asks nothing: both repeats are cached, each under its own
+/// key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_always_pass_judge_is_not_certified() {
     let server = MockServer::start().await;
@@ -76,7 +77,15 @@ async fn an_always_pass_judge_is_not_certified() {
     assert_eq!(c["alpha"], Value::Null);
     assert_eq!(c["raters"], 2);
     assert_eq!(v["certified"], false);
-    assert_eq!(server.received_requests().await.unwrap().len(), 14);
+    let sent = server.received_requests().await.unwrap();
+    assert_eq!(sent.len(), 14);
+    // Repeat 1 is the judge trials' own request (no seed); repeat 2 is seeded with 2.
+    let mut seeds: Vec<Value> = sent
+        .iter()
+        .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["seed"].clone())
+        .collect();
+    seeds.sort_by_key(|s| s.to_string());
+    assert_eq!(seeds, [vec![json!(2); 7], vec![Value::Null; 7]].concat());
     let again = certify(&server, dir.path()).await;
     assert_eq!(again.status.code(), Some(1));
     assert_eq!(

@@ -13,7 +13,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const KEY: &str = "sk-test-SECRET-never-printed";
 
-#[derive(Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 struct Grade {
     score: u8,
     why: String,
@@ -37,6 +37,7 @@ fn request() -> Request {
         temperature: 0.0,
         max_tokens: 200,
         cache_tag: "test-1".into(),
+        seed: None,
     }
 }
 
@@ -103,6 +104,7 @@ fn openai_body(content: &str) -> Value {
 
 mod agent;
 mod agent_apis;
+mod batch;
 mod cache;
 mod certify;
 mod exit_codes;
