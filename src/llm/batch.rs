@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::ledger::Price;
-use super::providers::{excerpt, malformed, transport};
+use super::providers::{excerpt, malformed, send};
 use super::structured::{ATTEMPTS, accept, retry_request};
 use super::{Answer, CacheMode, Client, LlmError, Provider, Request};
 
@@ -1297,31 +1297,7 @@ impl Client {
                     .body(bytes.clone());
             }
             async move {
-                let sent = async {
-                    let resp = rb.send().await.map_err(|e| transport(name, timeout, &e))?;
-                    let status = resp.status();
-                    let retry_after = resp
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                        .map(Duration::from_secs);
-                    let text = resp
-                        .text()
-                        .await
-                        .map_err(|e| transport(name, timeout, &e))?;
-                    let text = self.secrets.redact(&text).into_owned();
-                    if !status.is_success() {
-                        return Err(LlmError::Http {
-                            provider: name,
-                            status: status.as_u16(),
-                            body: excerpt(&text),
-                            retry_after,
-                        });
-                    }
-                    Ok(text)
-                }
-                .await;
+                let sent = send(rb, name, timeout, &self.secrets).await;
                 match (retry, sent) {
                     // A job is created once: after a timeout, a dropped connection or a 5xx the
                     // provider may have made it, and a second one would be paid twice. Only a

@@ -226,28 +226,7 @@ impl Provider {
         for (k, v) in headers {
             rb = rb.header(k, v);
         }
-        let resp = rb.send().await.map_err(|e| transport(name, timeout, &e))?;
-        let status = resp.status();
-        let retry_after = resp
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| transport(name, timeout, &e))?;
-        // Before any excerpt is cut: a key cut in half would no longer match.
-        let text = secrets.redact(&text);
-        if !status.is_success() {
-            return Err(LlmError::Http {
-                provider: name,
-                status: status.as_u16(),
-                body: excerpt(&text),
-                retry_after,
-            });
-        }
+        let text = send(rb, name, timeout, secrets).await?;
         let mut v: Value = serde_json::from_str(&text).map_err(|e| LlmError::Malformed {
             provider: name,
             detail: format!("not JSON ({e}): {}", excerpt(&text)),
@@ -540,6 +519,39 @@ pub(super) fn responses_output(v: &Value) -> Result<ResponsesOutput<'_>, LlmErro
         calls,
         refusal,
     })
+}
+
+/// Sends a request and reads its body, redacted; a status other than 2xx is an HTTP error with
+/// the redacted body's excerpt and the `Retry-After` delay.
+pub(super) async fn send(
+    rb: reqwest::RequestBuilder,
+    name: &'static str,
+    timeout: Duration,
+    secrets: &Secrets,
+) -> Result<String, LlmError> {
+    let resp = rb.send().await.map_err(|e| transport(name, timeout, &e))?;
+    let status = resp.status();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| transport(name, timeout, &e))?;
+    // Before any excerpt is cut: a key cut in half would no longer match.
+    let text = secrets.redact(&text).into_owned();
+    if !status.is_success() {
+        return Err(LlmError::Http {
+            provider: name,
+            status: status.as_u16(),
+            body: excerpt(&text),
+            retry_after,
+        });
+    }
+    Ok(text)
 }
 
 pub(super) fn malformed(provider: &'static str, detail: &str) -> LlmError {

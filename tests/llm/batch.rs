@@ -584,6 +584,21 @@ fn provider(kind: Kind, server: &MockServer) -> Provider {
     }
 }
 
+/// A new wiremock server answering as `fake`, and a live client for it with an empty cache (it
+/// lives as long as the returned directory).
+async fn start(fake: &Fake) -> (MockServer, tempfile::TempDir, Client) {
+    let server = MockServer::start().await;
+    fake.mount(&server).await;
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(
+        provider(fake.kind, &server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    (server, dir, c)
+}
+
 /// Requests that differ in their user message (`item N`).
 fn requests(n: usize) -> Vec<Request> {
     (0..n)
@@ -641,16 +656,8 @@ fn grade_text(i: usize) -> String {
 #[tokio::test]
 async fn each_provider_sends_one_job_and_caches_every_answer() {
     for kind in KINDS {
-        let server = MockServer::start().await;
         let fake = Fake::new(kind, |_, body| Fate::Answer(grade_text(item_of(body))));
-        fake.mount(&server).await;
-        let dir = tempfile::tempdir().unwrap();
-        let c = client(
-            provider(kind, &server),
-            dir.path(),
-            CacheMode::Live,
-            Duration::from_secs(5),
-        );
+        let (server, dir, c) = start(&fake).await;
         let mut reqs = requests(3);
         reqs.push(reqs[1].clone());
         let (r, events) = run_batch(&c, &reqs, &quick()).await;
@@ -760,7 +767,6 @@ async fn each_provider_sends_one_job_and_caches_every_answer() {
 #[tokio::test]
 async fn partial_failures_go_out_again_and_permanent_ones_stay() {
     for kind in KINDS {
-        let server = MockServer::start().await;
         let fake = Fake::new(kind, move |job, body| {
             let i = item_of(body);
             match (job, i) {
@@ -781,14 +787,7 @@ async fn partial_failures_go_out_again_and_permanent_ones_stay() {
                 (_, i) => Fate::Answer(grade_text(i)),
             }
         });
-        fake.mount(&server).await;
-        let dir = tempfile::tempdir().unwrap();
-        let c = client(
-            provider(kind, &server),
-            dir.path(),
-            CacheMode::Live,
-            Duration::from_secs(5),
-        );
+        let (_server, _dir, c) = start(&fake).await;
         let n = if kind == Kind::Anthropic { 6 } else { 5 };
         let (r, events) = run_batch(&c, &requests(n), &quick()).await;
         let r = r.unwrap();
@@ -854,20 +853,12 @@ async fn partial_failures_go_out_again_and_permanent_ones_stay() {
 /// again; a failed job fails every request with the provider's reason, once.
 #[tokio::test]
 async fn whole_jobs_that_expire_or_fail() {
-    let server = MockServer::start().await;
     let fake = Fake::new(Kind::OpenAi, |_, body| match item_of(body) {
         0 => Fate::Answer(grade_text(0)),
         _ => Fate::Expire,
     })
     .ending(|job| if job == 0 { End::Expired } else { End::Done });
-    fake.mount(&server).await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_server, _dir, c) = start(&fake).await;
     let (r, _) = run_batch(&c, &requests(2), &quick()).await;
     let r = r.unwrap();
     assert_eq!(r[0].as_ref().unwrap().score, 0);
@@ -876,19 +867,11 @@ async fn whole_jobs_that_expire_or_fail() {
     assert!(e.contains("batch_expired"), "{e}");
     assert_eq!(fake.jobs().len(), 3, "three rounds at most");
 
-    let server = MockServer::start().await;
     let fake = Fake::new(Kind::Gemini, |_, body| {
         Fate::Answer(grade_text(item_of(body)))
     })
     .ending(|job| if job == 0 { End::Expired } else { End::Done });
-    fake.mount(&server).await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        provider(Kind::Gemini, &server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_server, _dir, c) = start(&fake).await;
     let (r, _) = run_batch(&c, &requests(2), &quick()).await;
     let scores: Vec<u8> = r.unwrap().into_iter().map(|g| g.unwrap().score).collect();
     assert_eq!(scores, [0, 1]);
@@ -901,17 +884,9 @@ async fn whole_jobs_that_expire_or_fail() {
     );
 
     for kind in [Kind::OpenAi, Kind::Gemini] {
-        let server = MockServer::start().await;
         let fake = Fake::new(kind, |_, body| Fate::Answer(grade_text(item_of(body))))
             .ending(|_| End::Failed);
-        fake.mount(&server).await;
-        let dir = tempfile::tempdir().unwrap();
-        let c = client(
-            provider(kind, &server),
-            dir.path(),
-            CacheMode::Live,
-            Duration::from_secs(5),
-        );
+        let (_server, _dir, c) = start(&fake).await;
         let (r, _) = run_batch(&c, &requests(2), &quick()).await;
         let r = r.unwrap();
         for e in &r {
@@ -1015,17 +990,9 @@ async fn the_budget_stops_a_round_before_it_is_sent() {
 #[tokio::test]
 async fn a_job_left_running_is_collected_by_the_next_run() {
     for kind in KINDS {
-        let server = MockServer::start().await;
         let mut fake = Fake::new(kind, |_, body| Fate::Answer(grade_text(item_of(body))));
         fake.polls = 3;
-        fake.mount(&server).await;
-        let dir = tempfile::tempdir().unwrap();
-        let c = client(
-            provider(kind, &server),
-            dir.path(),
-            CacheMode::Live,
-            Duration::from_secs(5),
-        );
+        let (_server, dir, c) = start(&fake).await;
         let impatient = BatchOptions {
             wait: Duration::ZERO,
             ..quick()
@@ -1081,18 +1048,10 @@ async fn a_job_left_running_is_collected_by_the_next_run() {
 /// job are three jobs, answered in order.
 #[tokio::test]
 async fn a_round_is_split_into_jobs_within_the_limit() {
-    let server = MockServer::start().await;
     let fake = Fake::new(Kind::Anthropic, |_, body| {
         Fate::Answer(grade_text(item_of(body)))
     });
-    fake.mount(&server).await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        provider(Kind::Anthropic, &server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_server, _dir, c) = start(&fake).await;
     let small = BatchOptions {
         max_requests_per_job: Some(2),
         ..quick()
@@ -1137,18 +1096,10 @@ async fn vertex_and_replay_send_nothing() {
 /// the provider echoes never reaches an answer or an error.
 #[tokio::test]
 async fn garbage_results_are_named_and_keys_redacted() {
-    let server = MockServer::start().await;
     let fake = Fake::new(Kind::OpenAi, |_, _| {
         Fate::Answer(format!("{{\"score\": 1, \"why\": \"{KEY}\"}}"))
     });
-    fake.mount(&server).await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_server, _dir, c) = start(&fake).await;
     let (r, _) = run_batch(&c, &requests(1), &quick()).await;
     let g = r.unwrap().remove(0).unwrap();
     assert_eq!(g.why, "[redacted]");
@@ -1238,16 +1189,8 @@ fn shape_of(v: &Value) -> Vec<String> {
 #[tokio::test]
 async fn job_envelopes_have_the_shape_the_sdks_send() {
     for kind in KINDS {
-        let server = MockServer::start().await;
         let fake = Fake::new(kind, |_, body| Fate::Answer(grade_text(item_of(body))));
-        fake.mount(&server).await;
-        let dir = tempfile::tempdir().unwrap();
-        let c = client(
-            provider(kind, &server),
-            dir.path(),
-            CacheMode::Live,
-            Duration::from_secs(5),
-        );
+        let (_server, _dir, c) = start(&fake).await;
         let (r, _) = run_batch(&c, &requests(2), &quick()).await;
         assert!(r.unwrap().iter().all(Result::is_ok));
         let log = fake.state.lock().unwrap().log.clone();
@@ -1386,18 +1329,10 @@ async fn judge_batch_from_the_command_line() {
 /// (401: another account's key) is not a wall: its requests go out again.
 #[tokio::test]
 async fn resumed_jobs_keep_what_was_not_asked_and_refused_ones_are_resent() {
-    let server = MockServer::start().await;
     let fake = Fake::new(Kind::OpenAi, |_, body| {
         Fate::Answer(grade_text(item_of(body)))
     });
-    fake.mount(&server).await;
-    let dir = tempfile::tempdir().unwrap();
-    let c = client(
-        openai(&server),
-        dir.path(),
-        CacheMode::Live,
-        Duration::from_secs(5),
-    );
+    let (_server, dir, c) = start(&fake).await;
     let reqs = requests(3);
     let impatient = BatchOptions {
         wait: Duration::ZERO,
