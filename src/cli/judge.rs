@@ -395,9 +395,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 let cost = e
                     .estimated_cost_usd
                     .map_or("unknown".to_owned(), |c| format!("${c:.4}"));
+                let batched = if e.batched > 0 {
+                    format!(", {} by batch at half price", e.batched)
+                } else {
+                    String::new()
+                };
                 writeln!(
                     out,
-                    "\nledger {k}: {} calls ({} cached), {} input + {} output tokens, est. cost {cost}",
+                    "\nledger {k}: {} calls ({} cached{batched}), {} input + {} output tokens, est. cost {cost}",
                     e.calls, e.cached, e.input_tokens, e.output_tokens
                 )?;
             }
