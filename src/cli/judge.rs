@@ -45,12 +45,21 @@ pub struct BatchArgs {
     batch: bool,
     /// Send no batch round that could take the spend past USD (at the batch price); what it
     /// keeps from being sent ends the run with exit code 4.
-    #[arg(long, value_name = "USD", requires = "batch")]
+    #[arg(long, value_name = "USD", value_parser = parse_budget, requires = "batch")]
     max_cost: Option<f64>,
     /// The judge model's list price in USD per million input and output tokens, e.g.
     /// `--price 0.30,2.50`, for a model whose price agent-seer does not know.
     #[arg(long, value_name = "IN,OUT", value_parser = parse_price, requires = "batch")]
     price: Option<Price>,
+}
+
+/// `--max-cost`: a finite number of USD, 0 or more (NaN would otherwise pass every check).
+fn parse_budget(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("`{s}` is not a budget (a number of USD, 0 or more)"))
 }
 
 fn parse_price(s: &str) -> Result<Price, String> {
@@ -71,17 +80,12 @@ fn parse_price(s: &str) -> Result<Price, String> {
 }
 
 impl BatchArgs {
-    fn options(&self) -> anyhow::Result<BatchOptions> {
-        if let Some(b) = self.max_cost
-            && !(b.is_finite() && b >= 0.0)
-        {
-            anyhow::bail!("--max-cost must be a number of USD, 0 or more, got {b}");
-        }
-        Ok(BatchOptions {
+    fn options(&self) -> BatchOptions {
+        BatchOptions {
             max_cost_usd: self.max_cost,
             price: self.price,
             ..BatchOptions::from_env()
-        })
+        }
     }
 }
 
@@ -101,7 +105,7 @@ fn judge_all(
     if !batch.batch {
         return Ok(rt.block_on(judge::judge_many_repeat(client, jobs, mode, repeat)));
     }
-    let mut options = batch.options()?;
+    let mut options = batch.options();
     options.max_cost_usd = options.max_cost_usd.map(|max| (max - *spent).max(0.0));
     let cost = |c: &Client| -> f64 {
         c.ledger()

@@ -501,17 +501,13 @@ impl Client {
             }
             for (j, resumed, state) in ended {
                 self.settle(
-                    &j, resumed, state, &items, &mut run, &check, price, &journal, on_event,
+                    &j, resumed, state, &items, &by_key, &mut run, &check, price, &journal,
+                    on_event,
                 )
                 .await?;
             }
             if !waiting.is_empty() {
                 // Left running at the provider, journaled: the next run collects them.
-                let index: HashMap<&str, usize> = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, it)| (it.key.as_str(), i))
-                    .collect();
                 for (j, _) in &waiting {
                     let err = LlmError::BatchPending {
                         provider,
@@ -520,7 +516,7 @@ impl Client {
                         journal: journal.path(&j.provider, &j.id),
                     };
                     for key in j.items.values() {
-                        if let Some(&i) = index.get(key.as_str())
+                        if let Some(&i) = by_key.get(key.as_str())
                             && run.open.contains_key(&i)
                         {
                             run.finish(i, Err(err.clone()));
@@ -558,6 +554,7 @@ impl Client {
         resumed: bool,
         state: JobState,
         items: &[Item],
+        by_key: &HashMap<String, usize>,
         run: &mut Run<T>,
         check: &F,
         price: Option<Price>,
@@ -569,16 +566,11 @@ impl Client {
         F: Fn(&T) -> Result<(), String>,
     {
         let provider = self.config.provider.name();
-        let index: HashMap<&str, usize> = items
-            .iter()
-            .enumerate()
-            .map(|(i, it)| (it.key.as_str(), i))
-            .collect();
         // The item a request id of this job answers, if that item is still open.
         let of = |cid: &str, open: &BTreeMap<usize, Request>| {
             job.items
                 .get(cid)
-                .and_then(|key| index.get(key.as_str()).copied())
+                .and_then(|key| by_key.get(key.as_str()).copied())
                 .filter(|i| open.contains_key(i))
         };
         let item_error = |message: String| LlmError::BatchItem {
@@ -672,7 +664,7 @@ impl Client {
         let others: BTreeMap<String, String> = job
             .items
             .iter()
-            .filter(|(_, key)| !index.contains_key(key.as_str()))
+            .filter(|(_, key)| !by_key.contains_key(key.as_str()))
             .map(|(c, k)| (c.clone(), k.clone()))
             .collect();
         if others.is_empty() {
@@ -1477,16 +1469,6 @@ fn multipart(parts: &[Part<'_>]) -> (String, Vec<u8>) {
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-/// The `&'static` name of a provider named in a journal (for error texts).
-fn provider_name(provider: &str) -> &'static str {
-    match provider {
-        "gemini" => "gemini",
-        "anthropic" => "anthropic",
-        "openai-responses" => "openai-responses",
-        _ => "openai",
-    }
-}
-
 /// The journal of jobs sent and not yet read: `<cache>/batches/<provider>-<id>.json`.
 struct JournalDir {
     dir: PathBuf,
@@ -1526,7 +1508,7 @@ impl JournalDir {
 
     /// The jobs an earlier run of this provider and model left, oldest name first; a file
     /// that is not a journal is left alone.
-    fn pending(&self, provider: &str, model: &str) -> Vec<Journal> {
+    fn pending(&self, provider: &'static str, model: &str) -> Vec<Journal> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
@@ -1540,7 +1522,7 @@ impl JournalDir {
             .filter_map(|p| std::fs::read_to_string(p).ok())
             .filter_map(|t| serde_json::from_str::<Journal>(&t).ok())
             .filter(|j| j.version == 1 && j.provider == provider && j.model == model)
-            .filter(|j| valid_id(provider_name(provider), j.id.clone()).is_ok())
+            .filter(|j| valid_id(provider, j.id.clone()).is_ok())
             .collect()
     }
 }
