@@ -315,9 +315,9 @@ impl Client {
         }
         let first = |run: &Run<T>| {
             estimate(
-                self,
                 1,
                 &[],
+                &HashMap::new(),
                 cached,
                 0,
                 price,
@@ -364,10 +364,15 @@ impl Client {
                 .map(|(i, r)| (*i, r.clone()))
                 .collect();
             let resumed_count = run.open.len() - to_send.len();
+            // Each body's size, once: for the estimate and for cutting jobs within limits.
+            let sizes: HashMap<usize, usize> = to_send
+                .iter()
+                .map(|(i, r)| (*i, self.body_bytes(r)))
+                .collect();
             let est = estimate(
-                self,
                 round,
                 &to_send,
+                &sizes,
                 if round == 1 { cached } else { 0 },
                 resumed_count,
                 price,
@@ -403,7 +408,7 @@ impl Client {
                 });
                 jobs.push((j, true));
             }
-            for chunk in self.chunks(&sending, options) {
+            for chunk in self.chunks(&sending, &sizes, options) {
                 let lines: Vec<(String, &Request)> =
                     chunk.iter().map(|(_, r)| (self.cache_key(r), r)).collect();
                 match self.submit(&lines).await {
@@ -684,6 +689,7 @@ impl Client {
     fn chunks<'a>(
         &self,
         sending: &'a [(usize, Request)],
+        sizes: &HashMap<usize, usize>,
         options: &BatchOptions,
     ) -> Vec<Vec<&'a (usize, Request)>> {
         let (max_requests, max_bytes) = match self.config.provider {
@@ -699,7 +705,7 @@ impl Client {
         let mut bytes = 0;
         for item in sending {
             // The body, its id (64) and the line's envelope.
-            let size = self.body_bytes(&item.1) + 256;
+            let size = sizes[&item.0] + 256;
             let full = out
                 .last()
                 .is_none_or(|c| c.len() >= max_requests || bytes + size > max_bytes);
@@ -1342,9 +1348,9 @@ const TOKENS_ADDED_PER_REQUEST: u64 = 350;
 /// bytes, answer tokens at their limit.
 #[allow(clippy::too_many_arguments)]
 fn estimate(
-    client: &Client,
     round: u32,
     to_send: &[(usize, Request)],
+    sizes: &HashMap<usize, usize>,
     cached: usize,
     resumed: usize,
     price: Option<Price>,
@@ -1353,7 +1359,7 @@ fn estimate(
 ) -> Estimate {
     let input_tokens: u64 = to_send
         .iter()
-        .map(|(_, r)| client.body_bytes(r).div_ceil(2) as u64 + TOKENS_ADDED_PER_REQUEST)
+        .map(|(i, _)| sizes[i].div_ceil(2) as u64 + TOKENS_ADDED_PER_REQUEST)
         .sum();
     let output_tokens: u64 = to_send.iter().map(|(_, r)| u64::from(r.max_tokens)).sum();
     Estimate {
