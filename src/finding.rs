@@ -468,6 +468,40 @@ mod tests {
         }
     }
 
+    /// The README's table of codes says what the code says: each row's sub-dimension and
+    /// default severity (`oracle.value_mismatch` was a warning there, an error here).
+    #[test]
+    fn the_readme_table_agrees_with_the_codes() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let mut rows = 0;
+        for line in readme.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let Some(code) = cells
+                .get(1)
+                .and_then(|c| c.strip_prefix('`')?.strip_suffix('`'))
+                .and_then(Code::parse)
+            else {
+                continue;
+            };
+            rows += 1;
+            assert!(
+                cells[2].starts_with(code.sub_dimension().as_str()),
+                "{line}"
+            );
+            let severity = match code.severity() {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "info",
+            };
+            assert!(
+                cells[3].starts_with(severity),
+                "{line}: the code says {severity}"
+            );
+        }
+        assert!(rows >= Code::ALL.len() / 2, "{rows} rows");
+    }
+
     #[test]
     fn dimensions() {
         assert_eq!(SubDimension::ArgumentName.dimension(), "arguments");

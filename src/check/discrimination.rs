@@ -1,6 +1,14 @@
 //! The merge gate of a labelled suite (`<suite>::discrimination`): every broken transcript
 //! caught with its named faults, every correct one passing, and mean TC(correct) − mean
-//! TC(broken) at or above the suite's `min_gap`. Its table is seed 000's per-case breakdown.
+//! TC(broken) at or above the suite's `min_gap`. Its table is seed 000's per-case breakdown,
+//! with the gap per fault kind.
+//!
+//! The gap gates the broken runs that fail on their TC alone. A run an error finding fails
+//! (a reference to nothing, a step the server refused, a destructive call nobody asked for) is
+//! told from a correct one by its verdict whatever its TC; with one fault per run the paper's
+//! arithmetic puts such a run at TC 0.72–0.83 (one sub-dimension of one dimension lost), so a
+//! suite of single-fault runs whose every verdict is right would fail a TC gap of 0.3 that
+//! says nothing about them. The full gap and the gap per fault are reported all the same.
 
 use std::fmt::Write;
 
@@ -28,6 +36,22 @@ pub struct Row {
     pub xfail: bool,
     /// Whether the evaluation agrees with the label.
     pub agrees: bool,
+    /// Whether an error finding fails it (its verdict does not rest on its TC).
+    #[serde(default)]
+    pub by_error: bool,
+}
+
+/// The gap of the broken runs that name one fault kind.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct FaultGap {
+    /// The fault code (`flow.unknown_reference`).
+    pub fault: String,
+    /// How many broken runs name it.
+    pub broken: usize,
+    /// Their mean TC.
+    pub mean_tc: f64,
+    /// Mean TC(correct) minus theirs, when there are correct runs.
+    pub gap: Option<f64>,
 }
 
 /// A suite's discrimination result.
@@ -47,6 +71,16 @@ pub struct Discrimination {
     pub mean_broken: Option<f64>,
     /// `mean_correct − mean_broken`, when both exist.
     pub gap: Option<f64>,
+    /// `mean_correct` minus the mean TC of the broken runs that fail on TC alone (no error
+    /// finding): what `min_gap` gates; `None` when every broken run fails on an error finding.
+    #[serde(default)]
+    pub gap_on_tc: Option<f64>,
+    /// The gap per fault kind the broken runs name, by fault.
+    #[serde(default)]
+    pub by_fault: Vec<FaultGap>,
+    /// Broken transcripts that name their faults (the hit rate's denominator).
+    #[serde(default)]
+    pub named: usize,
     /// Broken transcripts whose named faults were all found.
     pub hits: usize,
     /// Broken transcripts counted in the hit rate (xfail ones left out).
@@ -79,6 +113,7 @@ impl Discrimination {
                 missed: ev.missed_faults().into_iter().map(str::to_owned).collect(),
                 xfail: ev.label.xfail.is_some(),
                 agrees: ev.agrees_with_label().is_ok(),
+                by_error: ev.errors() > 0,
             });
         }
         // An `xfail` transcript is a known gap, reported in the table but not counted: it
@@ -93,6 +128,34 @@ impl Discrimination {
         };
         let (mean_correct, mean_broken) = (mean(Expect::Pass), mean(Expect::Fail));
         let gap = mean_correct.zip(mean_broken).map(|(c, b)| c - b);
+        let counted = || rows.iter().filter(|r| r.expect == Expect::Fail && !r.xfail);
+        let on_tc: Vec<f64> = counted()
+            .filter(|r| !r.by_error)
+            .filter_map(|r| r.tc)
+            .collect();
+        let gap_on_tc = mean_correct
+            .zip((!on_tc.is_empty()).then(|| on_tc.iter().sum::<f64>() / on_tc.len() as f64))
+            .map(|(c, b)| c - b);
+        let mut faults: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+        for r in counted() {
+            for f in &r.faults {
+                faults.entry(f).or_default().extend(r.tc);
+            }
+        }
+        let by_fault = faults
+            .into_iter()
+            .filter(|(_, tcs)| !tcs.is_empty())
+            .map(|(fault, tcs)| {
+                let mean_tc = tcs.iter().sum::<f64>() / tcs.len() as f64;
+                FaultGap {
+                    fault: fault.to_owned(),
+                    broken: tcs.len(),
+                    mean_tc,
+                    gap: mean_correct.map(|c| c - mean_tc),
+                }
+            })
+            .collect();
+        let named = counted().filter(|r| !r.faults.is_empty()).count();
         let broken = rows
             .iter()
             .filter(|r| r.expect == Expect::Fail && !r.xfail)
@@ -102,6 +165,7 @@ impl Discrimination {
             .filter(|r| {
                 r.expect == Expect::Fail
                     && !r.xfail
+                    && !r.faults.is_empty()
                     && r.verdict == Verdict::Fail
                     && r.missed.is_empty()
             })
@@ -114,6 +178,9 @@ impl Discrimination {
             mean_correct,
             mean_broken,
             gap,
+            gap_on_tc,
+            by_fault,
+            named,
             hits,
             broken,
             errors,
@@ -141,9 +208,9 @@ impl Discrimination {
                 ),
             });
         }
-        if let Some(gap) = self.gap.filter(|g| *g + 1e-9 < self.min_gap) {
+        if let Some(gap) = self.gap_on_tc.filter(|g| *g + 1e-9 < self.min_gap) {
             p.push(format!(
-                "the gap {gap:.3} is below the suite's min_gap {:.3}",
+                "the gap {gap:.3} to the broken runs that fail on TC alone is below the suite's min_gap {:.3}",
                 self.min_gap
             ));
         }
@@ -229,12 +296,38 @@ impl Discrimination {
             }
         );
         if self.broken > 0 {
+            let on_tc = match self.gap_on_tc {
+                Some(g) => format!("{g:.3}"),
+                None => "- (every broken run fails on an error finding)".to_owned(),
+            };
+            let _ = writeln!(
+                s,
+                "  gap to the runs that fail on TC alone (gated): {on_tc}"
+            );
+        }
+        if !self.by_fault.is_empty() {
+            let parts: Vec<String> = self
+                .by_fault
+                .iter()
+                .map(|f| {
+                    let gap = f.gap.map_or("-".to_owned(), |g| format!("{g:.3}"));
+                    format!("{} {gap} ({})", f.fault, f.broken)
+                })
+                .collect();
+            let _ = writeln!(s, "  gap by fault: {}", parts.join(", "));
+        }
+        if self.named > 0 {
             let _ = writeln!(
                 s,
                 "  taxonomy hit rate: {}/{} ({:.1}%)",
                 self.hits,
-                self.broken,
-                100.0 * self.hits as f64 / self.broken as f64
+                self.named,
+                100.0 * self.hits as f64 / self.named as f64
+            );
+        } else if self.broken > 0 {
+            let _ = writeln!(
+                s,
+                "  taxonomy hit rate: - (no broken transcript names its faults)"
             );
         }
         for e in &self.errors {
@@ -249,7 +342,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::finding::SubDimension;
+    use crate::finding::{Code, SubDimension};
     use crate::harness::Label;
     use crate::score::Score;
 
@@ -304,9 +397,61 @@ mod tests {
             d.mean_broken
         );
         assert!((d.gap.unwrap() - 0.8).abs() < 1e-9, "{:?}", d.gap);
-        assert_eq!((d.hits, d.broken), (1, 1));
+        assert_eq!((d.hits, d.named, d.broken), (0, 0, 1));
         assert!(d.passed(), "{:?}", d.problems());
         assert_eq!(d.rows.len(), 3, "the xfail row is still shown");
         assert!(d.table().contains("(xfail)"), "{}", d.table());
+        // No broken run names a fault: no hit rate to claim (it said 1/1, 100 %).
+        assert!(
+            d.table()
+                .contains("taxonomy hit rate: - (no broken transcript names its faults)"),
+            "{}",
+            d.table()
+        );
+    }
+
+    /// An evaluation that an error finding fails, naming `fault`.
+    fn caught(id: &str, tc: f64, fault: Code) -> Evaluation {
+        let mut e = ev(id, Expect::Fail, tc, false);
+        e.findings
+            .push(crate::finding::Finding::new(fault, "", "x"));
+        e.verdict = Verdict::Fail;
+        e.label.faults = vec![fault.as_str().to_owned()];
+        e
+    }
+
+    /// Issue 29, 7: single-fault runs sit at TC 0.72–0.83, so a gap of 0.3 failed suites whose
+    /// every verdict was right. The gap gates the runs that fail on TC alone; every gap is
+    /// reported, per fault too.
+    #[test]
+    fn the_gap_gates_the_runs_that_fail_on_tc_alone() {
+        let evals = [
+            ev("good", Expect::Pass, 1.0, false),
+            caught("ref", 0.78, Code::UnknownReference),
+            caught("tool", 0.83, Code::WrongTool),
+        ];
+        let d = Discrimination::new("s", 0.8, 0.3, &evals, Vec::new());
+        assert!((d.gap.unwrap() - 0.195).abs() < 1e-9, "{:?}", d.gap);
+        assert_eq!(d.gap_on_tc, None);
+        assert!(d.passed(), "{:?}", d.problems());
+        assert_eq!((d.hits, d.named), (2, 2));
+        let table = d.table();
+        assert!(
+            table.contains(
+                "gap by fault: flow.unknown_reference 0.220 (1), oracle.wrong_tool 0.170 (1)"
+            ),
+            "{table}"
+        );
+        // A broken run that only its TC fails is held to the gap.
+        let mut evals = evals.to_vec();
+        evals.push(ev("weak", Expect::Fail, 0.79, false));
+        let d = Discrimination::new("s", 0.8, 0.3, &evals, Vec::new());
+        assert!((d.gap_on_tc.unwrap() - 0.21).abs() < 1e-9);
+        assert!(!d.passed());
+        assert!(
+            d.problems()[0].contains("fail on TC alone"),
+            "{:?}",
+            d.problems()
+        );
     }
 }

@@ -57,3 +57,6 @@ impl std::fmt::Debug for Progress {
 #[cfg(test)]
 #[path = "general_tests.rs"]
 mod general_tests;
+#[cfg(test)]
+#[path = "servers_tests.rs"]
+mod servers_tests;

@@ -28,7 +28,7 @@ use super::render;
 use super::suite::Suite;
 use crate::finding::Severity;
 use crate::harness::{
-    Expect, Layout, SuiteFiles, Transcript, TrialId, TrialKind, discover, suite_transcripts,
+    Expect, Forbid, Layout, SuiteFiles, Transcript, TrialId, TrialKind, discover, suite_transcripts,
 };
 use crate::source::SourceError;
 
@@ -498,6 +498,21 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
                             let loc = o.call.location_for(&f);
                             problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
                         }
+                    }
+                    // A step its own turn forbids fails every run that does it.
+                    let e = suite.linter.effect(tool, o.call.args());
+                    let forbidden = turn.forbid.iter().find(|f| match f {
+                        Forbid::Tool(t) => t == tool,
+                        Forbid::Destructive => e.destructive,
+                        Forbid::Mutating => !e.read_only,
+                        Forbid::OpenWorld => e.open_world,
+                    });
+                    if let Some(f) = forbidden {
+                        let loc = &o.call.location;
+                        problems.push_str(&format!(
+                            "scenario `{}`: the step `{tool}` is one of the {f} its own `forbid:` forbids (say the tool's effects in the matrix, or drop the step)\n  --> {loc}\n",
+                            sc.id
+                        ));
                     }
                 }
                 for key in o.match_policies.keys() {

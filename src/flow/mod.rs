@@ -148,13 +148,13 @@ pub fn analyze(
                     .or_default()
                     .push(Origin::Prompt(*turn));
             }
-            ground.push(Origin::Prompt(*turn), Source::of_text(p));
+            ground.push(Origin::Prompt(*turn), Source::of_prompt(p));
         }
         let mut cf = CallFlow {
             failed: lint_failed.get(i).copied().unwrap_or(false),
             ..CallFlow::default()
         };
-        if outputs[i].is_some_and(is_error_output) {
+        if outputs[i].is_some_and(|o| linter.refuses(&call.tool, o)) {
             cf.failed = true;
             cf.refused = true;
         }
@@ -179,7 +179,10 @@ pub fn analyze(
             });
             let mut finding = None;
             if origin.is_none() {
-                let makes = |p: &usize| offered[*p].produces(&value, &ground);
+                // Made by another call: listed as a whole word or name, or printed inside a
+                // longer token (the `18:24` of a datetime), as grounding accepts it.
+                let makes =
+                    |p: &usize| offered[*p].produces(&value, &ground) || offered[*p].gives(&value);
                 let earlier_failed = (0..i).filter(|&p| flow.calls[p].failed).find(makes);
                 let later = (i + 1..calls.len()).find(makes);
                 finding = Some(match (earlier_failed, later) {
@@ -299,6 +302,15 @@ impl Source {
     fn of_text(text: &str) -> Self {
         let mut s = Self::default();
         s.add_string(text);
+        s
+    }
+
+    /// A user's prompt: its text, and the numbers it states in words or in other units
+    /// ("one hour" gives 3600 seconds and 60 minutes): a TTL of 3600 is the user's, not an
+    /// output's (issue 29, 2).
+    fn of_prompt(text: &str) -> Self {
+        let mut s = Self::of_text(text);
+        s.values.extend(stated_quantities(text));
         s
     }
 
@@ -448,25 +460,48 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
         .turns
         .iter()
         .flat_map(|t| &t.workflow)
-        .any(|o| o.mock_output.as_ref().is_some_and(|m| !is_error_output(m)));
+        .any(|o| o.mock_output.as_ref().is_some_and(|m| !looks_refused(m)));
     if !outputs_anything {
         return HashMap::new();
     }
     // (tool, pattern) → whether every step that has a value there takes it from an output.
     let mut votes: Vec<((&str, String), bool)> = Vec::new();
-    let mut outputs: Vec<Source> = Vec::new();
+    // Each output so far, with the arguments of the step it answers (what it merely echoes)
+    // and the `any_of:` branch of its step in the current turn (`None` once the turn is over).
+    let mut outputs: Vec<Earlier> = Vec::new();
     let mut prompts = Ground::default();
     prompts.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
+    // The words of the prompts so far: a value made only of them is the user's, in other words
+    // (`port = 8080` for "change the port from 8080").
+    let mut prompt_words: Vec<HashSet<String>> = Vec::new();
     for (ti, turn) in sc.turns.iter().enumerate() {
-        prompts.push(Origin::Prompt(ti), Source::of_text(&turn.prompt));
+        prompts.push(Origin::Prompt(ti), Source::of_prompt(&turn.prompt));
+        prompt_words.push(words(&turn.prompt).collect());
         for step in &turn.workflow {
             let mut leaves = Vec::new();
             leaves_of(&step.call.arguments, String::new(), &mut leaves);
             for (pointer, value) in leaves {
-                let produced = compared_exactly(step, &pointer)
-                    && prompts.origin_of(&value).is_none()
-                    && outputs.iter().any(|o| o.produces(&value, &prompts));
                 let pattern = generalize(&pointer);
+                // Grounding is a fact about the run, not about how the oracle compares the
+                // value: a match policy never switches it off, only `literal:` does.
+                // `from_output` says so outright.
+                let declared = matches!(
+                    step_policy(step, &pointer),
+                    Some(crate::harness::MatchPolicy::FromOutput)
+                );
+                let produced = !step.literal.iter().any(|l| covers(l, &pattern))
+                    && prompts.origin_of(&value).is_none()
+                    && !prompt_words.iter().any(|w| states(w, &value))
+                    && (declared
+                        || outputs.iter().any(|e| {
+                            // The other list of an `any_of:` item is an alternative, not a step
+                            // before this one.
+                            let apart = matches!((e.branch, step.branch),
+                            (Some((g, b)), Some((h, c))) if g == h && b != c);
+                            !apart
+                                && !e.given.values.contains(&value)
+                                && e.output.produces(&value, &prompts)
+                        }));
                 for tool in step.tools() {
                     let key = (tool, pattern.clone());
                     match votes.iter_mut().find(|(k, _)| *k == key) {
@@ -476,10 +511,19 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
                 }
             }
             if let Some(m) = &step.mock_output
-                && !is_error_output(m)
+                && !looks_refused(m)
             {
-                outputs.push(Source::of_output(m));
+                let mut given = Source::default();
+                given.add_value(&step.call.arguments);
+                outputs.push(Earlier {
+                    output: Source::of_output(m),
+                    given,
+                    branch: step.branch,
+                });
             }
+        }
+        for e in &mut outputs {
+            e.branch = None;
         }
     }
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
@@ -491,30 +535,135 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
     out
 }
 
-/// Whether the step compares the value at `pointer` exactly: no policy of its own or of an
-/// enclosing parameter lets it vary.
-fn compared_exactly(step: &OracleCall, pointer: &str) -> bool {
-    use crate::harness::MatchPolicy::{Exact, FromOutput};
+/// The policy a step sets at `pointer` (a parameter's name, or a pointer key with `*`).
+fn step_policy<'o>(step: &'o OracleCall, pointer: &str) -> Option<&'o crate::harness::MatchPolicy> {
     let generic = generalize(pointer);
-    let param = format!(
-        "/{}",
-        pointer
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .unwrap_or("")
-    );
-    step.match_policies.iter().all(|(key, policy)| {
-        let key_ptr = if key.starts_with('/') {
-            key.clone()
+    step.match_policies.iter().find_map(|(k, p)| {
+        let key = if k.starts_with('/') {
+            k.clone()
         } else {
-            format!("/{}", escape(key))
+            format!("/{}", escape(k))
         };
-        let covers = generic == key_ptr
-            || generic.starts_with(&format!("{key_ptr}/"))
-            || (!key.starts_with('/') && key_ptr == param);
-        !covers || matches!(policy, Exact | FromOutput)
+        (key == generic || key == pointer).then_some(p)
     })
+}
+
+/// The lower-cased words (letters and digits) of a text.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Whether a value of two words or more is made only of words the prompt says.
+fn states(prompt: &HashSet<String>, value: &str) -> bool {
+    let mut n = 0;
+    for w in words(value) {
+        if !prompt.contains(&w) {
+            return false;
+        }
+        n += 1;
+    }
+    n >= 2
+}
+
+/// An earlier step's mock output, as inference reads it.
+struct Earlier {
+    output: Source,
+    /// The step's own arguments: what its output merely echoes.
+    given: Source,
+    /// The step's `any_of:` branch while its turn lasts (`None` after).
+    branch: Option<(usize, usize)>,
+}
+
+/// Whether the position `key` (a parameter's pointer, `*` for every item) covers the
+/// generalised pointer `pattern`: the same position or one inside it.
+pub(crate) fn covers(key: &str, pattern: &str) -> bool {
+    let key = generalize(key);
+    pattern == key || pattern.starts_with(&format!("{key}/"))
+}
+
+#[cfg(test)]
+pub(crate) fn stated_quantities_for_tests(prompt: &str) -> Vec<String> {
+    stated_quantities(prompt)
+}
+
+/// The numbers a prompt states in words or other units: "one hour", "2 minutes", "a day",
+/// "10 MB" give the same quantity in the units a tool may take (seconds, milliseconds,
+/// minutes, hours; bytes). Linear in the prompt.
+fn stated_quantities(prompt: &str) -> Vec<String> {
+    const WORDS: [(&str, u64); 23] = [
+        ("a", 1),
+        ("an", 1),
+        ("one", 1),
+        ("two", 2),
+        ("three", 3),
+        ("four", 4),
+        ("five", 5),
+        ("six", 6),
+        ("seven", 7),
+        ("eight", 8),
+        ("nine", 9),
+        ("ten", 10),
+        ("eleven", 11),
+        ("twelve", 12),
+        ("fifteen", 15),
+        ("twenty", 20),
+        ("thirty", 30),
+        ("forty", 40),
+        ("fifty", 50),
+        ("sixty", 60),
+        ("ninety", 90),
+        ("hundred", 100),
+        ("couple", 2),
+    ];
+    const SECONDS: [(&str, u64); 7] = [
+        ("second", 1),
+        ("sec", 1),
+        ("minute", 60),
+        ("min", 60),
+        ("hour", 3600),
+        ("day", 86_400),
+        ("week", 604_800),
+    ];
+    const BYTES: [(&str, u64); 6] = [
+        ("kb", 1000),
+        ("kib", 1024),
+        ("mb", 1_000_000),
+        ("mib", 1_048_576),
+        ("gb", 1_000_000_000),
+        ("gib", 1_073_741_824),
+    ];
+    let lower = prompt.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out = Vec::new();
+    for pair in words.windows(2) {
+        let n = match pair[0].parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => WORDS.iter().find(|(w, _)| *w == pair[0]).map(|&(_, n)| n),
+        };
+        let Some(n) = n.filter(|&n| n > 0 && n < 1 << 32) else {
+            continue;
+        };
+        let unit = pair[1];
+        let singular = unit.strip_suffix('s').unwrap_or(unit);
+        if let Some(&(_, secs)) = SECONDS.iter().find(|(u, _)| *u == singular) {
+            let total = n * secs;
+            out.extend([total, total * 1000].map(|v| v.to_string()));
+            if total % 60 == 0 {
+                out.push((total / 60).to_string());
+            }
+            if total % 3600 == 0 {
+                out.push((total / 3600).to_string());
+            }
+        } else if let Some(&(_, bytes)) = BYTES.iter().find(|(u, _)| *u == unit) {
+            out.push((n * bytes).to_string());
+        }
+    }
+    out
 }
 
 /// Every string (three characters or more) and integer (four digits or more) in a value, with
@@ -770,9 +919,7 @@ fn prompt_of<'a>(
         .or_else(|| (turn == 0).then_some(t.prompt.as_deref()).flatten())
 }
 
-pub(crate) fn is_error_output(v: &Value) -> bool {
-    v.get("isError").and_then(Value::as_bool) == Some(true)
-}
+pub(crate) use crate::lint::looks_refused;
 
 /// How many times the scenario's workflow asks for each call (by [`call_key`]): repeats up to
 /// that count are work, not redundancy.
@@ -860,7 +1007,17 @@ fn references(
             .collect(),
     };
     let declared = patterns.len();
-    patterns.extend(inferred.into_iter().flatten().cloned());
+    // The matrix's `literal:` positions are never inferred references.
+    let literal = linter
+        .facts(&call.tool)
+        .map_or(&[][..], |(_, f)| f.literal.as_slice());
+    patterns.extend(
+        inferred
+            .into_iter()
+            .flatten()
+            .filter(|p| !literal.iter().any(|l| covers(l, p)))
+            .cloned(),
+    );
     let mut out: Vec<(String, String)> = Vec::new();
     for (n, p) in patterns.iter().enumerate() {
         // Declared inputs are strings (URIs, paths); inferred positions take ids too.

@@ -251,6 +251,10 @@ pub struct OracleCall {
     /// For a step of an `any_of:` item: which item of the turn (`.0`) and which of its step
     /// lists (`.1`). A turn is done by one list of each item, with the steps outside them.
     pub branch: Option<(usize, usize)>,
+    /// Argument positions whose values are literals the agent states, never references to
+    /// something an earlier output produced (`literal: [ttl, /items/*/count]`): the flow
+    /// engine does not infer a reference there, whatever the mock outputs echo.
+    pub literal: Vec<String>,
 }
 
 impl OracleCall {
@@ -1088,8 +1092,9 @@ fn transcript_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<Call, Sour
         || c.min.is_some()
         || c.max.is_some()
         || c.any_of.is_some()
+        || !c.literal.is_empty()
     {
-        return Err(at(file, &sc, "`quick_explanation`, `match`, `mock_output`, `grounding`, `optional`, `count`, `min`, `max` and `any_of` belong to a harness workflow; a transcript call records `output`".into()));
+        return Err(at(file, &sc, "`quick_explanation`, `match`, `mock_output`, `grounding`, `optional`, `count`, `min`, `max`, `literal` and `any_of` belong to a harness workflow; a transcript call records `output`".into()));
     }
     if matches!(c.tool, Some(RawToolName::Many(_))) {
         return Err(at(
@@ -1221,6 +1226,17 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
         min: min.max(1),
         max,
         branch: None,
+        literal: v
+            .literal
+            .iter()
+            .map(|p| {
+                if p.starts_with('/') {
+                    p.clone()
+                } else {
+                    format!("/{}", p.replace('~', "~0").replace('/', "~1"))
+                }
+            })
+            .collect(),
     })
 }
 

@@ -153,6 +153,8 @@ pub(super) struct RawCall {
     pub max: Option<u32>,
     #[serde(default)]
     pub any_of: Option<Vec<Vec<Spanned<RawCall>>>>,
+    #[serde(default)]
+    pub literal: Vec<String>,
 }
 
 /// `tool: name`, or a step's alternatives `tool: [a, b]`.

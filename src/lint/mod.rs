@@ -18,6 +18,9 @@ mod schema;
 pub use crate::finding::{did_you_mean, nearest, type_name};
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use serde_json::{Map, Value};
 
@@ -85,6 +88,52 @@ impl std::fmt::Display for LintError {
 }
 
 impl std::error::Error for LintError {}
+
+/// Whether an answer is an MCP error (`isError: true`).
+pub(crate) fn is_error_output(v: &Value) -> bool {
+    v.get("isError").and_then(Value::as_bool) == Some(true)
+}
+
+/// The refusals MCP servers answer as text with `isError: false` (issue 29, 3), by the shapes
+/// their SDKs and libraries print: `Error: …`/`Error executing tool …` (many Python servers),
+/// `Database error: …` (mcp-server-sqlite), Redis's `ERR …` and `WRONGTYPE …`, an uncaught
+/// exception's traceback. Anchored at the start of the answer: an error sentence inside a
+/// file's contents or a search result is data, not a refusal.
+static ERROR_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:(?i:error)(?:\s+executing\b[^:\n]*)?:|(?i:database error|sql error|query error|binder error|catalog error|parser error)\b|ERR\s|WRONGTYPE\s|NOAUTH\s|Traceback \(most recent call last\))",
+    )
+    .expect("valid regex")
+});
+
+/// Whether an answer's text is one of the common refusal shapes ([`ERROR_TEXT`]).
+pub(crate) fn looks_like_error_text(text: &str) -> bool {
+    ERROR_TEXT.is_match(text)
+}
+
+/// Whether an answer is a refusal by its shape alone (no matrix): `isError`, or the text of a
+/// common refusal (the scenario's own inference has no matrix to ask).
+pub(crate) fn looks_refused(v: &Value) -> bool {
+    is_error_output(v) || answer_text(v).is_some_and(|t| looks_like_error_text(&t))
+}
+
+/// The text of a tool's answer: a `CallToolResult`'s text items (joined by newlines), or the
+/// answer itself when it is a string; `None` for structured data without text.
+pub(crate) fn answer_text(output: &Value) -> Option<String> {
+    match output {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(m) => {
+            let items = m.get("content")?.as_array()?;
+            let texts: Vec<&str> = items
+                .iter()
+                .filter(|i| i.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|i| i.get("text").and_then(Value::as_str))
+                .collect();
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        _ => None,
+    }
+}
 
 /// A compiled spec plus capability matrices, ready to lint calls.
 pub struct Linter {
@@ -206,25 +255,69 @@ impl Linter {
     }
 
     /// What a call of `tool` with `args` does to the world: the tool's MCP annotations (the
-    /// MCP defaults where it declares none), overridden by the matrix's `effects:` entries
-    /// whose `when:` holds for these arguments (defaults applied).
+    /// MCP defaults where it declares none), overridden by the matrices' server-wide
+    /// `effects:` entries that cover the tool, then by the tool's own, each where its `when:`
+    /// and `matches:` hold for these arguments (defaults applied).
     pub fn effect(&self, tool: &str, args: &Map<String, Value>) -> Effect {
         let mut a = self.tool(tool).map(|s| s.annotations).unwrap_or_default();
-        if let Some((_, facts)) = self.facts(tool) {
-            for e in &facts.effects {
-                let holds = e
-                    .when
-                    .iter()
-                    .all(|(k, v)| self.effective(tool, args, k).as_ref() == Some(v));
-                if holds {
-                    a.read_only = e.read_only.or(a.read_only);
-                    a.destructive = e.destructive.or(a.destructive);
-                    a.idempotent = e.idempotent.or(a.idempotent);
-                    a.open_world = e.open_world.or(a.open_world);
-                }
+        let own = self.facts(tool).map(|(_, f)| f.effects.as_slice());
+        let rules = self
+            .matrices_of(tool)
+            .flat_map(|m| m.effects.iter().filter(|e| e.covers(tool)))
+            .chain(own.into_iter().flatten());
+        for e in rules {
+            let holds = e
+                .when
+                .iter()
+                .all(|(k, v)| self.effective(tool, args, k).as_ref() == Some(v))
+                && e.matches.iter().all(|(k, p)| {
+                    self.effective(tool, args, k)
+                        .is_some_and(|v| p.matches_value(&v))
+                });
+            if holds {
+                a.read_only = e.read_only.or(a.read_only);
+                a.destructive = e.destructive.or(a.destructive);
+                a.idempotent = e.idempotent.or(a.idempotent);
+                a.open_world = e.open_world.or(a.open_world);
             }
         }
         a.effect()
+    }
+
+    /// The matrices whose server-wide facts apply to `tool`: the one that lists it, or, for a
+    /// tool no matrix lists, every matrix (a server described only by patterns).
+    fn matrices_of(&self, tool: &str) -> impl Iterator<Item = &Capabilities> {
+        let listed = self.by_name.get(tool).and_then(|&ti| self.caps_of[ti]);
+        self.caps
+            .iter()
+            .enumerate()
+            .filter(move |(mi, _)| listed.is_none_or(|l| l == *mi))
+            .map(|(_, m)| m)
+    }
+
+    /// Whether `output`, the answer to a call of `tool`, is a refusal: an MCP error
+    /// (`isError: true`), or text the server answers when it refuses without saying so — its
+    /// matrix's `errors:` patterns (the tool's and the server's) and, unless the matrix turns
+    /// them off, the common shapes of the MCP SDKs (`Error: …`, `Database error: …`, Redis's
+    /// `ERR …`/`WRONGTYPE …`, a Python traceback). A refused call did nothing and produced
+    /// nothing.
+    pub fn refuses(&self, tool: &str, output: &Value) -> bool {
+        if is_error_output(output) {
+            return true;
+        }
+        let Some(text) = answer_text(output) else {
+            return false;
+        };
+        let own = self.facts(tool).map(|(_, f)| f.errors.as_slice());
+        let mut defaults = true;
+        for m in self.matrices_of(tool) {
+            defaults &= m.error_defaults;
+            if m.errors.iter().any(|p| p.0.is_match(&text)) {
+                return true;
+            }
+        }
+        own.into_iter().flatten().any(|p| p.0.is_match(&text))
+            || (defaults && looks_like_error_text(&text))
     }
 
     /// Lints one call. `arguments` should be a JSON object; `null` counts as no arguments.

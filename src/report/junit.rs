@@ -504,6 +504,7 @@ mod tests {
             missed: vec!["x<y>".to_owned()],
             xfail,
             agrees,
+            by_error: false,
         };
         let mut gate = bare("tiny::discrimination", "tiny", Status::Passed, None);
         gate.discrimination = Some(Discrimination {
@@ -518,6 +519,9 @@ mod tests {
             mean_correct: Some(1.0),
             mean_broken: Some(0.5),
             gap: Some(0.5),
+            gap_on_tc: Some(0.5),
+            by_fault: Vec::new(),
+            named: 2,
             hits: 0,
             broken: 2,
             errors: Vec::new(),
@@ -536,6 +540,9 @@ mod tests {
             mean_correct: None,
             mean_broken: None,
             gap: None,
+            gap_on_tc: None,
+            by_fault: Vec::new(),
+            named: 0,
             hits: 0,
             broken: 0,
             errors: vec!["t2.yaml: not YAML".to_owned()],

@@ -382,7 +382,7 @@ impl Turn<'_> {
         // A call that does what no step asks for (makes media, changes state) has no correct
         // values: nobody asked for any.
         for &j in &extra {
-            if !failed(j) && (self.makes_media(calls[j]) || !effect(j).read_only) {
+            if !failed(j) && (self.makes(calls[j]).is_some() || !effect(j).read_only) {
                 keep_weakest(self.unrequested_arguments(calls[j], self.first + j));
             }
         }
@@ -424,7 +424,7 @@ impl Turn<'_> {
                     let why = if changes_nothing(*i, *j) {
                         "changes nothing with these arguments (a dry run)"
                     } else {
-                        "was refused by the server (`isError`)"
+                        "was refused by the server (`isError`, or an error the server answers as text)"
                     };
                     let mut f = Finding::new(
                         Code::StepUndone,
@@ -483,12 +483,12 @@ impl Turn<'_> {
         }
         for j in extra {
             let e = effect(j);
-            let mut f = if self.makes_media(calls[j]) {
+            let mut f = if let Some(what) = self.makes(calls[j]) {
                 Finding::new(
                     Code::UnrequestedCall,
                     "",
                     format!(
-                        "`{}` makes media no step of the workflow asks for",
+                        "`{}` {what} no step of the workflow asks for",
                         calls[j].tool
                     ),
                 )
@@ -575,18 +575,27 @@ impl Turn<'_> {
         (Score::from_sub(sub), out)
     }
 
-    fn makes_media(&self, call: &Call) -> bool {
-        self.linter.facts(&call.tool).is_some_and(|(_, f)| {
-            f.produces.iter().any(|p| {
-                matches!(
-                    p.kind,
-                    ArtifactKind::Image
-                        | ArtifactKind::Video
-                        | ArtifactKind::Audio
-                        | ArtifactKind::File
-                )
-            })
-        })
+    /// What a call makes, as a finding words it, when the matrix says it makes media or
+    /// files: "makes media (video, audio)", "writes a file".
+    fn makes(&self, call: &Call) -> Option<String> {
+        let (_, facts) = self.linter.facts(&call.tool)?;
+        let mut media: Vec<&str> = Vec::new();
+        let mut file = false;
+        for p in &facts.produces {
+            match p.kind {
+                ArtifactKind::Image => media.push("image"),
+                ArtifactKind::Video => media.push("video"),
+                ArtifactKind::Audio => media.push("audio"),
+                ArtifactKind::File => file = true,
+                _ => {}
+            }
+        }
+        media.dedup();
+        if !media.is_empty() {
+            Some(format!("makes media ({})", media.join(", ")))
+        } else {
+            file.then(|| "writes a file".to_owned())
+        }
     }
 
     /// The argument sub-dimensions of an unrequested call: as for a pair, but with no correct
@@ -607,6 +616,7 @@ impl Turn<'_> {
             min: 1,
             max: Some(1),
             branch: None,
+            literal: Vec::new(),
         };
         let mut s = self.arguments(&none, a, index, &mut Vec::new());
         for d in [
@@ -755,23 +765,19 @@ impl Turn<'_> {
                         && f.pointer.split('/').nth(1) == Some(escape(p).as_str())
                 });
                 if !flagged {
-                    let want = match policy_at(o, at) {
-                        Some(MatchPolicy::Absent) => "no value".to_owned(),
-                        _ => o
-                            .call
-                            .arguments
-                            .pointer(at)
-                            .map_or("(any)".to_owned(), |v| v.to_string()),
-                    };
                     let got = a
                         .arguments
                         .pointer(at)
                         .map_or("nothing".to_owned(), |v| v.to_string());
                     let shown = at.trim_start_matches('/');
+                    let example = o.call.arguments.pointer(at);
                     let mut f = Finding::new(
                         Code::ValueMismatch,
                         at.clone(),
-                        format!("`{shown}`: the workflow expects {want}, got {got}"),
+                        format!(
+                            "`{shown}`: {}, got {got}",
+                            expectation(policy_at(o, at), example)
+                        ),
                     );
                     f.call = Some(index);
                     out.push(f);
@@ -819,6 +825,39 @@ impl Turn<'_> {
             (ArgumentFormat, format),
             (ArgumentRelevancy, relevancy),
         ])
+    }
+}
+
+/// What a step's policy asks of a value, for a mismatch's message: the policy that failed,
+/// not only the step's example value.
+fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
+    let example = example.map_or("(any)".to_owned(), |v| v.to_string());
+    match policy {
+        None | Some(MatchPolicy::Exact) => format!("the workflow expects {example}"),
+        Some(MatchPolicy::Absent) => "the workflow expects no value (`absent`)".to_owned(),
+        Some(MatchPolicy::FromOutput) => {
+            "the workflow expects a value an earlier tool output gave (`from_output`)".to_owned()
+        }
+        Some(MatchPolicy::Semantic) => {
+            format!("the workflow expects a value of the same kind as {example} (`semantic`)")
+        }
+        Some(MatchPolicy::Regex(re)) => {
+            format!(
+                "the workflow expects a string matching `{}` (`regex`)",
+                re.as_str()
+            )
+        }
+        Some(MatchPolicy::AnyOf(a)) => {
+            let options: Vec<String> = a.options.iter().map(Value::to_string).collect();
+            format!(
+                "the workflow expects one of {} (`any_of`)",
+                options.join(", ")
+            )
+        }
+        Some(MatchPolicy::Tolerance(t)) => {
+            format!("the workflow expects {example} ± {t} (`tolerance`)")
+        }
+        Some(MatchPolicy::Ignore) => "any value".to_owned(),
     }
 }
 

@@ -96,14 +96,25 @@ pub struct Constraint {
     pub coerce_to: Option<Value>,
 }
 
-/// One `effects:` entry of a tool: hints that override its MCP annotations, for every call or
-/// only for calls whose arguments have the `when:` values (defaults applied).
+/// One `effects:` entry: hints that override a tool's MCP annotations, for every call or only
+/// for calls whose arguments have the `when:` values (defaults applied) and match the
+/// `matches:` patterns. At the top of a matrix, `tools:` (a pattern on the tool's name) says
+/// which tools an entry covers, so a server without annotations needs a few lines, not one
+/// entry per tool.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRule {
+    /// Which tools a server-wide entry covers (a regex on the name, searched: anchor it with
+    /// `^…$`); every tool when absent. Only at the top of a matrix.
+    #[serde(default)]
+    pub tools: Option<Pattern>,
     /// Applies only when these arguments have these values (`dryRun: true`).
     #[serde(default)]
     pub when: BTreeMap<String, Value>,
+    /// Applies only when these arguments match these patterns (`query: '(?i)^\s*insert'`): a
+    /// string argument as written, any other value as its JSON text.
+    #[serde(default)]
+    pub matches: BTreeMap<String, Pattern>,
     /// `readOnlyHint`.
     #[serde(default)]
     pub read_only: Option<bool>,
@@ -116,6 +127,42 @@ pub struct EffectRule {
     /// `openWorldHint`.
     #[serde(default)]
     pub open_world: Option<bool>,
+}
+
+impl EffectRule {
+    /// Whether the entry covers tool `name` (its `tools:` pattern, when it has one).
+    pub fn covers(&self, name: &str) -> bool {
+        self.tools.as_ref().is_none_or(|p| p.0.is_match(name))
+    }
+}
+
+/// A regular expression read from a matrix (Rust syntax, searched anywhere in the text).
+#[derive(Clone, Debug)]
+pub struct Pattern(pub Regex);
+
+impl Pattern {
+    /// Whether the pattern matches `value`: a string as written, anything else as its JSON text.
+    pub fn matches_value(&self, value: &Value) -> bool {
+        match value {
+            Value::String(s) => self.0.is_match(s),
+            other => self.0.is_match(&other.to_string()),
+        }
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Regex::new(&s)
+            .map(Pattern)
+            .map_err(|e| serde::de::Error::custom(format!("invalid regex `{s}`: {e}")))
+    }
 }
 
 /// An artifact kind a tool produces.
@@ -215,6 +262,12 @@ pub struct ToolCaps {
     /// What the tool does to the world beyond its MCP annotations (`effects:`), each entry
     /// applying when its `when:` holds for the call's arguments, later entries over earlier.
     pub effects: Vec<EffectRule>,
+    /// Answers of this tool that are refusals although `isError` is false (`errors:`,
+    /// patterns searched in the answer's text), beyond the server's.
+    pub errors: Vec<Pattern>,
+    /// Argument positions whose values are literals, never references (`literal:`, names or
+    /// pointers with `*`): no reference is inferred there.
+    pub literal: Vec<String>,
     /// The `cross:` rules that apply to this tool (those without `tools:` apply to all).
     pub cross: Vec<CrossRule>,
     /// Index into [`Capabilities::families`] of the family selecting this tool's model.
@@ -313,6 +366,15 @@ pub struct Capabilities {
     /// The model families (`families:`), by name in sorted order; [`ToolCaps::family`]
     /// indexes them.
     pub families: Vec<Family>,
+    /// Server-wide `effects:` entries, each over the tools its `tools:` pattern names (those
+    /// under `tools:` and those the matrix does not list), before a tool's own entries.
+    pub effects: Vec<EffectRule>,
+    /// What the server answers as text when it refuses a call without `isError` (`errors:`,
+    /// patterns searched in the answer's text), for every tool.
+    pub errors: Vec<Pattern>,
+    /// Whether the common error shapes of the MCP SDKs count too (`error_defaults:`, default
+    /// true): text starting with `Error:`, `Database error:`, `ERR `, `WRONGTYPE`, a traceback.
+    pub error_defaults: bool,
     /// The matrix file.
     pub file: Arc<Path>,
     // Where each tool is named in the YAML, to point check_against errors at it.
@@ -398,6 +460,25 @@ impl Capabilities {
         for p in &self.server_params {
             check(&all, p, "a server-wide rule")?;
         }
+        for e in &self.effects {
+            let covered: Vec<&str> = spec
+                .tools()
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter(|t| e.covers(t))
+                .collect();
+            if covered.is_empty() {
+                let pattern = e.tools.as_ref().map_or("", |p| p.0.as_str());
+                return Err(file.error_at(
+                    1,
+                    1,
+                    format!("the server-wide `effects:` entry for tools `{pattern}` matches no tool of the spec"),
+                ));
+            }
+            for p in e.when.keys().chain(e.matches.keys()) {
+                check_at(&covered, p, "a server-wide `effects:` entry", Some((1, 1)))?;
+            }
+        }
         for (name, caps) in &self.tools {
             let one = [name.as_str()];
             for p in &caps.own_params {
@@ -408,7 +489,7 @@ impl Capabilities {
                 check(&one, &input_param(p), &format!("tool `{name}`"))?;
             }
             for e in &caps.effects {
-                for p in e.when.keys() {
+                for p in e.when.keys().chain(e.matches.keys()) {
                     check(&one, p, &format!("an `effects:` entry of `{name}`"))?;
                 }
             }
@@ -476,6 +557,12 @@ struct RawMatrix {
     defaults: BTreeMap<String, Value>,
     tools: BTreeMap<String, Spanned<RawTool>>,
     #[serde(default)]
+    effects: Vec<EffectRule>,
+    #[serde(default)]
+    errors: Vec<Pattern>,
+    #[serde(default = "yes")]
+    error_defaults: bool,
+    #[serde(default)]
     cross: Vec<Spanned<RawCross>>,
     #[serde(default)]
     families: BTreeMap<String, Spanned<RawFamily>>,
@@ -489,7 +576,11 @@ struct RawTool {
     #[serde(default)]
     inputs: Vec<String>,
     #[serde(default)]
-    effects: Vec<EffectRule>,
+    effects: Vec<Spanned<EffectRule>>,
+    #[serde(default)]
+    errors: Vec<Pattern>,
+    #[serde(default)]
+    literal: Vec<String>,
     #[serde(default)]
     grounded: Vec<Spanned<String>>,
     #[serde(default)]
@@ -727,6 +818,14 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if let Some(e) = tool.value.effects.iter().find(|e| e.value.tools.is_some()) {
+            return Err(cx.err(
+                e,
+                format!(
+                    "`tools:` picks the tools of a server-wide `effects:` entry (at the top of the matrix); an entry under `{name}` is that tool's already"
+                ),
+            ));
+        }
         if let Some(nf) = &tool.value.not_found
             && nf.get("content").and_then(Value::as_array).is_none()
         {
@@ -745,7 +844,20 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 defaults,
                 produces: tool.value.produces.clone(),
                 inputs: tool.value.inputs.clone(),
-                effects: tool.value.effects.clone(),
+                effects: tool.value.effects.iter().map(|e| e.value.clone()).collect(),
+                errors: tool.value.errors.clone(),
+                literal: tool
+                    .value
+                    .literal
+                    .iter()
+                    .map(|p| {
+                        if p.starts_with('/') {
+                            p.clone()
+                        } else {
+                            format!("/{}", p.replace('~', "~0").replace('/', "~1"))
+                        }
+                    })
+                    .collect(),
                 grounded,
                 not_found: tool.value.not_found.clone(),
                 cross: Vec::new(),
@@ -898,6 +1010,9 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         retired: raw.retired,
         tools,
         families,
+        effects: raw.effects.clone(),
+        errors: raw.errors.clone(),
+        error_defaults: raw.error_defaults,
         file: file.path.clone(),
         tool_lines,
         server_params: raw.parameters.keys().cloned().collect(),

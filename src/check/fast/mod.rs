@@ -257,10 +257,11 @@ impl FastPath {
                 || !flow::inferred_references(sc).is_empty();
             for turn in &sc.turns {
                 // A failed mock output fails whichever call it answers.
-                let failing_mock = turn
-                    .workflow
-                    .iter()
-                    .any(|o| o.mock_output.as_ref().is_some_and(flow::is_error_output));
+                let failing_mock = turn.workflow.iter().any(|o| {
+                    o.mock_output
+                        .as_ref()
+                        .is_some_and(|m| o.tools().any(|t| linter.refuses(t, m)))
+                });
                 let first_step = plan.steps.len();
                 let mut prompt_grounded = false;
                 let ground = flow::PromptGround::new(&turn.prompt, &sc.artifacts);
@@ -551,9 +552,11 @@ impl FastPath {
             // The transcript's own prompt replaces the scenario's, which grounds references.
             unknown |= turn.prompt_grounded && tt.is_some_and(|tt| tt.prompt.is_some());
             // A recorded error output fails its call: the flow engine's to judge.
-            unknown |= calls
-                .iter()
-                .any(|c| c.output.as_ref().is_some_and(flow::is_error_output));
+            unknown |= calls.iter().any(|c| {
+                c.output
+                    .as_ref()
+                    .is_some_and(|o| linter.refuses(&c.tool, o))
+            });
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
                 (Outcome::Rejected, _) => return Outcome::Rejected,
