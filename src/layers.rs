@@ -11,6 +11,7 @@ pub(crate) const ORDER: &[&str] = &[
     "source",
     "diff",
     "finding",
+    "sql",
     "spec",
     "harness",
     "ingest",

@@ -63,6 +63,7 @@ mod runner;
 pub mod score;
 pub mod source;
 pub mod spec;
+pub mod sql;
 pub mod stats;
 pub mod trajectory;
 

@@ -230,6 +230,56 @@ pub fn analyze(
                 origin,
             });
         }
+        // The tables and columns its SQL names are references too (issue 29, 5).
+        for (pointer, text, dialect) in sql_arguments(linter, call) {
+            let Some(names) = crate::sql::names(text, dialect) else {
+                continue;
+            };
+            let grounded_by_matrix = |name: &str| {
+                linter
+                    .facts(&call.tool)
+                    .is_some_and(|(_, f)| f.grounded.iter().any(|re| re.is_match(name)))
+            };
+            let kinds = names
+                .tables
+                .iter()
+                .map(|n| ("table", n))
+                .chain(names.columns.iter().map(|n| ("column", n)));
+            for (kind, name) in kinds {
+                if ground.sql_origin(name).is_some() || grounded_by_matrix(name) {
+                    continue;
+                }
+                let later = (i + 1..calls.len()).find(|&p| offered[p].names_sql(name));
+                let mut f = match later {
+                    Some(p) => Finding::new(
+                        Code::UseBeforeProduce,
+                        pointer.clone(),
+                        format!(
+                            "the {kind} `{name}` in this SQL is named by call {} (`{}`), which runs after this one",
+                            p + 1,
+                            calls[p].1.tool
+                        ),
+                    ),
+                    None => {
+                        let known: Vec<&str> = (0..i)
+                            .filter(|&p| !flow.calls[p].failed)
+                            .flat_map(|p| offered[p].words().iter().map(String::as_str))
+                            .collect();
+                        let hint = crate::finding::did_you_mean(name, known.iter().copied());
+                        Finding::new(
+                            Code::UnknownReference,
+                            pointer.clone(),
+                            format!(
+                                "the {kind} `{name}` in this SQL was named by no earlier tool output and in no prompt{hint}"
+                            ),
+                        )
+                    }
+                };
+                f.call = Some(i);
+                flow.findings.push(f);
+                cf.failed = true;
+            }
+        }
         // An identical call to an earlier successful one does the same work twice.
         let key = call_key(&call.tool, &call.arguments);
         let made = repeats.entry(key.clone()).or_default();
@@ -290,6 +340,9 @@ pub(crate) struct Source {
     text: String,
     /// The arguments of a call (what it was given), not its output.
     arguments: bool,
+    /// The text's words, lower-cased (`full_name` also as `full` and `name`), made on the first
+    /// question about a SQL name.
+    words: std::cell::OnceCell<HashSet<String>>,
 }
 
 impl Source {
@@ -348,6 +401,41 @@ impl Source {
         {
             self.add_value(&inner);
         }
+    }
+
+    fn words(&self) -> &HashSet<String> {
+        self.words.get_or_init(|| {
+            let mut words = HashSet::new();
+            let tokens = self
+                .text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|t| !t.is_empty());
+            for t in tokens {
+                let t = t.to_lowercase();
+                if t.contains('_') {
+                    words.extend(t.split('_').filter(|p| !p.is_empty()).map(str::to_owned));
+                }
+                words.insert(t);
+            }
+            words
+        })
+    }
+
+    /// Whether a table or column name of a SQL statement (lower-cased) is named here: as a
+    /// word, in the singular or plural ("each customer" names `customers`), or word by word
+    /// (`birth_year` in "year of birth").
+    fn names_sql(&self, name: &str) -> bool {
+        let words = self.words();
+        let word = |w: &str| {
+            words.contains(w)
+                || words.contains(&format!("{w}s"))
+                || w.strip_suffix('s').is_some_and(|s| words.contains(s))
+        };
+        if word(name) {
+            return true;
+        }
+        let parts: Vec<&str> = name.split('_').filter(|p| !p.is_empty()).collect();
+        parts.len() >= 2 && parts.iter().all(|p| word(p))
     }
 
     /// Whether the value is one of this source's, or (four characters or more) printed in it.
@@ -432,6 +520,14 @@ impl Ground {
             let (o, _) = sources().find(|(_, s)| s.lists(name))?;
             direct(dir).map(|_| *o)
         })
+    }
+
+    /// Where a SQL name comes from: the first source that names it ([`Source::names_sql`]).
+    fn sql_origin(&self, name: &str) -> Option<Origin> {
+        self.sources
+            .iter()
+            .find(|(_, s)| s.names_sql(name))
+            .map(|(o, _)| *o)
     }
 
     /// The values tools' outputs gave, for a did-you-mean (what the agent itself passed is no
@@ -1028,6 +1124,28 @@ fn references(
         }
     }
     out
+}
+
+/// The arguments of a call that hold SQL text, each with its pointer and the dialect to read
+/// it in: the matrix's `sql:` parameters, and a `query`/`sql`/`statement` string that reads
+/// as SQL (a search box's query does not), unless the matrix says it is `literal:`.
+fn sql_arguments<'c>(linter: &'c Linter, call: &'c Call) -> Vec<(String, &'c str, Option<&'c str>)> {
+    let facts = linter.facts(&call.tool);
+    let dialect = facts.and_then(|(m, _)| m.sql_dialect.as_deref());
+    let declared = facts.map_or(&[][..], |(_, f)| f.sql.as_slice());
+    let literal = facts.map_or(&[][..], |(_, f)| f.literal.as_slice());
+    call.args()
+        .iter()
+        .filter_map(|(k, v)| {
+            let text = v.as_str()?;
+            let pointer = format!("/{}", escape(k));
+            let named = matches!(k.as_str(), "query" | "sql" | "statement" | "sql_query");
+            let is_sql = declared.iter().any(|d| d == k || *d == pointer)
+                || (named && crate::sql::looks_like_sql(text));
+            (is_sql && !literal.iter().any(|l| l == k || *l == pointer))
+                .then_some((pointer, text, dialect))
+        })
+        .collect()
 }
 
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are

@@ -77,6 +77,9 @@ pub enum MatchPolicy {
     Tolerance(f64),
     /// The agent must not pass the parameter.
     Absent,
+    /// `sql` or `{sql: dialect}`: SQL text that says the same as the step's, parsed and
+    /// normalised (`crate::sql::normalize`; the generic dialect when none is named).
+    Sql(Option<String>),
 }
 
 /// The `any_of` policy: one of `options`, compared as configured.
@@ -1127,12 +1130,13 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 "from_output" => MatchPolicy::FromOutput,
                 "semantic" => MatchPolicy::Semantic,
                 "absent" => MatchPolicy::Absent,
+                "sql" => MatchPolicy::Sql(None),
                 other => {
                     return Err(at(
                         file,
                         p,
                         format!(
-                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
+                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, sql, {{sql: dialect}}, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
                         ),
                     ));
                 }
@@ -1160,6 +1164,19 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 strict_integer: a.strict_integer,
             }),
             RawPolicy::Tolerance { tolerance } => MatchPolicy::Tolerance(*tolerance),
+            RawPolicy::Sql { sql } => {
+                if !crate::sql::is_dialect(sql) {
+                    return Err(at(
+                        file,
+                        p,
+                        format!(
+                            "unknown SQL dialect `{sql}`: use one of {}",
+                            crate::sql::DIALECTS.join(", ")
+                        ),
+                    ));
+                }
+                MatchPolicy::Sql(Some(sql.clone()))
+            }
         };
         match_policies.insert(param.clone(), policy);
     }

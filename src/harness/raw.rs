@@ -179,6 +179,7 @@ pub(super) struct RawOpenAiFunction {
 pub(super) enum RawPolicy {
     Named(String),
     Regex { regex: String },
+    Sql { sql: String },
     AnyOf(RawAnyOf),
     Tolerance { tolerance: f64 },
 }

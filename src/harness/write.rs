@@ -317,6 +317,11 @@ pub enum PolicyDoc {
     },
     /// `{any_of: […]}`.
     AnyOf(AnyOfDoc),
+    /// `{sql: dialect}`: SQL saying the same as the step's, parsed in that dialect.
+    Sql {
+        /// The dialect (`duckdb`, `sqlite`, `postgres`, …).
+        sql: String,
+    },
     /// `{tolerance: …}`: a number within ± this of the step's.
     Tolerance {
         /// The largest accepted difference; finite, or the write fails.
@@ -339,6 +344,8 @@ pub enum PolicyName {
     Semantic,
     /// `absent`: the agent must not pass the parameter.
     Absent,
+    /// `sql`: SQL saying the same as the step's (generic dialect).
+    Sql,
 }
 
 /// The `any_of` policy.
@@ -385,6 +392,8 @@ impl From<&MatchPolicy> for PolicyDoc {
                 strict_integer: a.strict_integer,
             }),
             MatchPolicy::Tolerance(t) => PolicyDoc::Tolerance { tolerance: *t },
+            MatchPolicy::Sql(None) => PolicyDoc::Named(PolicyName::Sql),
+            MatchPolicy::Sql(Some(d)) => PolicyDoc::Sql { sql: d.clone() },
         }
     }
 }

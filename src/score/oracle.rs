@@ -858,6 +858,9 @@ fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String 
             format!("the workflow expects {example} ± {t} (`tolerance`)")
         }
         Some(MatchPolicy::Ignore) => "any value".to_owned(),
+        Some(MatchPolicy::Sql(_)) => {
+            format!("the workflow expects SQL that says the same as {example} (`sql`)")
+        }
     }
 }
 
@@ -1064,6 +1067,10 @@ pub(crate) fn value_matches(
             }
         }
         (MatchPolicy::FromOutput, Some(g)) => from_output(g),
+        (MatchPolicy::Sql(dialect), Some(Value::String(g))) => want
+            .and_then(Value::as_str)
+            .is_some_and(|w| crate::sql::same(w, g, dialect.as_deref())),
+        (MatchPolicy::Sql(_), Some(_)) => false,
     }
 }
 

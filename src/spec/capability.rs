@@ -268,6 +268,9 @@ pub struct ToolCaps {
     /// Argument positions whose values are literals, never references (`literal:`, names or
     /// pointers with `*`): no reference is inferred there.
     pub literal: Vec<String>,
+    /// Parameters whose values are SQL text (`sql: [query]`): the tables and columns it names
+    /// are references, grounded like any other.
+    pub sql: Vec<String>,
     /// The `cross:` rules that apply to this tool (those without `tools:` apply to all).
     pub cross: Vec<CrossRule>,
     /// Index into [`Capabilities::families`] of the family selecting this tool's model.
@@ -375,6 +378,9 @@ pub struct Capabilities {
     /// Whether the common error shapes of the MCP SDKs count too (`error_defaults:`, default
     /// true): text starting with `Error:`, `Database error:`, `ERR `, `WRONGTYPE`, a traceback.
     pub error_defaults: bool,
+    /// The SQL dialect the server speaks (`sql_dialect:`), for reading its `sql:` parameters;
+    /// `None` is the generic dialect.
+    pub sql_dialect: Option<String>,
     /// The matrix file.
     pub file: Arc<Path>,
     // Where each tool is named in the YAML, to point check_against errors at it.
@@ -485,7 +491,7 @@ impl Capabilities {
                 check(&one, p, &format!("tool `{name}`"))?;
             }
             // An input is a parameter or a pointer into one: its first segment is the parameter.
-            for p in &caps.inputs {
+            for p in caps.inputs.iter().chain(&caps.sql) {
                 check(&one, &input_param(p), &format!("tool `{name}`"))?;
             }
             for e in &caps.effects {
@@ -562,6 +568,8 @@ struct RawMatrix {
     errors: Vec<Pattern>,
     #[serde(default = "yes")]
     error_defaults: bool,
+    #[serde(default, deserialize_with = "present")]
+    sql_dialect: Option<Spanned<String>>,
     #[serde(default)]
     cross: Vec<Spanned<RawCross>>,
     #[serde(default)]
@@ -581,6 +589,8 @@ struct RawTool {
     errors: Vec<Pattern>,
     #[serde(default)]
     literal: Vec<String>,
+    #[serde(default)]
+    sql: Vec<String>,
     #[serde(default)]
     grounded: Vec<Spanned<String>>,
     #[serde(default)]
@@ -786,6 +796,18 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         .map(|v| cx.version_at("version", v))
         .transpose()?;
     let cx = Ctx { version, ..cx };
+    if let Some(d) = &raw.sql_dialect
+        && !crate::sql::is_dialect(&d.value)
+    {
+        return Err(cx.err(
+            d,
+            format!(
+                "unknown SQL dialect `{}`: use one of {}",
+                d.value,
+                crate::sql::DIALECTS.join(", ")
+            ),
+        ));
+    }
     let server_params = compile_params(&cx, &raw.parameters)?;
     let mut tools = BTreeMap::new();
     let mut tool_lines = BTreeMap::new();
@@ -846,6 +868,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 inputs: tool.value.inputs.clone(),
                 effects: tool.value.effects.iter().map(|e| e.value.clone()).collect(),
                 errors: tool.value.errors.clone(),
+                sql: tool.value.sql.clone(),
                 literal: tool
                     .value
                     .literal
@@ -1013,6 +1036,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
         effects: raw.effects.clone(),
         errors: raw.errors.clone(),
         error_defaults: raw.error_defaults,
+        sql_dialect: raw.sql_dialect.as_ref().map(|d| d.value.clone()),
         file: file.path.clone(),
         tool_lines,
         server_params: raw.parameters.keys().cloned().collect(),
