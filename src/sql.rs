@@ -8,8 +8,8 @@
 //! with one table just `name`), the operands of `AND`/`OR` chains, of `=`/`<>` and of `IN`
 //! lists in sorted order, `1 < x` as `x > 1`, and the select list as a set with its column
 //! aliases dropped. What it cannot decide: two different statements with the same result
-//! (a join written as a subquery, `BETWEEN` against two comparisons, `COUNT(id)` against
-//! `COUNT(*)`), the order of a select list when the order matters to the reader, a
+//! (a join written as a subquery, the tables of a join in another order, `BETWEEN` against
+//! two comparisons, `COUNT(id)` against `COUNT(*)`), the order of a select list when the order matters to the reader, a
 //! `GROUP BY`/`ORDER BY` that names a column alias, and anything the parser refuses (then the
 //! text is compared as written).
 //!
@@ -21,8 +21,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, Expr, Ident, InTarget, ObjectName, ObjectNamePart, Query, Select,
-    SelectItem, Statement, TableFactor, Value, ValueWithSpan, Visit, VisitMut, Visitor,
+    AssignmentTarget, BinaryOperator, Expr, Ident, InTarget, ObjectName, ObjectNamePart, Query,
+    Select, SelectItem, Statement, TableFactor, Value, ValueWithSpan, Visit, VisitMut, Visitor,
     VisitorMut,
 };
 use sqlparser::dialect::{Dialect, GenericDialect, dialect_from_str};
@@ -177,9 +177,7 @@ fn chain(e: Expr, op: &BinaryOperator, out: &mut Vec<Expr>) {
             chain(*left, op, out);
             chain(*right, op, out);
         }
-        Expr::Nested(inner)
-            if matches!(&*inner, Expr::BinaryOp { op: o, .. } if o == op) =>
-        {
+        Expr::Nested(inner) if matches!(&*inner, Expr::BinaryOp { op: o, .. } if o == op) => {
             chain(*inner, op, out)
         }
         other => out.push(other),
@@ -231,7 +229,11 @@ impl VisitorMut for Normalizer {
             } => {
                 let op = op.clone();
                 let mut items = Vec::new();
-                chain(std::mem::replace(e, Expr::value(Value::Null)), &op, &mut items);
+                chain(
+                    std::mem::replace(e, Expr::value(Value::Null)),
+                    &op,
+                    &mut items,
+                );
                 sort_by_text(&mut items);
                 let mut it = items.into_iter();
                 let first = it.next().unwrap_or(Expr::value(Value::Null));
@@ -297,19 +299,27 @@ pub fn names(sql: &str, dialect_name: Option<&str>) -> Option<Names> {
             .filter(|n| !defined.contains(n) && !is_system(n))
             .collect()
     };
+    // The columns of a catalogue query (`information_schema.columns`, `sqlite_master`) are the
+    // catalogue's own.
+    let columns = if c.system {
+        Vec::new()
+    } else {
+        keep(c.columns, &c.defined)
+    };
     Some(Names {
         tables: keep(c.tables, &c.defined),
-        columns: keep(c.columns, &c.defined),
+        columns,
         literals: c.literals.into_iter().collect(),
     })
 }
 
-/// Catalogue tables every engine has (`sqlite_master`, `information_schema`, …): grounded.
+/// Catalogue tables every engine has (`sqlite_master`, `information_schema`, …) and the row
+/// ids every schema in the field has (`rowid`, `id`): known without anyone naming them.
 fn is_system(name: &str) -> bool {
     ["sqlite_", "duckdb_", "pg_", "information_schema"]
         .iter()
         .any(|p| name.starts_with(p))
-        || matches!(name, "rowid" | "oid" | "_rowid_" | "dual")
+        || matches!(name, "rowid" | "oid" | "_rowid_" | "dual" | "id")
 }
 
 #[derive(Default)]
@@ -318,6 +328,8 @@ struct Collector {
     columns: BTreeSet<String>,
     literals: BTreeSet<String>,
     defined: BTreeSet<String>,
+    /// Whether it reads a catalogue table.
+    system: bool,
 }
 
 impl Collector {
@@ -366,9 +378,12 @@ impl Visitor for Collector {
 
     fn pre_visit_relation(&mut self, r: &ObjectName) -> ControlFlow<()> {
         if let Some(t) = last_part(r) {
-            let system = r.0.len() >= 2
-                && matches!(&r.0[0], ObjectNamePart::Identifier(s) if is_system(&lower(s)));
-            if !system {
+            let system = is_system(&t)
+                || (r.0.len() >= 2
+                    && matches!(&r.0[0], ObjectNamePart::Identifier(s) if is_system(&lower(s))));
+            if system {
+                self.system = true;
+            } else {
                 self.tables.insert(t);
             }
         }
@@ -461,8 +476,14 @@ mod tests {
             "UPDATE orders SET status = 'x' WHERE id = 3",
             "UPDATE orders SET status = 'x'",
         );
-        differ("SELECT a FROM t WHERE a > 1 OR b = 2", "SELECT a FROM t WHERE a > 1 AND b = 2");
-        differ("SELECT a FROM t WHERE id = 1003", "SELECT a FROM t WHERE id = 1005");
+        differ(
+            "SELECT a FROM t WHERE a > 1 OR b = 2",
+            "SELECT a FROM t WHERE a > 1 AND b = 2",
+        );
+        differ(
+            "SELECT a FROM t WHERE id = 1003",
+            "SELECT a FROM t WHERE id = 1005",
+        );
         assert!(same("not sql at  all", "not sql at all", None));
         assert!(!same("SELECT 1", "not sql", None));
     }
@@ -477,15 +498,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(n.tables, ["customers", "orders"]);
-        assert_eq!(n.columns, ["customer_id", "full_name", "id", "placed"]);
+        assert_eq!(n.columns, ["customer_id", "full_name", "placed"]);
         assert_eq!(n.literals, ["2026-01-01"]);
-        let n = names("UPDATE loans SET returned = 1 WHERE loan_id = 7001", Some("sqlite")).unwrap();
+        let n = names(
+            "UPDATE loans SET returned = 1 WHERE loan_id = 7001",
+            Some("sqlite"),
+        )
+        .unwrap();
         assert_eq!(n.tables, ["loans"]);
         assert_eq!(n.columns, ["loan_id", "returned"]);
         assert_eq!(n.literals, ["1", "7001"]);
         let n = names("CREATE TABLE notes (id INTEGER, body TEXT)", None).unwrap();
         assert!(n.tables.is_empty() && n.columns.is_empty(), "{n:?}");
-        let n = names("SELECT name FROM sqlite_master WHERE type = 'table'", Some("sqlite")).unwrap();
+        let n = names(
+            "SELECT name FROM sqlite_master WHERE type = 'table'",
+            Some("sqlite"),
+        )
+        .unwrap();
         assert!(n.tables.is_empty(), "{n:?}");
         assert!(names("this is not sql", None).is_none());
     }

@@ -279,15 +279,15 @@ scenarios:
 #[test]
 fn an_error_answered_as_text_is_a_refused_call() {
     let c = suite(PLAIN, Some(SQL_CAPS), SQL);
-    let run = |out: &str| {
+    let run = |table: &str, out: &str| {
         eval(
             &c,
             &format!(
-                "scenario: add\ncalls:\n  - tool: write_query\n    arguments: {{ query: \"INSERT INTO peple (name, born) VALUES ('Ada Lovelace', 1815)\" }}\n    output: {{ content: [ {{ type: text, text: \"{out}\" }} ] }}\n"
+                "scenario: add\ncalls:\n  - tool: write_query\n    arguments: {{ query: \"INSERT INTO {table} (name, born) VALUES ('Ada Lovelace', 1815)\" }}\n    output: {{ content: [ {{ type: text, text: \"{out}\" }} ] }}\n"
             ),
         )
     };
-    let bad = run("Database error: no such table: peple");
+    let bad = run("peple", "Database error: no such table: peple");
     assert_eq!(bad.verdict, Verdict::Fail, "{:#?}", bad.findings);
     assert!(
         errors(&bad).contains(&"oracle.step_undone"),
@@ -306,7 +306,7 @@ fn an_error_answered_as_text_is_a_refused_call() {
     );
     assert_eq!(bad.verdict, Verdict::Fail, "{:#?}", bad.findings);
     // Text that merely mentions an error is data.
-    let ok = run("[{'affected_rows': 1}] (no error)");
+    let ok = run("people", "[{'affected_rows': 1}] (no error)");
     assert_eq!(ok.verdict, Verdict::Pass, "{:#?}", ok.findings);
 }
 
@@ -431,4 +431,155 @@ fn an_unrequested_file_write_is_worded_as_one() {
         .expect("an unrequested call");
     assert!(f.message.contains("writes a file"), "{}", f.message);
     assert!(!f.message.contains("media"), "{}", f.message);
+}
+
+const SHOP: &str = r#"
+scenarios:
+  - id: pending
+    turns:
+      - prompt: Who is still waiting for something they bought?
+        workflow:
+          - tool: list_tables
+            arguments: {}
+            mock_output: { content: [ { type: text, text: "customers\norders" } ] }
+          - tool: read_query
+            arguments: { query: "SELECT DISTINCT c.full_name FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status = 'pending'" }
+            match: { query: sql }
+            mock_output: { content: [ { type: text, text: "[{'full_name': 'Ada Lovelace'}]" } ] }
+  - id: cancel
+    turns:
+      - prompt: Cancel Ada Lovelace's pending order.
+        workflow:
+          - tool: read_query
+            arguments: { query: "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.full_name = 'Ada Lovelace' AND o.status = 'pending'" }
+            match: { query: sql }
+            mock_output: { content: [ { type: text, text: "[{'id': 1003}]" } ] }
+          - tool: write_query
+            arguments: { query: "UPDATE orders SET status = 'cancelled' WHERE id = 1003" }
+            match: { query: sql }
+            mock_output: { content: [ { type: text, text: "[{'affected_rows': 1}]" } ] }
+"#;
+
+fn shop_run(scenario: &str, calls: &[(&str, &str)]) -> String {
+    let mut y = format!("scenario: {scenario}\ncalls:\n");
+    for (tool, query) in calls {
+        y.push_str(&format!(
+            "  - tool: {tool}\n    arguments: {{ query: \"{query}\" }}\n"
+        ));
+    }
+    y
+}
+
+/// Item 5: the `sql` policy compares statements by meaning, and the tables, columns and ids
+/// inside SQL are references. With `semantic` on the query, a table nobody listed, a misspelt
+/// column and a wrong id all passed at TC 1.000.
+#[test]
+fn sql_is_compared_by_meaning_and_its_names_are_references() {
+    let c = suite(PLAIN, Some(SQL_CAPS), SHOP);
+    let list = ("list_tables", "");
+    let run = |scenario: &str, calls: &[(&str, &str)]| {
+        let mut y = shop_run(scenario, calls);
+        y = y.replace("    arguments: { query: \"\" }\n", "    arguments: {}\n");
+        eval(&c, &y)
+    };
+    // Keyword case, aliases, operand order: the same statement.
+    let ok = run(
+        "pending",
+        &[
+            list,
+            (
+                "read_query",
+                "select distinct customers.full_name from customers join orders on customers.id = orders.customer_id where 'pending' = orders.status",
+            ),
+        ],
+    );
+    assert_eq!(ok.verdict, Verdict::Pass, "{:#?}", ok.findings);
+    // A table nobody listed.
+    let bad = run(
+        "pending",
+        &[
+            list,
+            (
+                "read_query",
+                "SELECT DISTINCT c.full_name FROM clients c JOIN orders o ON o.customer_id = c.id WHERE o.status = 'pending'",
+            ),
+        ],
+    );
+    assert_eq!(bad.verdict, Verdict::Fail);
+    assert!(
+        bad.findings
+            .iter()
+            .any(|f| f.code == Code::UnknownReference && f.message.contains("`clients`")),
+        "{:#?}",
+        bad.findings
+    );
+    // The query before the listing that names its tables.
+    let early = run(
+        "pending",
+        &[
+            (
+                "read_query",
+                "SELECT DISTINCT c.full_name FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status = 'pending'",
+            ),
+            list,
+        ],
+    );
+    assert!(
+        early
+            .findings
+            .iter()
+            .any(|f| f.code == Code::UseBeforeProduce),
+        "{:#?}",
+        early.findings
+    );
+    // An id the lookup did not give.
+    let lookup = (
+        "read_query",
+        "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.full_name = 'Ada Lovelace' AND o.status = 'pending'",
+    );
+    let ok = run(
+        "cancel",
+        &[
+            lookup,
+            (
+                "write_query",
+                "update orders set status='cancelled' where id=1003",
+            ),
+        ],
+    );
+    assert_eq!(ok.verdict, Verdict::Pass, "{:#?}", ok.findings);
+    let wrong = run(
+        "cancel",
+        &[
+            lookup,
+            (
+                "write_query",
+                "UPDATE orders SET status = 'cancelled' WHERE id = 1005",
+            ),
+        ],
+    );
+    assert!(
+        wrong
+            .findings
+            .iter()
+            .any(|f| f.code == Code::UnknownReference && f.message.contains("`1005`")),
+        "{:#?}",
+        wrong.findings
+    );
+    // An UPDATE without WHERE says something else, and destroys.
+    let all = run(
+        "cancel",
+        &[
+            lookup,
+            ("write_query", "UPDATE orders SET status = 'cancelled'"),
+        ],
+    );
+    assert_eq!(all.verdict, Verdict::Fail);
+    assert!(
+        all.findings
+            .iter()
+            .any(|f| f.code == Code::ValueMismatch && f.message.contains("SQL that says the same")),
+        "{:#?}",
+        all.findings
+    );
 }

@@ -245,13 +245,74 @@ pub fn analyze(
                 .iter()
                 .map(|n| ("table", n))
                 .chain(names.columns.iter().map(|n| ("column", n)));
+            let known = scenario.map(sql_known);
+            let ids = format!("{SQL_IDS}{}", generalize(&pointer));
+            if inferred
+                .and_then(|m| m.get(&call.tool))
+                .is_some_and(|ps| ps.contains(&ids))
+            {
+                for lit in names.literals.iter().filter(|l| is_id_literal(l)) {
+                    if ground.origin_of(lit).is_some() || known.is_some_and(|k| k.contains(lit)) {
+                        continue;
+                    }
+                    let later = (i + 1..calls.len()).find(|&p| offered[p].gives(lit));
+                    let mut f = match later {
+                        Some(p) => Finding::new(
+                            Code::UseBeforeProduce,
+                            pointer.clone(),
+                            format!(
+                                "the id `{lit}` in this SQL is given by call {} (`{}`), which runs after this one",
+                                p + 1,
+                                calls[p].1.tool
+                            ),
+                        ),
+                        None => Finding::new(
+                            Code::UnknownReference,
+                            pointer.clone(),
+                            format!(
+                                "the id `{lit}` in this SQL was given by no earlier tool output and in no prompt"
+                            ),
+                        ),
+                    };
+                    f.call = Some(i);
+                    if cf.refused {
+                        f.severity = Severity::Warning;
+                    } else {
+                        cf.failed = true;
+                    }
+                    flow.findings.push(f);
+                }
+            }
             for (kind, name) in kinds {
-                if ground.sql_origin(name).is_some() || grounded_by_matrix(name) {
+                let origin = ground.sql_origin(name);
+                // The prompt's words are weak evidence: when an earlier output names a close
+                // identifier and not this one (`products` listed, `product` used; `full_name`
+                // described, `name` used), the agent misspelt what it was shown.
+                let shown = || {
+                    (0..i)
+                        .filter(|&p| !flow.calls[p].failed)
+                        .flat_map(|p| offered[p].words().iter())
+                        .find(|w| near_miss(name, w))
+                };
+                let misspelt = matches!(origin, Some(Origin::Prompt(_)))
+                    .then(shown)
+                    .flatten();
+                if (origin.is_some() && misspelt.is_none())
+                    || grounded_by_matrix(name)
+                    || known.is_some_and(|k| k.contains(name))
+                {
                     continue;
                 }
-                let later = (i + 1..calls.len()).find(|&p| offered[p].names_sql(name));
-                let mut f = match later {
-                    Some(p) => Finding::new(
+                let later = (i + 1..calls.len()).find(|&p| offered[p].names_sql(name, false));
+                let mut f = match (misspelt, later) {
+                    (Some(w), _) => Finding::new(
+                        Code::UnknownReference,
+                        pointer.clone(),
+                        format!(
+                            "the {kind} `{name}` in this SQL is not the `{w}` an earlier tool output named (the prompt's words are no identifier)"
+                        ),
+                    ),
+                    (None, Some(p)) => Finding::new(
                         Code::UseBeforeProduce,
                         pointer.clone(),
                         format!(
@@ -260,7 +321,7 @@ pub fn analyze(
                             calls[p].1.tool
                         ),
                     ),
-                    None => {
+                    (None, None) => {
                         let known: Vec<&str> = (0..i)
                             .filter(|&p| !flow.calls[p].failed)
                             .flat_map(|p| offered[p].words().iter().map(String::as_str))
@@ -276,8 +337,14 @@ pub fn analyze(
                     }
                 };
                 f.call = Some(i);
+                // A guess the server refused did nothing: the agent saw the error (a step it
+                // never redoes is `oracle.step_undone`).
+                if cf.refused {
+                    f.severity = Severity::Warning;
+                } else {
+                    cf.failed = true;
+                }
                 flow.findings.push(f);
-                cf.failed = true;
             }
         }
         // An identical call to an earlier successful one does the same work twice.
@@ -340,7 +407,7 @@ pub(crate) struct Source {
     text: String,
     /// The arguments of a call (what it was given), not its output.
     arguments: bool,
-    /// The text's words, lower-cased (`full_name` also as `full` and `name`), made on the first
+    /// The text's words, lower-cased (`full_name` is one word), made on the first
     /// question about a SQL name.
     words: std::cell::OnceCell<HashSet<String>>,
 }
@@ -410,22 +477,32 @@ impl Source {
                 .text
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .filter(|t| !t.is_empty());
+            // A catalogue's field labels (`'name': 'full_name'` in PRAGMA table_info) name no
+            // column: such a word counts only where it is not a label.
             for t in tokens {
-                let t = t.to_lowercase();
-                if t.contains('_') {
-                    words.extend(t.split('_').filter(|p| !p.is_empty()).map(str::to_owned));
+                let at = t.as_ptr() as usize - self.text.as_ptr() as usize + t.len();
+                let rest = self.text[at..].trim_start_matches(['\'', '"']);
+                let w = t.to_lowercase();
+                if !(rest.starts_with(':') && CATALOGUE_LABELS.contains(&w.as_str())) {
+                    words.insert(w);
                 }
-                words.insert(t);
             }
             words
         })
     }
 
     /// Whether a table or column name of a SQL statement (lower-cased) is named here: as a
-    /// word, in the singular or plural ("each customer" names `customers`), or word by word
-    /// (`birth_year` in "year of birth").
-    fn names_sql(&self, name: &str) -> bool {
+    /// word; in a prompt (`loose`) also in the singular or plural ("each customer" names
+    /// `customers`) or word by word (`birth_year` in "year of birth"). A tool's output names
+    /// an identifier exactly: `product` is not the `products` a listing gave.
+    fn names_sql(&self, name: &str, loose: bool) -> bool {
         let words = self.words();
+        if words.contains(name) {
+            return true;
+        }
+        if !loose {
+            return false;
+        }
         let word = |w: &str| {
             words.contains(w)
                 || words.contains(&format!("{w}s"))
@@ -526,7 +603,7 @@ impl Ground {
     fn sql_origin(&self, name: &str) -> Option<Origin> {
         self.sources
             .iter()
-            .find(|(_, s)| s.names_sql(name))
+            .find(|(o, s)| s.names_sql(name, matches!(o, Origin::Prompt(_))))
             .map(|(o, _)| *o)
     }
 
@@ -562,6 +639,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
     }
     // (tool, pattern) → whether every step that has a value there takes it from an output.
     let mut votes: Vec<((&str, String), bool)> = Vec::new();
+    let mut sql_ids: std::collections::BTreeSet<(&str, String)> = Default::default();
     // Each output so far, with the arguments of the step it answers (what it merely echoes)
     // and the `any_of:` branch of its step in the current turn (`None` once the turn is over).
     let mut outputs: Vec<Earlier> = Vec::new();
@@ -576,6 +654,25 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
         for step in &turn.workflow {
             let mut leaves = Vec::new();
             leaves_of(&step.call.arguments, String::new(), &mut leaves);
+            for (pointer, value) in &leaves {
+                // An id inside SQL that an earlier output gave (`WHERE id = 1003` after the
+                // lookup) makes the numbers of that tool's SQL references.
+                if crate::sql::looks_like_sql(value)
+                    && let Some(names) = crate::sql::names(value, None)
+                {
+                    let taken = names.literals.iter().filter(|l| is_id_literal(l)).any(|l| {
+                        prompts.origin_of(l).is_none()
+                            && outputs
+                                .iter()
+                                .any(|e| !e.given.values.contains(l.as_str()) && e.output.gives(l))
+                    });
+                    if taken {
+                        for tool in step.tools() {
+                            sql_ids.insert((tool, format!("{SQL_IDS}{}", generalize(pointer))));
+                        }
+                    }
+                }
+            }
             for (pointer, value) in leaves {
                 let pattern = generalize(&pointer);
                 // Grounding is a fact about the run, not about how the oracle compares the
@@ -628,7 +725,18 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
             out.entry(tool.to_owned()).or_default().push(pattern);
         }
     }
+    for (tool, key) in sql_ids {
+        out.entry(tool.to_owned()).or_default().push(key);
+    }
     out
+}
+
+/// The prefix of an inferred position whose SQL's ids are references (`#sql-ids/query`).
+pub(crate) const SQL_IDS: &str = "#sql-ids";
+
+/// A number in SQL that can be an id (three digits or more).
+fn is_id_literal(l: &str) -> bool {
+    l.len() >= 3 && l.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The policy a step sets at `pointer` (a parameter's name, or a pointer key with `*`).
@@ -663,6 +771,41 @@ fn states(prompt: &HashSet<String>, value: &str) -> bool {
     n >= 2
 }
 
+/// Whether identifier `shown` is a near miss of `used` (and not it): a plural or singular
+/// (`products`/`product`), a longer name that ends or starts with it (`full_name`/`name`), or
+/// one edit apart (five letters or more).
+fn near_miss(used: &str, shown: &str) -> bool {
+    if used == shown || shown.len() < 3 {
+        return false;
+    }
+    shown == format!("{used}s")
+        || used == format!("{shown}s")
+        || shown.ends_with(&format!("_{used}"))
+        || shown.starts_with(&format!("{used}_"))
+        || (used.len() >= 5 && strsim::levenshtein(used, shown) == 1)
+}
+
+/// The field labels of the catalogue answers SQL servers give (SQLite's `PRAGMA table_info`,
+/// DuckDB's `DESCRIBE`, `information_schema.columns`, MySQL's `SHOW COLUMNS`).
+const CATALOGUE_LABELS: &[&str] = &[
+    "cid",
+    "name",
+    "type",
+    "notnull",
+    "dflt_value",
+    "pk",
+    "column_name",
+    "column_type",
+    "data_type",
+    "null",
+    "key",
+    "default",
+    "extra",
+    "is_nullable",
+    "table_name",
+    "table_schema",
+];
+
 /// An earlier step's mock output, as inference reads it.
 struct Earlier {
     output: Source,
@@ -670,6 +813,49 @@ struct Earlier {
     given: Source,
     /// The step's `any_of:` branch while its turn lasts (`None` after).
     branch: Option<(usize, usize)>,
+}
+
+/// The tables and columns a scenario's own workflow names in SQL before any mock output (or
+/// any prompt) names them: the suite takes them as known (a table the prompt's domain implies,
+/// an `id` column), so they are no references. A name the workflow takes from an output (a
+/// column `describe_table` listed) stays one. Worked out once per scenario.
+pub(crate) fn sql_known(sc: &Scenario) -> &HashSet<String> {
+    sc.sql_known.get_or_init(|| {
+        let mut known = HashSet::new();
+        let mut outputs: Vec<Source> = Vec::new();
+        for turn in &sc.turns {
+            for step in &turn.workflow {
+                let mut leaves = Vec::new();
+                leaves_of(&step.call.arguments, String::new(), &mut leaves);
+                for (_, text) in leaves {
+                    if !crate::sql::looks_like_sql(&text) {
+                        continue;
+                    }
+                    let Some(names) = crate::sql::names(&text, None) else {
+                        continue;
+                    };
+                    for n in names.tables.into_iter().chain(names.columns) {
+                        if !outputs.iter().any(|o| o.names_sql(&n, false)) {
+                            known.insert(n);
+                        }
+                    }
+                    for l in names.literals {
+                        if !outputs.iter().any(|o| o.gives(&l)) {
+                            known.insert(l);
+                        }
+                    }
+                }
+                // An optional step may not happen: what only it names is known all the same.
+                if let Some(m) = &step.mock_output
+                    && !looks_refused(m)
+                    && !step.optional
+                {
+                    outputs.push(Source::of_output(m));
+                }
+            }
+        }
+        known
+    })
 }
 
 /// Whether the position `key` (a parameter's pointer, `*` for every item) covers the
@@ -1111,7 +1297,7 @@ fn references(
         inferred
             .into_iter()
             .flatten()
-            .filter(|p| !literal.iter().any(|l| covers(l, p)))
+            .filter(|p| p.starts_with('/') && !literal.iter().any(|l| covers(l, p)))
             .cloned(),
     );
     let mut out: Vec<(String, String)> = Vec::new();
@@ -1129,7 +1315,10 @@ fn references(
 /// The arguments of a call that hold SQL text, each with its pointer and the dialect to read
 /// it in: the matrix's `sql:` parameters, and a `query`/`sql`/`statement` string that reads
 /// as SQL (a search box's query does not), unless the matrix says it is `literal:`.
-fn sql_arguments<'c>(linter: &'c Linter, call: &'c Call) -> Vec<(String, &'c str, Option<&'c str>)> {
+pub(crate) fn sql_arguments<'c>(
+    linter: &'c Linter,
+    call: &'c Call,
+) -> Vec<(String, &'c str, Option<&'c str>)> {
     let facts = linter.facts(&call.tool);
     let dialect = facts.and_then(|(m, _)| m.sql_dialect.as_deref());
     let declared = facts.map_or(&[][..], |(_, f)| f.sql.as_slice());

@@ -396,6 +396,9 @@ pub struct Scenario {
     /// out once (`flow::inferred_references`), read by every transcript of the scenario.
     pub(crate) inferred_references:
         std::sync::OnceLock<std::collections::HashMap<String, Vec<String>>>,
+    /// The tables and columns the workflow's own SQL names before any output does: the
+    /// scenario takes them as known (`flow::sql_known`), worked out once.
+    pub(crate) sql_known: std::sync::OnceLock<std::collections::HashSet<String>>,
 }
 
 /// Gates a suite applies: a transcript passes at TC ≥ `pass`; the discrimination gate needs
@@ -674,6 +677,7 @@ impl Harness {
                 pass,
                 location,
                 inferred_references: std::sync::OnceLock::new(),
+                sql_known: std::sync::OnceLock::new(),
             });
         }
         Ok(Harness {

@@ -450,9 +450,15 @@ impl Turn<'_> {
                     .any(|&k: &usize| std::ptr::eq(steps[k], steps[i]))
             {
                 missing_reported.push(i);
-                // A dry run of the step's tool, in its place, is the step left undone.
-                let dry = (0..calls.len())
-                    .find(|&j| steps[i].accepts_tool(&calls[j].tool) && changes_nothing(i, j));
+                // A dry run of the step's tool, in its place, is the step left undone: the call
+                // differs from the step only where the tool's effects say it changes nothing
+                // (`dryRun: true`). A read through a tool that also writes (a SELECT for an
+                // UPDATE) is another call, and the step is missing.
+                let dry = (0..calls.len()).find(|&j| {
+                    steps[i].accepts_tool(&calls[j].tool)
+                        && changes_nothing(i, j)
+                        && self.differs_only_in_switches(steps[i], calls[j], self.first + j)
+                });
                 if let Some(j) = dry {
                     let mut f = Finding::new(
                         Code::StepUndone,
@@ -573,6 +579,21 @@ impl Turn<'_> {
             }
         }
         (Score::from_sub(sub), out)
+    }
+
+    /// Whether every parameter in which call `a` differs from step `o` is one the tool's
+    /// `effects:` switch on (`when: {dryRun: true}`).
+    fn differs_only_in_switches(&self, o: &OracleCall, a: &Call, index: usize) -> bool {
+        let switches: Vec<&String> = self
+            .linter
+            .facts(&a.tool)
+            .into_iter()
+            .flat_map(|(_, f)| f.effects.iter().flat_map(|e| e.when.keys()))
+            .collect();
+        self.compare(o, a, index)
+            .iter()
+            .filter(|(_, bad)| bad.is_some())
+            .all(|(p, _)| switches.contains(&p))
     }
 
     /// What a call makes, as a finding words it, when the matrix says it makes media or
