@@ -283,26 +283,22 @@ impl Discrimination {
         };
         let _ = writeln!(
             s,
-            "  mean TC: correct {} ({}), broken {} ({}); gap {}{}",
+            "  mean TC: correct {} ({}), broken {} ({}); gap {}",
             fmt(self.mean_correct),
             n(Expect::Pass),
             fmt(self.mean_broken),
             n(Expect::Fail),
             fmt(self.gap),
-            match self.gap {
-                Some(g) if g + 1e-9 >= self.min_gap => format!(" ≥ {:.3}", self.min_gap),
-                Some(_) => format!(" < {:.3}", self.min_gap),
-                None => String::new(),
-            }
         );
         if self.broken > 0 {
             let on_tc = match self.gap_on_tc {
-                Some(g) => format!("{g:.3}"),
+                Some(g) if g + 1e-9 >= self.min_gap => format!("{g:.3} ≥ {:.3}", self.min_gap),
+                Some(g) => format!("{g:.3} < {:.3}", self.min_gap),
                 None => "- (every broken run fails on an error finding)".to_owned(),
             };
             let _ = writeln!(
                 s,
-                "  gap to the runs that fail on TC alone (gated): {on_tc}"
+                "  gated gap (broken runs that fail on TC alone): {on_tc}"
             );
         }
         if !self.by_fault.is_empty() {

@@ -58,14 +58,14 @@ pub fn markdown(report: &Report) -> String {
     if !gates.is_empty() {
         s.push_str("\n### Discrimination\n\n");
         s.push_str(
-            "| suite | gate | mean TC correct | mean TC broken | gap | min gap | faults found |\n",
+            "| suite | gate | mean TC correct | mean TC broken | gap | gated gap | min gap | faults found |\n",
         );
-        s.push_str("|---|---|---:|---:|---:|---:|---:|\n");
+        s.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
         let f = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
         for (t, d) in gates {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {:.3} | {}/{} |",
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {}/{} |",
                 d.suite,
                 match t.status {
                     Status::Passed => "✅",
@@ -75,9 +75,10 @@ pub fn markdown(report: &Report) -> String {
                 f(d.mean_correct),
                 f(d.mean_broken),
                 f(d.gap),
+                f(d.gap_on_tc),
                 d.min_gap,
                 d.hits,
-                d.broken
+                d.named
             );
         }
     }

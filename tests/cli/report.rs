@@ -182,18 +182,18 @@ fn the_shipped_suites_in_every_format() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     settings().bind(|| insta::assert_snapshot!("report_shipped_markdown", stdout(&o)));
     let v = assert_valid_report(&read(&dir.path().join("r.json")));
-    assert_eq!(v["totals"]["trials"], 172);
+    assert_eq!(v["totals"]["trials"], 230);
     let junit =
         quick_junit::Report::deserialize_from_str(&read(&dir.path().join("j.xml"))).unwrap();
-    assert_eq!((junit.tests, junit.failures, junit.errors), (172, 0, 0));
-    assert_eq!(junit.test_suites.len(), 10);
+    assert_eq!((junit.tests, junit.failures, junit.errors), (230, 0, 0));
+    assert_eq!(junit.test_suites.len(), 12);
     let html = read(&dir.path().join("r.html"));
-    assert_eq!(html.matches(r#"data-chart="histogram""#).count(), 10);
-    assert_eq!(html.matches(r#"data-chart="discrimination""#).count(), 10);
+    assert_eq!(html.matches(r#"data-chart="histogram""#).count(), 12);
+    assert_eq!(html.matches(r#"data-chart="discrimination""#).count(), 12);
     assert_eq!(html.matches(r#"data-chart="heatmap""#).count(), 1);
-    // 152 transcripts (138 YAML, 14 recorded runs), one dot each; 10 suites × 14 sub-dimensions.
-    assert_eq!(html.matches(r#"data-mark="case""#).count(), 152);
-    assert_eq!(html.matches(r#"data-mark="cell""#).count(), 10 * 14);
+    // 206 transcripts (192 YAML, 14 recorded runs), one dot each; 12 suites × 14 sub-dimensions.
+    assert_eq!(html.matches(r#"data-mark="case""#).count(), 206);
+    assert_eq!(html.matches(r#"data-mark="cell""#).count(), 12 * 14);
     // Self-contained: nothing to fetch.
     for needle in ["<script", "<link", "src=\"http", "@import", "url("] {
         assert!(!html.contains(needle), "the HTML report contains {needle}");
