@@ -18,8 +18,10 @@ fi
 # cached outside the checkout; the git tests also need git itself.
 command -v git >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >/dev/null; }
 PYPI=$(bash .ci/servers-pypi.sh | tail -1)
+# The SQL servers tests/mcp/sql.rs starts (mcp-server-duckdb, mcp-server-sqlite).
+SQL=$(bash .ci/servers-sql.sh | tail -1)
 cargo test --no-run --test mcp -q
-exec unshare -n env AGENT_SEER_NPM="$NPM" AGENT_SEER_PYPI_SERVERS="$PYPI" OTEL_SDK_DISABLED=true bash -euo pipefail -c '
+exec unshare -n env AGENT_SEER_NPM="$NPM" AGENT_SEER_PYPI_SERVERS="$PYPI" AGENT_SEER_SQL_SERVERS="$SQL" OTEL_SDK_DISABLED=true bash -euo pipefail -c '
   ip link set lo up
   cargo test --offline --test mcp -- --ignored --test-threads 1
 '

@@ -133,7 +133,7 @@ fn time_server() -> (String, Vec<String>) {
 
 /// `agent-seer inspect` against the real server saves exactly the shipped tools/list; gives
 /// what inspect printed.
-fn inspect_equals_shipped(program: &str, a: &[String], shipped: &str) -> String {
+pub(super) fn inspect_equals_shipped(program: &str, a: &[String], shipped: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tools.json");
     let o = Command::new(bin())

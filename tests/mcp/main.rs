@@ -286,4 +286,5 @@ mod faults;
 mod generic;
 mod generic_pypi;
 mod real;
+mod sql;
 mod twin;
