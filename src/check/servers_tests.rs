@@ -583,3 +583,47 @@ fn sql_is_compared_by_meaning_and_its_names_are_references() {
         all.findings
     );
 }
+
+const FILES: &str = r#"[
+  {"name": "read_multiple_files", "annotations": {"readOnlyHint": true},
+   "inputSchema": {"type": "object", "required": ["paths"], "properties": {"paths": {"type": "array", "items": {"type": "string"}}}}},
+  {"name": "read_text_file", "annotations": {"readOnlyHint": true},
+   "inputSchema": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}}
+]"#;
+
+/// Item 6: two `read_text_file` calls for one `read_multiple_files` is a correct run a
+/// reviewer passes; `per_item:` says so in one line.
+#[test]
+fn a_batch_step_is_done_by_one_call_per_item() {
+    let c = suite(
+        FILES,
+        None,
+        "scenarios:\n  - id: compare\n    turns:\n      - prompt: Compare /srv/a.md and /srv/b.md.\n        workflow:\n          - tool: read_multiple_files\n            arguments: { paths: [/srv/a.md, /srv/b.md] }\n            per_item: { tool: read_text_file, list: paths, as: path }\n",
+    );
+    let read = |p: &str| format!("  - tool: read_text_file\n    arguments: {{ path: {p} }}\n");
+    let batch = eval(
+        &c,
+        "scenario: compare\ncalls:\n  - tool: read_multiple_files\n    arguments: { paths: [/srv/a.md, /srv/b.md] }\n",
+    );
+    assert_eq!(batch.verdict, Verdict::Pass, "{:#?}", batch.findings);
+    let each = eval(
+        &c,
+        &format!(
+            "scenario: compare\ncalls:\n{}{}",
+            read("/srv/b.md"),
+            read("/srv/a.md")
+        ),
+    );
+    assert_eq!(each.verdict, Verdict::Pass, "{:#?}", each.findings);
+    assert_eq!(each.score.unwrap().tc, 1.0);
+    let one = eval(
+        &c,
+        &format!("scenario: compare\ncalls:\n{}", read("/srv/a.md")),
+    );
+    assert_eq!(one.verdict, Verdict::Fail);
+    assert!(
+        errors(&one).contains(&"oracle.missing_call"),
+        "{:?}",
+        errors(&one)
+    );
+}

@@ -1100,6 +1100,7 @@ fn transcript_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<Call, Sour
         || c.max.is_some()
         || c.any_of.is_some()
         || !c.literal.is_empty()
+        || c.per_item.is_some()
     {
         return Err(at(file, &sc, "`quick_explanation`, `match`, `mock_output`, `grounding`, `optional`, `count`, `min`, `max`, `literal` and `any_of` belong to a harness workflow; a transcript call records `output`".into()));
     }
@@ -1270,6 +1271,26 @@ fn workflow(
     let mut out = Vec::new();
     let mut group = 0;
     for mut item in items {
+        if let Some(per) = item.value.per_item.take() {
+            if item.value.any_of.is_some() {
+                return Err(at(
+                    file,
+                    &item,
+                    "`per_item:` belongs to a step, not to an `any_of:` item".into(),
+                ));
+            }
+            let batch = oracle_call(file, item)?;
+            let each = per_item_steps(file, &batch, &per)?;
+            let mut b = batch;
+            b.branch = Some((group, 0));
+            out.push(b);
+            for mut o in each {
+                o.branch = Some((group, 1));
+                out.push(o);
+            }
+            group += 1;
+            continue;
+        }
         let Some(lists) = item.value.any_of.take() else {
             out.push(oracle_call(file, item)?);
             continue;
@@ -1306,6 +1327,13 @@ fn workflow(
                 if step.value.any_of.is_some() {
                     return Err(at(file, &step, "`any_of:` items do not nest".into()));
                 }
+                if step.value.per_item.is_some() {
+                    return Err(at(
+                        file,
+                        &step,
+                        "`per_item:` is an `any_of:` of its own: it does not go inside one".into(),
+                    ));
+                }
                 let mut o = oracle_call(file, step)?;
                 o.branch = Some((group, b));
                 out.push(o);
@@ -1314,6 +1342,65 @@ fn workflow(
         group += 1;
     }
     Ok(out)
+}
+
+/// The steps that do a batch step one item at a time (`per_item: {tool: read_text_file, list:
+/// paths, as: path}`): one call of `tool` per item of the batch step's `list` argument, the
+/// item as its `as` parameter, in any order. A policy the batch step sets on the list (or on
+/// `/list/*`) applies to each item; the batch step's `optional` to each call.
+fn per_item_steps(
+    file: &SourceFile,
+    batch: &OracleCall,
+    per: &super::raw::RawPerItem,
+) -> Result<Vec<OracleCall>, SourceError> {
+    let loc = &batch.call.location;
+    let err = |msg: String| file.error_at(loc.line, loc.column, msg);
+    let items = batch
+        .call
+        .args()
+        .get(&per.list)
+        .and_then(Value::as_array)
+        .filter(|items| !items.is_empty())
+        .ok_or_else(|| {
+            err(format!(
+                "`per_item:` names `list: {}`, which is no non-empty array argument of the step",
+                per.list
+            ))
+        })?;
+    let policy = batch
+        .match_policies
+        .get(&per.list)
+        .or_else(|| batch.match_policies.get(&format!("/{}/*", per.list)))
+        .cloned();
+    Ok(items
+        .iter()
+        .map(|item| {
+            let mut args = Map::new();
+            args.insert(per.param.clone(), item.clone());
+            OracleCall {
+                call: Call::recorded(
+                    per.tool.clone(),
+                    Value::Object(args),
+                    None,
+                    None,
+                    loc.clone(),
+                ),
+                quick_explanation: batch.quick_explanation.clone(),
+                match_policies: policy
+                    .iter()
+                    .map(|p| (per.param.clone(), p.clone()))
+                    .collect(),
+                mock_output: None,
+                grounding: None,
+                alternatives: Vec::new(),
+                optional: batch.optional,
+                min: 1,
+                max: Some(1),
+                branch: None,
+                literal: Vec::new(),
+            }
+        })
+        .collect())
 }
 
 /// A `forbid:` list: tool names, or `destructive`, `mutating`, `open_world`.

@@ -155,6 +155,18 @@ pub(super) struct RawCall {
     pub any_of: Option<Vec<Vec<Spanned<RawCall>>>>,
     #[serde(default)]
     pub literal: Vec<String>,
+    #[serde(default)]
+    pub per_item: Option<RawPerItem>,
+}
+
+/// `per_item: {tool, list, as}`: a batch step also done by one call per item of a list.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPerItem {
+    pub tool: String,
+    pub list: String,
+    #[serde(rename = "as")]
+    pub param: String,
 }
 
 /// `tool: name`, or a step's alternatives `tool: [a, b]`.
