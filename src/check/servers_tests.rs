@@ -627,3 +627,33 @@ fn a_batch_step_is_done_by_one_call_per_item() {
         errors(&one)
     );
 }
+
+/// Issue 30: `semantic` on a SQL parameter lets an UPDATE without its WHERE through, and the
+/// mutation report says so by policy and parameter; the `sql` policy kills it.
+#[test]
+fn mutants_name_the_policy_that_let_them_through() {
+    let cancel = |policy: &str| {
+        format!(
+            "scenarios:\n  - id: cancel\n    turns:\n      - prompt: Cancel order 1003.\n        workflow:\n          - tool: write_query\n            arguments: {{ query: \"UPDATE orders SET status = 'cancelled' WHERE id = 1003\" }}\n            match: {{ query: {policy} }}\n            mock_output: {{ content: [ {{ type: text, text: \"[{{'affected_rows': 1}}]\" }} ] }}\n"
+        )
+    };
+    let weak = suite(PLAIN, Some(SQL_CAPS), &cancel("semantic"));
+    let m = crate::check::mutate_suite(&weak.suite, &[]);
+    let survivor = m
+        .outcomes
+        .iter()
+        .find(|o| o.mutant.operator == crate::check::Operator::SqlDropWhere)
+        .expect("an UPDATE without its WHERE");
+    assert!(!survivor.killed, "{survivor:#?}");
+    let why = survivor.why.as_deref().unwrap();
+    assert!(why.contains("`semantic` on `/query`"), "{why}");
+    assert!(m.score().unwrap() < 1.0);
+    let strict = suite(PLAIN, Some(SQL_CAPS), &cancel("sql"));
+    let m = crate::check::mutate_suite(&strict.suite, &[]);
+    assert!(
+        m.outcomes.iter().all(|o| o.killed),
+        "{:#?}",
+        m.outcomes.iter().filter(|o| !o.killed).collect::<Vec<_>>()
+    );
+    assert!(m.outcomes.len() >= 5, "{}", m.outcomes.len());
+}

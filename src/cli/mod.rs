@@ -16,6 +16,7 @@ mod inspect;
 mod judge;
 mod lint;
 mod mcp;
+mod mutate;
 mod output;
 mod report;
 mod run;
@@ -84,6 +85,11 @@ enum Command {
     /// Audit tool specs for what they hide from agents: prose-only constraints, missing
     /// contract, one concept under several names across a fleet, provider schema refusals.
     Audit(audit::Args),
+    /// Mutation testing of suites: broken-by-construction copies of every correct run (wrong
+    /// tool, misspelt or missing parameter, a reference nobody produced, steps out of order, a
+    /// repeated or unrequested change, …), graded by the engines; every survivor says why it
+    /// got through. `--min-score` makes it a gate.
+    Mutate(mutate::Args),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -198,6 +204,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Import(source) => import::run(source, out),
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Audit(args) => audit::run(args, out),
+        Command::Mutate(args) => mutate::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
         Command::Run(args) => run::run(args, out),

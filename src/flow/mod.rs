@@ -294,8 +294,15 @@ pub fn analyze(
                         .flat_map(|p| offered[p].words().iter())
                         .find(|w| near_miss(name, w))
                 };
+                // …or than a name the scenario's own SQL uses (`books` in the workflow, `book`
+                // in the call, the prompt saying "books").
+                let in_workflow = || {
+                    let all = scenario.map(sql_names);
+                    all.and_then(|a| a.iter().find(|w| near_miss(name, w)).cloned())
+                        .filter(|_| !all.is_some_and(|a| a.contains(name)))
+                };
                 let misspelt = matches!(origin, Some(Origin::Prompt(_)))
-                    .then(shown)
+                    .then(|| shown().cloned().or_else(in_workflow))
                     .flatten();
                 if (origin.is_some() && misspelt.is_none())
                     || grounded_by_matrix(name)
@@ -813,6 +820,25 @@ struct Earlier {
     given: Source,
     /// The step's `any_of:` branch while its turn lasts (`None` after).
     branch: Option<(usize, usize)>,
+}
+
+/// Every table and column the scenario's own workflow names in SQL. Worked out once.
+pub(crate) fn sql_names(sc: &Scenario) -> &HashSet<String> {
+    sc.sql_names.get_or_init(|| {
+        let mut all = HashSet::new();
+        for step in sc.turns.iter().flat_map(|t| &t.workflow) {
+            let mut leaves = Vec::new();
+            leaves_of(&step.call.arguments, String::new(), &mut leaves);
+            for (_, text) in leaves {
+                if crate::sql::looks_like_sql(&text)
+                    && let Some(n) = crate::sql::names(&text, None)
+                {
+                    all.extend(n.tables.into_iter().chain(n.columns));
+                }
+            }
+        }
+        all
+    })
 }
 
 /// The tables and columns a scenario's own workflow names in SQL before any mock output (or

@@ -399,6 +399,8 @@ pub struct Scenario {
     /// The tables and columns the workflow's own SQL names before any output does: the
     /// scenario takes them as known (`flow::sql_known`), worked out once.
     pub(crate) sql_known: std::sync::OnceLock<std::collections::HashSet<String>>,
+    /// Every table and column the workflow's own SQL names (`flow::sql_names`).
+    pub(crate) sql_names: std::sync::OnceLock<std::collections::HashSet<String>>,
 }
 
 /// Gates a suite applies: a transcript passes at TC ≥ `pass`; the discrimination gate needs
@@ -678,6 +680,7 @@ impl Harness {
                 location,
                 inferred_references: std::sync::OnceLock::new(),
                 sql_known: std::sync::OnceLock::new(),
+                sql_names: std::sync::OnceLock::new(),
             });
         }
         Ok(Harness {

@@ -427,6 +427,11 @@ impl TranscriptDoc {
     pub(crate) fn to_yaml(&self) -> Result<String, WriteError> {
         yaml("transcript", self)
     }
+
+    /// The transcript file's text, for a caller that writes it (`mutate --write`).
+    pub fn to_yaml_text(&self) -> Result<String, WriteError> {
+        self.to_yaml()
+    }
 }
 
 /// A transcript's label: `expect`, `faults` (in flow style, `faults: [a, b]`, as people write

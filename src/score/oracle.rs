@@ -950,7 +950,7 @@ pub(crate) struct Cmp<'a> {
 
 /// The policy a step sets for the value at `pointer`: a pointer key (`*` for any index) that
 /// names it, or for a parameter's own value its name.
-fn policy_at<'o>(o: &'o OracleCall, pointer: &str) -> Option<&'o MatchPolicy> {
+pub(crate) fn policy_at<'o>(o: &'o OracleCall, pointer: &str) -> Option<&'o MatchPolicy> {
     let generic = generalize(pointer);
     o.match_policies
         .iter()
