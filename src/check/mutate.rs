@@ -810,7 +810,11 @@ impl Cx<'_> {
                 let policy = step_at(*k)
                     .and_then(|s| crate::score::oracle::policy_at(s, pointer))
                     .map(policy_name);
+                let sql = m.operator == Operator::SqlDropWhere;
                 match policy {
+                    Some(p) if sql => format!(
+                        "{p} on `{pointer}` accepts it: the statement is not compared (`sql` would compare it) (TC {tc})"
+                    ),
                     Some(p) => format!(
                         "{p} on `{pointer}` accepts it, and no reference position covers the value (TC {tc})"
                     ),

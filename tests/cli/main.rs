@@ -16,6 +16,7 @@ mod inspect_spec;
 mod judge;
 mod lint;
 mod messages;
+mod mutate;
 mod readme;
 mod report;
 mod schema;

@@ -1,0 +1,81 @@
+//! `agent-seer mutate`: the report in each format, a weak suite's survivors with their
+//! reasons and the `--min-score` gate, and `--write` never replacing a file or following a
+//! link.
+
+use super::*;
+
+const SQL_TOOLS: &str = r#"{"tools": [{"name": "write_query", "inputSchema": {"type": "object",
+  "properties": {"query": {"type": "string"}}, "required": ["query"]}}]}"#;
+
+const SQL_CAPS: &str = "server: sql\nsql_dialect: sqlite\ntools:\n  write_query:\n    sql: [query]\n    effects:\n      - { read_only: false, destructive: true, idempotent: false }\n";
+
+/// A suite whose one step leaves its SQL to the judge (`semantic`).
+fn weak() -> tempfile::TempDir {
+    project(&[
+        ("harnesses/shop.tools.json", SQL_TOOLS),
+        ("capabilities/sql.yaml", SQL_CAPS),
+        (
+            "harnesses/shop.yaml",
+            "tools: [shop.tools.json]\ncapabilities: [../capabilities/sql.yaml]\nscenarios:\n  - id: cancel\n    turns:\n      - prompt: Cancel order 1003 in the orders table.\n        workflow:\n          - tool: write_query\n            arguments: { query: \"UPDATE orders SET status = 'cancelled' WHERE id = 1003\" }\n            match: { query: semantic }\n            mock_output: { content: [ { type: text, text: \"1 row\" } ] }\n",
+        ),
+    ])
+}
+
+#[test]
+fn mutate_reports_every_operator_and_names_what_let_a_survivor_through() {
+    let dir = weak();
+    let o = run_in(dir.path(), &["mutate"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("mutate_weak_human", stdout(&o));
+    let o = run_in(dir.path(), &["mutate", "--min-score", "1"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = run_in(dir.path(), &["mutate", "--format", "json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let survivors: Vec<&serde_json::Value> = v[0]["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["killed"] == false)
+        .collect();
+    assert!(!survivors.is_empty());
+    assert!(
+        survivors.iter().any(|s| s["why"]
+            .as_str()
+            .unwrap()
+            .contains("`semantic` on `/query`")),
+        "{survivors:#?}"
+    );
+    let o = run_in(dir.path(), &["mutate", "--format", "markdown"], None);
+    insta::assert_snapshot!("mutate_weak_markdown", stdout(&o));
+    let o = run_in(dir.path(), &["mutate", "nosuch"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no suite `nosuch`"), "{}", stderr(&o));
+}
+
+#[test]
+fn write_adds_labelled_transcripts_and_never_replaces_or_follows_a_link() {
+    let dir = weak();
+    let out = dir.path().join("mutants");
+    let o = run_in(dir.path(), &["mutate", "--write", "mutants"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let files: Vec<_> = std::fs::read_dir(out.join("shop")).unwrap().collect();
+    assert!(files.len() >= 5, "{}", files.len());
+    let first = files[0].as_ref().unwrap().path();
+    let text = std::fs::read_to_string(&first).unwrap();
+    assert!(text.contains("expect: fail"), "{text}");
+    assert!(text.contains("scenario: cancel"), "{text}");
+    // A second run finds its files there and replaces none.
+    let before = std::fs::read_to_string(&first).unwrap();
+    let o = run_in(dir.path(), &["mutate", "--write", "mutants"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("never replaces"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), before);
+    // A link where a suite's folder would go is refused, and nothing is written through it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("m2")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("m2/shop")).unwrap();
+    let o = run_in(dir.path(), &["mutate", "--write", "m2"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
