@@ -12,6 +12,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub mod json;
+mod out;
+
+pub use out::OutDir;
 
 /// A place in a user's file: 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

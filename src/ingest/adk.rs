@@ -545,15 +545,13 @@ pub fn import(
             writes.push((path, text));
         }
     }
-    if !force && let Some((p, _)) = writes.iter().find(|(p, _)| p.exists()) {
-        return Err(SourceError::about(
-            p,
-            "exists; nothing was written (--force replaces it)",
-        ));
+    // One writer for every file (issue 32, item 2): no link out of `out` followed, nothing
+    // replaced without `force`, all staged before any is moved into place.
+    let mut dir = crate::source::OutDir::new(out, force);
+    for (p, text) in writes {
+        dir.add(p, text)?;
     }
-    for (p, text) in &writes {
-        crate::source::write_atomically(p, text.as_bytes()).map_err(|e| SourceError::io(p, e))?;
-    }
+    dir.commit()?;
     Ok(AdkImport {
         harness: harness_path,
         transcripts,

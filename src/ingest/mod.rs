@@ -879,12 +879,6 @@ pub fn import(
             };
             source::file_name(&id).map_err(|e| file.error(format!("transcript name {e}")))?;
             let target = out.join(format!("{id}.yaml"));
-            if target.exists() && !force {
-                return Err(SourceError::about(
-                    &target,
-                    "exists; nothing was written (--force replaces it)",
-                ));
-            }
             let calls = run.turns.iter().map(|t| t.calls.len()).sum();
             let trace = run
                 .trace
@@ -941,18 +935,18 @@ pub fn import(
             ));
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for (i, _) in &planned {
-        if !seen.insert(i.path.clone()) {
+    // One writer for every file (issue 32, item 2): no link out of `out` followed, nothing
+    // replaced without `force`, all staged before any is moved into place.
+    let mut dir = source::OutDir::new(out, force);
+    for (i, text) in &planned {
+        if dir.paths().any(|p| p == i.path) {
             return Err(SourceError::about(
                 &i.path,
                 "two recorded runs would be written here (files with one name in two places); nothing was written",
             ));
         }
+        dir.add(i.path.clone(), text.as_bytes())?;
     }
-    for (i, text) in &planned {
-        source::write_atomically(&i.path, text.as_bytes())
-            .map_err(|e| SourceError::io(&i.path, e))?;
-    }
+    dir.commit()?;
     Ok(planned.into_iter().map(|(i, _)| i).collect())
 }

@@ -285,5 +285,6 @@ fn inspect_saves_and_profiles() {
 mod faults;
 mod generic;
 mod generic_pypi;
+mod hardening;
 mod real;
 mod twin;

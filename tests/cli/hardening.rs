@@ -1,0 +1,152 @@
+//! Issue 32: the surfaces added since the first hardening pass (importers' writers, loaders,
+//! `audit`, `check`'s exit code), each defect with its test.
+
+use std::path::Path;
+
+use super::*;
+
+/// A project with the shipped time suite and one recorded run, `runs/anthropic.json`.
+fn time_project() -> tempfile::TempDir {
+    let files = [
+        "harnesses/time.yaml",
+        "harnesses/time.tools.json",
+        "capabilities/mcp-server-time.yaml",
+    ]
+    .map(|p| (p, std::fs::read_to_string(repo().join(p)).unwrap()));
+    let run =
+        std::fs::read_to_string(repo().join("tests/fixtures/ingest/anthropic/mcp-correct.json"))
+            .unwrap();
+    let mut all: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    all.push(("runs/anthropic.json", &run));
+    project(&all)
+}
+
+#[cfg(unix)]
+fn link(to: &Path, at: &Path) {
+    std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(to, at).unwrap();
+}
+
+/// Runs `args` (in `dir`) twice against a link out of the output folder: once dangling
+/// without `--force`, once to an existing file with `--force`. Neither may touch `outside`.
+#[cfg(unix)]
+fn refuses_the_link(dir: &Path, args: &[&str], at: &Path) {
+    let outside = dir.join("outside.yaml");
+    link(&outside, at);
+    let o = run_in(dir, args, None);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    assert!(!outside.exists(), "{args:?} wrote through a dangling link");
+    assert!(
+        stderr(&o).contains("outside the output folder"),
+        "{args:?}: {}",
+        stderr(&o)
+    );
+    std::fs::write(&outside, "mine").unwrap();
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let o = run_in(dir, &forced, None);
+    assert_eq!(o.status.code(), Some(2), "{forced:?}: {}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "mine");
+    std::fs::remove_file(at).unwrap();
+    std::fs::remove_file(&outside).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn import_trace_never_writes_through_a_link_out_of_the_output_folder() {
+    let dir = time_project();
+    let args = [
+        "import",
+        "trace",
+        "runs/anthropic.json",
+        "--suite",
+        "time",
+        "-o",
+        "o2",
+    ];
+    refuses_the_link(dir.path(), &args, &dir.path().join("o2/anthropic.yaml"));
+    // `-o` itself is the user's choice of folder: a link there is followed.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    link(&elsewhere, &dir.path().join("o3"));
+    let o = run_in(
+        dir.path(),
+        &[
+            "import",
+            "trace",
+            "runs/anthropic.json",
+            "--suite",
+            "time",
+            "-o",
+            "o3/x",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(elsewhere.join("x/anthropic.yaml").is_file());
+    // With every link removed, it writes.
+    let o = run_in(dir.path(), &args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[cfg(unix)]
+#[test]
+fn import_adk_never_writes_through_a_link_out_of_the_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = repo().join("tests/fixtures/adk");
+    let evalset = fixture.join("evalsets/time_agent/time_single.evalset.json");
+    let recorded = fixture.join("recorded/time_agent/time_single.evalset.json");
+    let tools = repo().join("harnesses/time.tools.json");
+    let args = [
+        "import",
+        "adk",
+        evalset.to_str().unwrap(),
+        "--recorded",
+        recorded.to_str().unwrap(),
+        "--tools",
+        tools.to_str().unwrap(),
+        "--suite",
+        "t",
+        "-o",
+        "o",
+    ];
+    refuses_the_link(dir.path(), &args, &dir.path().join("o/harnesses/t.yaml"));
+    assert_eq!(run_in(dir.path(), &args, None).status.code(), Some(0));
+}
+
+#[cfg(unix)]
+#[test]
+fn import_bfcl_never_replaces_a_file_without_force_nor_writes_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = repo().join("tests/data/bfcl");
+    let args = [
+        "import",
+        "bfcl",
+        data.to_str().unwrap(),
+        "-o",
+        "o",
+        "--category",
+        "simple",
+    ];
+    refuses_the_link(
+        dir.path(),
+        &args,
+        &dir.path().join("o/harnesses/bfcl_simple.yaml"),
+    );
+    let o = run_in(dir.path(), &args, None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let harness = dir.path().join("o/harnesses/bfcl_simple.yaml");
+    std::fs::write(&harness, "# mine\n").unwrap();
+    let o = run_in(dir.path(), &args, None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("exists; nothing was written (--force replaces it)"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&harness).unwrap(), "# mine\n");
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    assert_eq!(run_in(dir.path(), &forced, None).status.code(), Some(0));
+    assert_ne!(std::fs::read_to_string(&harness).unwrap(), "# mine\n");
+}
