@@ -226,3 +226,148 @@ fn the_proxy_never_writes_through_a_link_out_of_its_folder() {
     assert!(!outside.exists());
     assert!(!out.join("transcripts").exists());
 }
+
+/// `serve --http` on a free port under `sh -c PREFIX`; its child and `host:port`.
+fn http_serve(prefix: &str) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let harness = repo().join("harnesses/time.yaml");
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            &format!("{prefix} exec \"$0\" \"$@\""),
+            &bin(),
+            "serve",
+        ])
+        .arg(&harness)
+        .args(["--http", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    std::thread::spawn(move || {
+        let mut rest = String::new();
+        while err.read_line(&mut rest).is_ok_and(|n| n > 0) {}
+    });
+    (child, addr)
+}
+
+/// Sends raw HTTP/1.1 `head` + `body` and gives the status line's code (0 when the
+/// connection closed without one).
+fn raw(addr: &str, head: &str, body: &[u8]) -> u16 {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return 0;
+    };
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let _ = s.write_all(head.as_bytes());
+    let _ = s.write_all(body);
+    let mut got = Vec::new();
+    let mut buf = [0; 4096];
+    while let Ok(n) = s.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        if got.windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&got)
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+fn post(addr: &str, extra: &str, body: &str) -> u16 {
+    raw(
+        addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n",
+            body.len()
+        ),
+        body.as_bytes(),
+    )
+}
+
+const INIT: &str = r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}"#;
+
+#[test]
+fn serve_http_refuses_foreign_origins_and_names_a_bad_chunked_body() {
+    let (mut child, addr) = http_serve("");
+    for origin in [
+        "http://[::ffff:8.8.8.8]",
+        "http://[::ffff:808:808]",
+        "http://",
+        "file://",
+        "http://:80",
+        "http://[::1].evil.example",
+        "null",
+    ] {
+        let code = post(&addr, &format!("Origin: {origin}\r\n"), INIT);
+        assert_eq!(code, 403, "{origin}");
+    }
+    for origin in [
+        "http://localhost:5173",
+        "http://[::1]:8080",
+        "http://127.0.0.1",
+    ] {
+        assert_eq!(
+            post(&addr, &format!("Origin: {origin}\r\n"), INIT),
+            200,
+            "{origin}"
+        );
+    }
+    // A chunk size that is not hex: a malformed request, not one too large.
+    let code = raw(
+        &addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        ),
+        b"zz\r\n{}\r\n0\r\n\r\n",
+    );
+    assert!(code == 400 || code == 0, "{code}");
+    assert_ne!(code, 413);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Issue 32, item 5: more idle connections than descriptors do not end the server; those over
+/// its cap are refused, and once they go it answers again.
+#[test]
+fn serve_http_outlives_more_connections_than_descriptors() {
+    let (mut child, addr) = http_serve("ulimit -n 64 &&");
+    let idle: Vec<std::net::TcpStream> = (0..150)
+        .filter_map(|_| std::net::TcpStream::connect(&addr).ok())
+        .collect();
+    // Give the server time to take them all (and to fail, before the fix).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the server exited with {} idle connections",
+        idle.len()
+    );
+    drop(idle);
+    // Once they are gone, a request is answered (the server may take a moment to see them go).
+    let mut code = 0;
+    for _ in 0..100 {
+        code = post(&addr, "", INIT);
+        if code == 200 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(code, 200);
+    assert!(child.try_wait().unwrap().is_none());
+    let _ = child.kill();
+    let _ = child.wait();
+}
