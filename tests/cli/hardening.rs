@@ -150,3 +150,55 @@ fn import_bfcl_never_replaces_a_file_without_force_nor_writes_through_a_link() {
     assert_eq!(run_in(dir.path(), &forced, None).status.code(), Some(0));
     assert_ne!(std::fs::read_to_string(&harness).unwrap(), "# mine\n");
 }
+
+/// The shipped OTLP trace (one line, one trace) with its trace id replaced by `id`.
+fn otlp_line(id: &str) -> String {
+    std::fs::read_to_string(
+        repo().join("tests/fixtures/ingest/otel/latest/correct.traces.otlp.jsonl"),
+    )
+    .unwrap()
+    .trim_end()
+    .replace("b845dd6588f972ef6229f10a8133bc07", id)
+}
+
+fn read_otlp(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    match agent_seer::ingest::read_path(&path, true) {
+        Ok(_) => panic!("read"),
+        Err(e) => e.render().replace(dir.path().to_str().unwrap(), "[dir]"),
+    }
+}
+
+/// Issue 32, items 10 and 15: a streamed OTLP file refuses a repeated key and places a line
+/// that is not UTF-8, as every other input does.
+#[test]
+fn a_streamed_otlp_file_is_as_strict_and_placed_as_any_json_input() {
+    let line = otlp_line("b845dd6588f972ef6229f10a8133bc07");
+    let repeated = line.replacen(
+        "{\"resourceSpans\":",
+        "{\"resourceSpans\": [], \"resourceSpans\":",
+        1,
+    );
+    let e = read_otlp(repeated.as_bytes());
+    assert!(e.contains("duplicate key `resourceSpans`"), "{e}");
+    assert!(e.contains("t.jsonl:1:"), "{e}");
+    let mut bytes = format!("{line}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"a\": \"\xff\"}\n");
+    let e = read_otlp(&bytes);
+    assert!(e.contains("t.jsonl:2:8"), "{e}");
+    assert!(e.contains("not valid UTF-8"), "{e}");
+}
+
+/// Issue 32, item 15: "N traces in one file" names a few, not all of them (3,000 were listed).
+#[test]
+fn many_traces_in_one_file_are_counted_not_listed() {
+    let text: String = (0..300)
+        .map(|i| otlp_line(&format!("{i:032x}")) + "\n")
+        .collect();
+    let e = read_otlp(text.as_bytes());
+    assert!(e.contains("300 traces in one file"), "{e}");
+    assert!(e.contains("and 295 more"), "{e}");
+    assert!(e.len() < 2000, "{}", e.len());
+}
