@@ -202,3 +202,71 @@ fn many_traces_in_one_file_are_counted_not_listed() {
     assert!(e.contains("and 295 more"), "{e}");
     assert!(e.len() < 2000, "{}", e.len());
 }
+
+/// Issue 32, item 12: `check` on a transcript that does not load exits 2 (bad input), after
+/// its report; a transcript that loads and fails stays 1.
+#[test]
+fn check_exits_2_for_a_file_that_does_not_load() {
+    let dir = time_project();
+    std::fs::create_dir_all(dir.path().join("transcripts/time")).unwrap();
+    std::fs::write(
+        dir.path().join("transcripts/time/broken.yaml"),
+        "scenario: [\n",
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stdout(&o).contains("FAIL  time::broken"), "{}", stdout(&o));
+}
+
+/// An ADK eval set as JSON, with its cases' ids replaced by `ids` in order.
+fn evalset_with_ids(ids: &[&str]) -> String {
+    let text = std::fs::read_to_string(
+        repo().join("tests/fixtures/adk/evalsets/time_agent/time_single.evalset.json"),
+    )
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for (case, id) in v["eval_cases"].as_array_mut().unwrap().iter_mut().zip(ids) {
+        case["eval_id"] = (*id).into();
+    }
+    v.to_string()
+}
+
+/// Issue 32, item 11: `import adk` refuses what would not load (a reserved transcript name,
+/// two cases with one id, a reserved suite name) before it writes anything.
+#[test]
+fn import_adk_refuses_ids_that_would_not_load() {
+    let tools = repo().join("harnesses/time.tools.json");
+    for (ids, suite, said) in [
+        (&["harness"][..], "t", "`harness` is reserved"),
+        (&["discrimination"][..], "t", "`discrimination` is reserved"),
+        (&["a:b"][..], "t", "a `:` in a name"),
+        (
+            &["same", "same"][..],
+            "t",
+            "two cases with the eval id `same`",
+        ),
+        (&["fine"][..], "judge", "`judge` is reserved"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("set.json"), evalset_with_ids(ids)).unwrap();
+        let o = run_in(
+            dir.path(),
+            &[
+                "import",
+                "adk",
+                "set.json",
+                "--tools",
+                tools.to_str().unwrap(),
+                "--suite",
+                suite,
+                "-o",
+                "o",
+            ],
+            None,
+        );
+        assert_eq!(o.status.code(), Some(2), "{ids:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{ids:?}: {}", stderr(&o));
+        assert!(!dir.path().join("o").exists(), "{ids:?}");
+    }
+}
