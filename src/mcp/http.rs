@@ -152,7 +152,18 @@ impl Http {
             return self.stream(resp, id, method).await.map(Some);
         }
         let body = self.body(resp).await?;
-        let parsed: Option<Value> = serde_json::from_slice(&body).ok();
+        let parsed: Option<Value> = match serde_json::from_slice(&body) {
+            Ok(v) => Some(v),
+            Err(e) if crate::source::json_too_deep(&e) => {
+                return Err(self.error(format!(
+                    "`{method}` got an answer nested deeper than {} levels of arrays and objects, \
+                     the most agent-seer reads: {}",
+                    crate::source::MAX_JSON_DEPTH,
+                    shown(&body)
+                )));
+            }
+            Err(_) => None,
+        };
         match parsed {
             Some(msg) if msg.get("id").and_then(Value::as_u64) == Some(id) => {
                 Ok(Some(Reply { msg, text: body }))
@@ -215,6 +226,14 @@ impl Http {
                     continue;
                 }
                 let msg: Value = serde_json::from_slice(&data).map_err(|e| {
+                    if crate::source::json_too_deep(&e) {
+                        return self.error(format!(
+                            "the server's event stream carried a message nested deeper than {} \
+                             levels of arrays and objects, the most agent-seer reads: {}",
+                            crate::source::MAX_JSON_DEPTH,
+                            shown(&data)
+                        ));
+                    }
                     self.error(format!(
                         "the server's event stream carried something that is not JSON-RPC \
                          ({e}): {}",

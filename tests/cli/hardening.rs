@@ -270,3 +270,98 @@ fn import_adk_refuses_ids_that_would_not_load() {
         assert!(!dir.path().join("o").exists(), "{ids:?}");
     }
 }
+
+/// Issue 32, item 13: `null` where the JSON Schemas want a string is refused, at its place.
+#[test]
+fn null_is_refused_where_the_schemas_want_a_value() {
+    let harness = std::fs::read_to_string(repo().join("harnesses/time.yaml")).unwrap();
+    let transcript =
+        std::fs::read_to_string(repo().join("transcripts/time/t01-tokyo-correct.yaml")).unwrap();
+    let cases = [
+        (
+            "harness",
+            harness.replacen("suite: time\n", "suite: null\n", 1),
+        ),
+        (
+            "harness",
+            harness.replacen(
+                "    title: The time in a city the user names\n",
+                "    title: null\n",
+                1,
+            ),
+        ),
+        (
+            "harness",
+            harness.replacen(
+                "      - prompt: What time is it in Tokyo right now?\n",
+                "      - prompt: What time is it in Tokyo right now?\n        followup: null\n",
+                1,
+            ),
+        ),
+        (
+            "harness",
+            harness.replacen("grounding: high", "grounding: null", 1),
+        ),
+        (
+            "transcript",
+            transcript.replacen("reply: \"It is 02:24 in Tokyo.\"", "reply: null", 1),
+        ),
+    ];
+    for (which, text) in cases {
+        let dir = time_project();
+        let path = if which == "harness" {
+            dir.path().join("harnesses/time.yaml")
+        } else {
+            dir.path().join("transcripts/time/t01.yaml")
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        let o = run_in(dir.path(), &["check", "--no-save"], None);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        assert!(out.contains("null"), "{out}");
+    }
+}
+
+/// Issue 32, item 14: a spec nested deeper than the JSON reader's limit names the limit.
+#[test]
+fn a_spec_nested_too_deep_names_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!(
+        "{}{}",
+        "{\"items\": ".repeat(200),
+        "{}".to_owned() + &"}".repeat(200)
+    );
+    std::fs::write(
+        dir.path().join("deep.tools.json"),
+        format!(r#"[{{"name": "t", "inputSchema": {{"type": "object", "properties": {{"x": {deep}}}}}}}]"#),
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["inspect-spec", "deep.tools.json"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("nested deeper than 128 levels"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 32, item 15: `audit` refuses a `$ref` cycle, as `lint` and `check` do.
+#[test]
+fn audit_refuses_a_ref_cycle_as_lint_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cycle.tools.json"),
+        r##"[{"name": "t", "description": "A tool.", "inputSchema": {"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a", "description": "An x."}}}}]"##,
+    )
+    .unwrap();
+    let audit = run_in(dir.path(), &["audit", "cycle.tools.json"], None);
+    assert_eq!(audit.status.code(), Some(2), "{}", stdout(&audit));
+    assert!(stderr(&audit).contains("cycle"), "{}", stderr(&audit));
+    let lint = run_in(
+        dir.path(),
+        &["lint", "--spec", "cycle.tools.json", "-"],
+        Some("{\"tool\": \"t\", \"arguments\": {}}\n"),
+    );
+    assert_eq!(lint.status.code(), Some(2), "{}", stderr(&lint));
+}

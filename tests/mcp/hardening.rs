@@ -371,3 +371,29 @@ fn serve_http_outlives_more_connections_than_descriptors() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Issue 32, item 14: a server whose answer is nested deeper than the JSON reader's limit is
+/// told so, with the limit, not called "not JSON-RPC".
+#[test]
+fn a_message_nested_too_deep_names_the_limit() {
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let reply = format!(
+        r#"{{"jsonrpc": "2.0", "id": ID, "result": {{"protocolVersion": "2025-11-25", "capabilities": {{}}, "serverInfo": {{"name": "deep", "version": "1"}}, "x": {deep}}}}}"#
+    );
+    let server = format!(
+        r#"
+import json, sys, time
+m = json.loads(sys.stdin.readline())
+sys.stdout.write({reply:?}.replace("ID", json.dumps(m["id"])) + "\n")
+sys.stdout.flush()
+time.sleep(30)
+"#
+    );
+    let err = rt()
+        .block_on(start("python3", &["-c", &server], Duration::from_secs(10)))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("nested deeper than 128 levels"), "{err}");
+    assert!(!err.contains("not JSON-RPC"), "{err}");
+}
