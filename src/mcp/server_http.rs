@@ -174,15 +174,15 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     if req.uri().path() != "/mcp" {
         return Ok(respond(StatusCode::NOT_FOUND, None, None));
     }
-    if let Some(origin) = req.headers().get("origin") {
-        if !origin.to_str().is_ok_and(local_origin) {
-            return Ok(rpc_error(
-                StatusCode::FORBIDDEN,
-                &Value::Null,
-                -32000,
-                "Forbidden: the Origin is not this machine",
-            ));
-        }
+    if let Some(origin) = req.headers().get("origin")
+        && !origin.to_str().is_ok_and(local_origin)
+    {
+        return Ok(rpc_error(
+            StatusCode::FORBIDDEN,
+            &Value::Null,
+            -32000,
+            "Forbidden: the Origin is not this machine",
+        ));
     }
     let session_id = req
         .headers()
