@@ -7,7 +7,13 @@
 //! every later request carries (`400` without one, `404` for one we never gave), and `DELETE`
 //! ends it. Every answer is one JSON body; notifications and responses get `202`; `GET` (a
 //! server-to-client stream, which the mock never needs) is `405`. An `Origin` that is not this
-//! machine is `403` (DNS rebinding).
+//! machine is `403` (DNS rebinding): parsed whole, scheme, loopback host and port, nothing else
+//! ([`local_origin`]). A body that is too long is `413`; one that cannot be read (a malformed
+//! chunk) `400`.
+//!
+//! Connections are bounded: at most [`max_connections`] at once (the descriptor limit less a
+//! reserve; more are closed as they arrive), each closed after [`IDLE`] without a request, and
+//! running out of descriptors waits for some to close instead of ending the server.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
