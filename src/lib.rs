@@ -58,6 +58,8 @@ pub mod lint;
 pub mod llm;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(any(feature = "judge", feature = "mcp"))]
+mod redact;
 pub mod report;
 mod runner;
 pub mod score;

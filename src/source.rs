@@ -12,6 +12,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 pub mod json;
+mod out;
+
+pub use out::OutDir;
 
 /// A place in a user's file: 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -387,7 +390,9 @@ fn clean_yaml_message(msg: &str) -> String {
         );
     }
     if msg.contains("recursion limit exceeded") {
-        return "nested too deeply (recursion limit exceeded)".to_owned();
+        return format!(
+            "nested too deeply (recursion limit exceeded): deeper than the loader's limit ({MAX_JSON_DEPTH} levels for JSON)"
+        );
     }
     let msg = msg.replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     let msg = msg.as_str();
@@ -415,12 +420,30 @@ fn regex_lite_strip(s: &str) -> &str {
     s
 }
 
-/// serde_json's message without its ` at line L column C` tail (the place is given apart).
+/// The deepest nesting of arrays and objects a JSON document may have: serde_json's recursion
+/// limit, which keeps a hostile document from overflowing the stack of every reader after it
+/// (the validator, the engines' walks, the drop of the value). A deeper document is refused
+/// with this limit named, never as "not JSON" (issue 32, item 14).
+pub const MAX_JSON_DEPTH: usize = 128;
+
+/// Whether serde_json refused a document for its depth ([`MAX_JSON_DEPTH`]).
+pub fn json_too_deep(err: &serde_json::Error) -> bool {
+    err.to_string().starts_with("recursion limit exceeded")
+}
+
+/// serde_json's message without its ` at line L column C` tail (the place is given apart); its
+/// recursion limit said as the limit it is.
 pub fn strip_json_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(idx) => msg[..idx].to_owned(),
-        None => msg.to_owned(),
+    let msg = match msg.rfind(" at line ") {
+        Some(idx) => &msg[..idx],
+        None => msg,
+    };
+    if msg == "recursion limit exceeded" {
+        return format!(
+            "nested deeper than {MAX_JSON_DEPTH} levels of arrays and objects, the most agent-seer reads"
+        );
     }
+    msg.to_owned()
 }
 
 /// The longest name [`file_name`] accepts, in bytes: room for an extension and a suffix under

@@ -335,8 +335,11 @@ async fn run_once(
     // The model's text and arguments, redacted: a key it quotes is not written.
     let text = doc.to_yaml()?;
     let text = client.redact(&text);
-    crate::llm::cache::write_atomically(path, &text)
-        .map_err(|e| SourceError::caused_by(path, e))?;
+    // Through the one writer (issue 32, item 2): a run replaces its own transcripts in `-o`,
+    // never a file a link there leads to outside it.
+    let mut out = crate::source::OutDir::new(&opts.out_dir, true);
+    out.add(path.to_path_buf(), text.as_bytes())?;
+    out.commit()?;
     Ok(stopped)
 }
 

@@ -241,6 +241,9 @@ pub struct Server {
     pub seeds: Option<SeedOutputs>,
     /// The capability matrices that describe it.
     pub caps: Vec<Capabilities>,
+    // Every place in the file, walked once when the first finding is placed: placing each
+    // finding by walking the text again made the audit quadratic (issue 32, item 9).
+    places: std::sync::OnceLock<source::json::Index>,
 }
 
 impl Server {
@@ -264,6 +267,7 @@ impl Server {
             tools,
             seeds,
             caps: Vec::new(),
+            places: std::sync::OnceLock::new(),
         })
     }
 
@@ -286,10 +290,12 @@ impl Server {
     /// The line and column of a pointer (its nearest existing ancestor when the pointer names
     /// nothing written, such as an absent `description`).
     fn locate(&self, pointer: &str) -> Option<Location> {
+        let text = &self.file.text;
+        let index = self.places.get_or_init(|| source::json::Index::new(text));
         let mut p = pointer;
         loop {
-            if let Some(place) = source::json::locate(&self.file.text, p) {
-                let (line, column) = source::json::line_column(&self.file.text, place.start());
+            if let Some(place) = index.locate(text, p) {
+                let (line, column) = index.line_column(text, place.start());
                 return Some(self.file.location(line, column));
             }
             p = &p[..p.rfind('/')?];
@@ -469,5 +475,64 @@ mod tests {
                 "{c}: audit findings are advice"
             );
         }
+    }
+
+    /// Issue 32, item 9: the audit walks the spec's text once to place all its findings, not
+    /// once per finding (3,000 tools took 14 s, a 1 MB description 65 s), and two huge names
+    /// are not compared letter by letter (44 s).
+    #[test]
+    fn findings_are_placed_from_one_walk_of_the_text() {
+        let tools: Vec<Value> = (0..400)
+            .map(|i| {
+                serde_json::json!({"name": format!("t{i}"), "inputSchema": {"type": "object",
+                    "properties": {"mode": {"type": "string",
+                        "description": "One of: fast, slow. Support depends on the model. Defaults to fast."}}}})
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wide.tools.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&tools).unwrap()).unwrap();
+        let server = Server::load(&path, None).unwrap();
+        source::json::WALKS.with(|n| n.set(0));
+        let audit = Audit::run(std::slice::from_ref(&server));
+        let findings: Vec<&AuditFinding> = audit.findings().collect();
+        assert!(findings.len() >= 400 * 3, "{}", findings.len());
+        assert_eq!(source::json::WALKS.with(std::cell::Cell::get), 0);
+        // Each placed where a walk from the start places it.
+        for f in findings.iter().step_by(97) {
+            // The nearest written ancestor, as `locate` places an absent member.
+            let mut p = f.pointer.as_str();
+            let place = loop {
+                match source::json::locate(&server.file.text, p) {
+                    Some(place) => break place,
+                    None => p = &p[..p.rfind('/').unwrap()],
+                }
+            };
+            let (line, column) = source::json::line_column(&server.file.text, place.start());
+            let at = f.location.as_ref().unwrap();
+            assert_eq!((at.line, at.column), (line, column), "{}", f.pointer);
+        }
+    }
+
+    #[test]
+    fn two_huge_names_are_compared_by_their_words() {
+        let a = "x".repeat(100_000);
+        let b = format!("{}y", "x".repeat(99_999));
+        let spec = |name: &str| {
+            serde_json::json!([{"name": "t", "inputSchema": {"type": "object", "properties":
+                {name: {"type": "string", "description": "The output bucket for the results."}}}}])
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let servers: Vec<Server> = [("a", &a), ("b", &b)]
+            .into_iter()
+            .map(|(n, name)| {
+                let p = dir.path().join(format!("{n}.tools.json"));
+                std::fs::write(&p, spec(name).to_string()).unwrap();
+                Server::load(&p, None).unwrap()
+            })
+            .collect();
+        assert!(!names::similar_names(&a, &b));
+        let audit = Audit::run(&servers);
+        assert!(audit.names.is_empty());
     }
 }

@@ -60,6 +60,15 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .iter()
         .map(|p| Server::load(p, SeedOutputs::sibling_of(p).as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
+    // A schema `lint` and `check` refuse (one that does not compile, a `$ref` cycle that
+    // accepts anything) is refused here too, at its place (issue 32, item 15): advice about a
+    // spec no engine can use would be advice about the wrong thing.
+    for s in &servers {
+        agent_seer::Linter::new(&s.tools, Vec::new()).map_err(|e| match e.in_file(&s.tools) {
+            Some(located) => anyhow::Error::from(located),
+            None => e.into(),
+        })?;
+    }
     for p in &args.seed_outputs {
         let seeds = SeedOutputs::load(p)?;
         let s = servers

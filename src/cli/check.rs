@@ -4,6 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use agent_seer::check::{Status, TrialRecord};
+use agent_seer::harness::TrialKind;
 use agent_seer::report::{Report, process_run_id};
 
 use super::Outcome;
@@ -45,9 +47,30 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             }
         );
     }
+    let unloadable = records.iter().any(unloadable);
     let report = Report::new(process_run_id(), records);
     if !args.no_save {
         save_run(&layout.root, &report)?;
     }
-    args.report.emit(&report, out)
+    let outcome = args.report.emit(&report, out)?;
+    // A file that does not load is bad input, exit 2 as the table says, not a failed trial's
+    // 1 (issue 32, item 12); the report still shows every trial.
+    Ok(if unloadable {
+        Outcome::Failed(super::exit::INPUT)
+    } else {
+        outcome
+    })
+}
+
+/// Whether a trial failed because its files did not load: a failed trial without what it
+/// checks (a harness trial without its coverage, a transcript trial without its transcript, a
+/// gate without its table).
+fn unloadable(r: &TrialRecord) -> bool {
+    r.status == Status::Failed
+        && match r.kind {
+            TrialKind::Harness => r.harness.is_none(),
+            TrialKind::Transcript => r.transcript.is_none(),
+            TrialKind::Discrimination => r.discrimination.is_none(),
+            _ => false,
+        }
 }

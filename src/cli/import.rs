@@ -187,6 +187,9 @@ pub struct BfclArgs {
     /// Also write each entry's first possible answer as a correct transcript.
     #[arg(long)]
     answers: bool,
+    /// Replace files that exist (else nothing is written).
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(source: Source, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -212,9 +215,11 @@ pub fn run(source: Source, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 Integers::Strict => IntegerMode::Strict,
             },
             answers: false,
+            force: false,
         }
     };
     opts.answers = args.answers;
+    opts.force = args.force;
     let categories: Vec<&str> = if args.categories.is_empty() {
         bfcl::CATEGORIES.to_vec()
     } else {

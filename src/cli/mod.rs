@@ -189,6 +189,18 @@ pub fn failure_code(e: &(dyn std::error::Error + 'static)) -> u8 {
         if c.is::<agent_seer::mcp::McpError>() {
             return exit::UNAVAILABLE;
         }
+        // A proxied session the real server ended (its error is the variant's field, not a
+        // `source`, as `transparent` hides it).
+        if let Some(p) = c.downcast_ref::<agent_seer::mcp::proxy::ProxyError>() {
+            use agent_seer::mcp::proxy::ProxyError;
+            let mut p = p;
+            while let ProxyError::Interrupted { cause, .. } = p {
+                p = cause;
+            }
+            if matches!(p, ProxyError::Server(_)) {
+                return exit::UNAVAILABLE;
+            }
+        }
         cause = c.source();
     }
     exit::INPUT

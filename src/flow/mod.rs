@@ -1295,8 +1295,20 @@ fn references(
     call: &Call,
     inferred: Option<&Vec<String>>,
 ) -> Vec<(String, String)> {
-    let args = call.args();
-    let mut patterns: Vec<String> = match linter.facts(&call.tool) {
+    references_in(linter, &call.tool, &call.arguments, inferred)
+}
+
+/// [`references`] of a call not (yet) in a transcript: `serve` asks it before it runs the
+/// engine on the calls so far, which only a call with references needs (issue 32, item 6).
+pub(crate) fn references_in(
+    linter: &Linter,
+    tool: &str,
+    arguments: &Value,
+    inferred: Option<&Vec<String>>,
+) -> Vec<(String, String)> {
+    let empty = serde_json::Map::new();
+    let args = arguments.as_object().unwrap_or(&empty);
+    let mut patterns: Vec<String> = match linter.facts(tool) {
         Some((_, facts)) => facts
             .inputs
             .iter()
@@ -1329,7 +1341,7 @@ fn references(
     let mut out: Vec<(String, String)> = Vec::new();
     for (n, p) in patterns.iter().enumerate() {
         // Declared inputs are strings (URIs, paths); inferred positions take ids too.
-        for (pointer, value) in references_at(&call.arguments, p, n >= declared) {
+        for (pointer, value) in references_at(arguments, p, n >= declared) {
             if !out.iter().any(|(q, _)| *q == pointer) {
                 out.push((pointer, value));
             }

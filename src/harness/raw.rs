@@ -1,4 +1,7 @@
 //! The YAML shapes, exactly as written, before normalisation into the model types.
+//!
+//! An optional member written `null` is refused where the JSON Schemas refuse it
+//! ([`crate::source::present`]): absent and null are not the same file (issue 32, item 13).
 
 use std::collections::BTreeMap;
 
@@ -11,17 +14,17 @@ pub(super) type Args = BTreeMap<String, Spanned<Value>>;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHarness {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub suite: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub server: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub tools: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub capabilities: Vec<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub thresholds: Option<RawThresholds>,
     #[serde(default)]
     pub severity: BTreeMap<String, Spanned<String>>,
@@ -74,19 +77,19 @@ pub(super) struct RawScenarioThresholds {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScenario {
     pub id: Spanned<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub tier: Option<super::Tier>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub title: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub category: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub novelty_reason: Option<String>,
     #[serde(default)]
     pub artifacts: Vec<String>,
     #[serde(default)]
     pub forbid: Vec<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub thresholds: Option<Spanned<RawScenarioThresholds>>,
     pub turns: Vec<RawTurn>,
 }
@@ -97,11 +100,11 @@ pub(super) struct RawTurn {
     pub prompt: String,
     #[serde(default)]
     pub workflow: Vec<Spanned<RawCall>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub expected_response: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub followup: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub order: Option<super::Order>,
     #[serde(default)]
     pub forbid: Vec<Spanned<String>>,
@@ -113,19 +116,19 @@ pub(super) struct RawTurn {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawCall {
     // Agent Seer shape
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub function_name: Option<String>,
     #[serde(default)]
     pub parameters: Option<Spanned<Args>>,
     // MCP shape
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub name: Option<String>,
     #[serde(default)]
     pub tool: Option<RawToolName>,
     #[serde(default)]
     pub arguments: Option<Spanned<Args>>,
     // OpenAI shape
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub id: Option<String>,
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
@@ -135,23 +138,23 @@ pub(super) struct RawCall {
     #[serde(default)]
     pub output: Option<Value>,
     // oracle
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub quick_explanation: Option<String>,
     #[serde(default, rename = "match")]
     pub match_policies: BTreeMap<String, Spanned<RawPolicy>>,
     #[serde(default)]
     pub mock_output: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub grounding: Option<super::Grounding>,
     #[serde(default)]
     pub optional: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub count: Option<u32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub min: Option<u32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub max: Option<u32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub any_of: Option<Vec<Vec<Spanned<RawCall>>>>,
     #[serde(default)]
     pub literal: Vec<String>,
@@ -211,35 +214,35 @@ pub(super) struct RawAnyOf {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTranscript {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub scenario: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub prompt: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub agent: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub note: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub expect: Option<super::Expect>,
     #[serde(default)]
     pub faults: Vec<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub xfail: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub turns: Option<Vec<RawTranscriptTurn>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub calls: Option<Vec<Spanned<RawCall>>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub reply: Option<String>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTranscriptTurn {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub prompt: Option<String>,
     #[serde(default)]
     pub calls: Vec<Spanned<RawCall>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub reply: Option<String>,
 }

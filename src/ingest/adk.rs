@@ -382,6 +382,18 @@ fn output_of(response: &Value) -> Value {
     }
 }
 
+/// Why `name` cannot name a suite or a transcript (the trial names discovery gives them), as
+/// discovery says it.
+fn trial_name_problem(name: &str, reserved: &[&str]) -> Option<String> {
+    if name.contains(':') {
+        Some("a `:` in a name (trial names join their parts with `::`)".to_owned())
+    } else if reserved.contains(&name) {
+        Some(format!("`{name}` is reserved ({})", reserved.join(", ")))
+    } else {
+        None
+    }
+}
+
 /// Writes an ADK eval set as a suite under `out`: `harnesses/<suite>.yaml` (each eval case a
 /// scenario, each invocation a turn whose workflow is its expected tool uses, in order) with
 /// `tools` as its tool spec (copied beside it as `<suite>.tools.json`), and each case of the
@@ -404,14 +416,33 @@ pub fn import(
     };
     crate::source::file_name(suite)
         .map_err(|e| SourceError::about(out, format!("suite name {e}")))?;
+    // What discovery would refuse is refused before anything is written (issue 32, item 11:
+    // suites that did not load were written with exit 0).
+    if let Some(why) = trial_name_problem(suite, crate::harness::RESERVED_SUITES) {
+        return Err(SourceError::about(
+            out,
+            format!("suite name `{suite}`: {why}"),
+        ));
+    }
     let set_file = SourceFile::read(evalset)?;
     let set = read_eval_set(&set_file)?;
     crate::spec::ToolSet::load(tools)?;
     let mut skipped = Vec::new();
     let mut scenarios = Vec::new();
+    let mut ids = std::collections::HashSet::new();
     for c in &set.cases {
         crate::source::file_name(&c.id)
             .map_err(|e| set_file.error(format!("ADK eval set: eval id {e}")))?;
+        if !ids.insert(c.id.as_str()) {
+            return Err(set_file.error(format!(
+                "ADK eval set: two cases with the eval id `{}` (a suite's scenarios need distinct ids)",
+                c.id
+            )));
+        }
+        // Each case's recorded run becomes the transcript `<id>.yaml`, a trial name.
+        if let Some(why) = trial_name_problem(&c.id, crate::harness::RESERVED_TRANSCRIPTS) {
+            return Err(set_file.error(format!("ADK eval set: eval id `{}`: {why}", c.id)));
+        }
         if c.invocations.is_empty() {
             skipped.push(format!("{}: no invocations", c.id));
             continue;
@@ -545,15 +576,13 @@ pub fn import(
             writes.push((path, text));
         }
     }
-    if !force && let Some((p, _)) = writes.iter().find(|(p, _)| p.exists()) {
-        return Err(SourceError::about(
-            p,
-            "exists; nothing was written (--force replaces it)",
-        ));
+    // One writer for every file (issue 32, item 2): no link out of `out` followed, nothing
+    // replaced without `force`, all staged before any is moved into place.
+    let mut dir = crate::source::OutDir::new(out, force);
+    for (p, text) in writes {
+        dir.add(p, text)?;
     }
-    for (p, text) in &writes {
-        crate::source::write_atomically(p, text.as_bytes()).map_err(|e| SourceError::io(p, e))?;
-    }
+    dir.commit()?;
     Ok(AdkImport {
         harness: harness_path,
         transcripts,

@@ -283,17 +283,7 @@ fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
             continue;
         }
         // A key repeated within a line's object, as in any JSON file.
-        if let Some(d) = source::json::duplicate_keys(line).first() {
-            let (_, column) = source::json::line_column(line, d.second);
-            let key = d.pointer.rsplit('/').next().unwrap_or_default();
-            return Err(file.error_at(
-                i as u32 + 1,
-                column,
-                format!(
-                    "duplicate key `{key}`; JSON readers disagree on which one counts, so keep one"
-                ),
-            ));
-        }
+        repeated_key(file, i, line)?;
         let v: Value = serde_json::from_str(line).map_err(|e| {
             file.error_at(
                 i as u32 + 1,
@@ -310,6 +300,20 @@ fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
         return Err(file.error("empty file: no recorded run in it"));
     }
     Ok(Docs::Lines(lines))
+}
+
+/// The error for a key repeated within the object of line `i` (0-based), if any.
+fn repeated_key(file: &SourceFile, i: usize, line: &str) -> Result<(), SourceError> {
+    let Some(d) = source::json::duplicate_keys(line).into_iter().next() else {
+        return Ok(());
+    };
+    let (_, column) = source::json::line_column(line, d.second);
+    let key = d.pointer.rsplit('/').next().unwrap_or_default();
+    Err(file.error_at(
+        i as u32 + 1,
+        column,
+        format!("duplicate key `{key}`; JSON readers disagree on which one counts, so keep one"),
+    ))
 }
 
 /// Reads a recorded run. The format is told from the content; a file that holds none of
@@ -361,9 +365,23 @@ fn stream_otlp(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), So
     };
     let mut collector = otlp::Collector::default();
     let mut count = 0;
-    for (i, line) in open()?.lines().enumerate() {
-        let line = line.map_err(|e| SourceError::io(path, e))?;
+    // Bytes, not `lines()`: a line that is not UTF-8 is an error at its line and column, as in
+    // any file read whole (issue 32, item 15), not a bare I/O error.
+    for (i, bytes) in open()?.split(b'\n').enumerate() {
+        let mut bytes = bytes.map_err(|e| SourceError::io(path, e))?;
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
         count = i + 1;
+        let line = match String::from_utf8(bytes) {
+            Ok(l) => l,
+            Err(e) => {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let column = String::from_utf8_lossy(valid).chars().count() + 1;
+                let file = SourceFile::from_text(path, sparse_of(&[], i + 1));
+                return Err(file.error_at(i as u32 + 1, column as u32, "not valid UTF-8"));
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -379,6 +397,12 @@ fn stream_otlp(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), So
                 ),
             )
         })?;
+        // Strict, as every JSON input is (issue 32, item 10).
+        repeated_key(
+            &SourceFile::from_text(path, sparse_of(&[(i, line.as_str())], i + 1)),
+            i,
+            &line,
+        )?;
         collector.feed(Some(i), &v);
     }
     let result = collector.finish(one);
@@ -879,12 +903,6 @@ pub fn import(
             };
             source::file_name(&id).map_err(|e| file.error(format!("transcript name {e}")))?;
             let target = out.join(format!("{id}.yaml"));
-            if target.exists() && !force {
-                return Err(SourceError::about(
-                    &target,
-                    "exists; nothing was written (--force replaces it)",
-                ));
-            }
             let calls = run.turns.iter().map(|t| t.calls.len()).sum();
             let trace = run
                 .trace
@@ -941,18 +959,18 @@ pub fn import(
             ));
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for (i, _) in &planned {
-        if !seen.insert(i.path.clone()) {
+    // One writer for every file (issue 32, item 2): no link out of `out` followed, nothing
+    // replaced without `force`, all staged before any is moved into place.
+    let mut dir = source::OutDir::new(out, force);
+    for (i, text) in &planned {
+        if dir.paths().any(|p| p == i.path) {
             return Err(SourceError::about(
                 &i.path,
                 "two recorded runs would be written here (files with one name in two places); nothing was written",
             ));
         }
+        dir.add(i.path.clone(), text.as_bytes())?;
     }
-    for (i, text) in &planned {
-        source::write_atomically(&i.path, text.as_bytes())
-            .map_err(|e| SourceError::io(&i.path, e))?;
-    }
+    dir.commit()?;
     Ok(planned.into_iter().map(|(i, _)| i).collect())
 }

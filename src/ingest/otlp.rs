@@ -373,10 +373,15 @@ impl Collector {
             }
             [_] => {}
             many if one => {
+                // The first few ids: 3,000 of them would bury the advice (issue 32, item 15).
+                const SHOWN: usize = 5;
+                let mut ids = many[..many.len().min(SHOWN)].join(", ");
+                if many.len() > SHOWN {
+                    ids.push_str(&format!(" and {} more", many.len() - SHOWN));
+                }
                 return Err(Refusal::file(format!(
-                    "{} traces in one file ({}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
+                    "{} traces in one file ({ids}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
                     many.len(),
-                    many.join(", ")
                 )));
             }
             _ => {}

@@ -603,7 +603,7 @@ impl Client {
                     }
                 }
             }
-            Ok(results) => {
+            Ok((results, problems)) => {
                 let mut seen = std::collections::HashSet::new();
                 for (cid, result) in results {
                     let Some(i) = of(&cid, &run.open) else {
@@ -653,8 +653,18 @@ impl Client {
                         && !seen.contains(&i)
                     {
                         failed += 1;
+                        let why = match problems.as_slice() {
+                            [] => String::new(),
+                            [one] => format!(" (one entry of them could not be read: {one})"),
+                            [first, rest @ ..] => format!(
+                                " ({} entries of them could not be read; the first: {first})",
+                                rest.len() + 1
+                            ),
+                        };
                         run.last_error.entry(i).or_insert_with(|| {
-                            item_error("the job's results hold no answer for this request".into())
+                            item_error(format!(
+                                "the job's results hold no answer for this request{why}"
+                            ))
                         });
                     }
                 }
@@ -1027,15 +1037,22 @@ impl Client {
         }
     }
 
-    /// An ended job's results: (request id, outcome) in the order the provider gives them.
+    /// An ended job's results: (request id, outcome) in the order the provider gives them,
+    /// and what could not be read. A line that is not JSON or names no request is one
+    /// problem, not the job's end: the other answers are kept (they are paid for), and only
+    /// the requests left without an answer go out again (issue 32, item 8).
     async fn results(
         &self,
         id: &str,
         results: Results,
-    ) -> Result<Vec<(String, ItemResult)>, LlmError> {
+    ) -> Result<(Vec<(String, ItemResult)>, Vec<String>), LlmError> {
         let p = &self.config.provider;
         let name = p.name();
         let mut out = Vec::new();
+        let mut problems: Vec<String> = Vec::new();
+        // A line's problem, redacted like everything the provider sent.
+        let mut unread =
+            |e: LlmError| problems.push(self.secrets.redact(&e.to_string()).into_owned());
         match results {
             Results::Files { output, errors } => {
                 let (Provider::OpenAi { base_url, .. }
@@ -1057,8 +1074,12 @@ impl Client {
                         .enumerate()
                         .filter(|(_, l)| !l.trim().is_empty())
                     {
-                        let v = self.parse_line(line, file, n)?;
-                        let cid = str_at(name, &v, "/custom_id")?;
+                        let read = self
+                            .parse_line(line, file, n)
+                            .and_then(|v| Ok((str_at(name, &v, "/custom_id")?, v)));
+                        let Ok((cid, v)) = read.map_err(&mut unread) else {
+                            continue;
+                        };
                         let status = v.pointer("/response/status_code").and_then(Value::as_u64);
                         let result = match (status, v.pointer("/response/body")) {
                             (Some(200), Some(body)) => match p.parse(body) {
@@ -1111,8 +1132,12 @@ impl Client {
                     .enumerate()
                     .filter(|(_, l)| !l.trim().is_empty())
                 {
-                    let v = self.parse_line(line, &batch, n)?;
-                    let cid = str_at(name, &v, "/custom_id")?;
+                    let read = self
+                        .parse_line(line, &batch, n)
+                        .and_then(|v| Ok((str_at(name, &v, "/custom_id")?, v)));
+                    let Ok((cid, v)) = read.map_err(&mut unread) else {
+                        continue;
+                    };
                     let kind = v
                         .pointer("/result/type")
                         .and_then(Value::as_str)
@@ -1182,7 +1207,9 @@ impl Client {
                         )
                     })?;
                 for r in list {
-                    let cid = str_at(name, r, "/metadata/key")?;
+                    let Ok(cid) = str_at(name, r, "/metadata/key").map_err(&mut unread) else {
+                        continue;
+                    };
                     let result = match (r.get("response"), r.get("error")) {
                         (Some(resp), _) => match p.parse(resp) {
                             Ok(a) => ItemResult::Answer(a),
@@ -1222,7 +1249,7 @@ impl Client {
                 ItemResult::Error { message, .. } => self.secrets.redact_in_place(message),
             }
         }
-        Ok(out)
+        Ok((out, problems))
     }
 
     fn parse_line(&self, line: &str, file: &str, n: usize) -> Result<Value, LlmError> {
@@ -1475,6 +1502,9 @@ fn multipart(parts: &[Part<'_>]) -> (String, Vec<u8>) {
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
+/// The longest id a journal's file name spells out whole.
+const JOURNAL_NAME: usize = 120;
+
 /// The journal of jobs sent and not yet read: `<cache>/batches/<provider>-<id>.json`.
 struct JournalDir {
     dir: PathBuf,
@@ -1488,6 +1518,8 @@ impl JournalDir {
     }
 
     /// The file of a job; the provider's id made a file name (nothing but `[A-Za-z0-9_-]`).
+    /// An id longer than [`JOURNAL_NAME`] characters keeps its first 100 and a digest of the
+    /// whole, so two ids with one long prefix keep two journals (issue 32, item 8).
     fn path(&self, provider: &str, id: &str) -> PathBuf {
         let safe: String = id
             .chars()
@@ -1498,8 +1530,15 @@ impl JournalDir {
                     '_'
                 }
             })
-            .take(120)
             .collect();
+        let safe = if safe.len() > JOURNAL_NAME {
+            use sha2::Digest;
+            let digest = sha2::Sha256::digest(id.as_bytes());
+            let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+            format!("{}-{hex}", &safe[..100])
+        } else {
+            safe
+        };
         self.dir.join(format!("{provider}-{safe}.json"))
     }
 
@@ -1579,5 +1618,13 @@ mod tests {
             j.path("gemini", "batches/abc"),
             PathBuf::from("/c/batches/gemini-batches_abc.json")
         );
+        // Two ids alike in their first 120 characters: two journals.
+        let long = "b".repeat(120);
+        let (a, b) = (
+            j.path("openai", &format!("{long}-1")),
+            j.path("openai", &format!("{long}-2")),
+        );
+        assert_ne!(a, b);
+        assert!(a.file_name().unwrap().len() < 140, "{a:?}");
     }
 }

@@ -19,7 +19,6 @@ pub mod cache;
 mod chat;
 mod ledger;
 mod providers;
-mod redact;
 mod structured;
 
 use std::path::PathBuf;
@@ -30,12 +29,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+pub(crate) use crate::redact::Secrets;
 pub use batch::{BatchEvent, BatchOptions, Estimate};
 use cache::Cache;
 pub use cache::CacheMode;
 pub use ledger::{Ledger, LedgerEntry, Price};
 pub use providers::Provider;
-pub(crate) use redact::Secrets;
 pub use structured::extract_json;
 
 /// One request: a system instruction, a user message, and the JSON Schema the answer must

@@ -5,12 +5,15 @@
 //! `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers are sent by the caller.
 //!
 //! Header values the user gives (bearer tokens, API keys) are never printed: a server that
-//! quotes one in an error body has it replaced by `[redacted]`.
+//! quotes one in an error body has it replaced by `[redacted]` ([`crate::redact`], the same
+//! path the LLM providers' keys take; the [`super::Client`] redacts everything it hands on).
 
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+
+use crate::redact::Secrets;
 
 use super::{MAX_LINE, McpError, Reply, answer_server_request, shown};
 
@@ -19,7 +22,7 @@ pub(crate) struct Http {
     client: reqwest::Client,
     url: reqwest::Url,
     headers: HeaderMap,
-    secrets: Vec<String>,
+    secrets: Secrets,
     /// The legacy session the server assigned at `initialize`, sent on every later request.
     pub(crate) session: Option<String>,
 }
@@ -35,7 +38,6 @@ impl Http {
             )));
         }
         let mut map = HeaderMap::new();
-        let mut secrets = Vec::new();
         for (k, v) in headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| McpError::new(format!("`{k}` is not an HTTP header name")))?;
@@ -46,13 +48,8 @@ impl Http {
             })?;
             value.set_sensitive(true);
             map.append(name, value);
-            secrets.push(v.clone());
-            // `Bearer <token>`: the token alone is as secret as the whole value.
-            if let Some((_, token)) = v.split_once(' ') {
-                secrets.push(token.to_owned());
-            }
         }
-        secrets.retain(|s| s.len() >= 4);
+        let secrets = Secrets::of_headers(headers);
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| McpError::new(format!("cannot build the HTTP client: {e}")))?;
@@ -67,11 +64,7 @@ impl Http {
 
     /// `text` with every header value the user gave replaced by `[redacted]`.
     fn redact(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for s in &self.secrets {
-            text = text.replace(s.as_str(), "[redacted]");
-        }
-        text
+        self.secrets.redact(text).into_owned()
     }
 
     fn error(&self, message: impl AsRef<str>) -> McpError {
@@ -159,7 +152,18 @@ impl Http {
             return self.stream(resp, id, method).await.map(Some);
         }
         let body = self.body(resp).await?;
-        let parsed: Option<Value> = serde_json::from_slice(&body).ok();
+        let parsed: Option<Value> = match serde_json::from_slice(&body) {
+            Ok(v) => Some(v),
+            Err(e) if crate::source::json_too_deep(&e) => {
+                return Err(self.error(format!(
+                    "`{method}` got an answer nested deeper than {} levels of arrays and objects, \
+                     the most agent-seer reads: {}",
+                    crate::source::MAX_JSON_DEPTH,
+                    shown(&body)
+                )));
+            }
+            Err(_) => None,
+        };
         match parsed {
             Some(msg) if msg.get("id").and_then(Value::as_u64) == Some(id) => {
                 Ok(Some(Reply { msg, text: body }))
@@ -222,6 +226,14 @@ impl Http {
                     continue;
                 }
                 let msg: Value = serde_json::from_slice(&data).map_err(|e| {
+                    if crate::source::json_too_deep(&e) {
+                        return self.error(format!(
+                            "the server's event stream carried a message nested deeper than {} \
+                             levels of arrays and objects, the most agent-seer reads: {}",
+                            crate::source::MAX_JSON_DEPTH,
+                            shown(&data)
+                        ));
+                    }
                     self.error(format!(
                         "the server's event stream carried something that is not JSON-RPC \
                          ({e}): {}",

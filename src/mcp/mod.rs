@@ -25,6 +25,8 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use crate::redact::Secrets;
+
 /// The session-based revision we ask for in `initialize`.
 pub const LEGACY_VERSION: &str = "2025-11-25";
 
@@ -203,6 +205,16 @@ pub struct Client {
     param_headers: HashMap<String, ParamHeaders>,
     /// What the server said about itself; always set once [`Client::connect`] succeeds.
     pub info: Option<ServerInfo>,
+    // The header values the user gave (and the environment's keys): no error or answer this
+    // client hands on quotes them (issue 32, item 1).
+    secrets: Secrets,
+}
+
+/// `e` with every secret value in its message and stderr lines replaced by `[redacted]`.
+fn redact_error(secrets: &Secrets, mut e: McpError) -> McpError {
+    secrets.redact_in_place(&mut e.message);
+    e.stderr.iter_mut().for_each(|l| secrets.redact_in_place(l));
+    e
 }
 
 impl Client {
@@ -227,6 +239,21 @@ impl Client {
         protocol: Protocol,
         timeout: Duration,
     ) -> Result<Self, McpError> {
+        let secrets = match &endpoint {
+            Endpoint::Url { headers, .. } => Secrets::of_headers(headers),
+            Endpoint::Command { .. } => Secrets::of_headers(&[]),
+        };
+        Self::connect_inner(endpoint, protocol, timeout, secrets.clone())
+            .await
+            .map_err(|e| redact_error(&secrets, e))
+    }
+
+    async fn connect_inner(
+        endpoint: Endpoint,
+        protocol: Protocol,
+        timeout: Duration,
+        secrets: Secrets,
+    ) -> Result<Self, McpError> {
         let link = open(&endpoint)?;
         let mut client = Client {
             link,
@@ -237,6 +264,7 @@ impl Client {
             negotiated: LEGACY_VERSION.to_owned(),
             param_headers: HashMap::new(),
             info: None,
+            secrets,
         };
         match protocol {
             Protocol::Legacy => client.initialize().await?,
@@ -407,6 +435,9 @@ impl Client {
     /// The result of a reply (its text too), or the JSON-RPC error as an [`McpError`].
     fn result_of(&self, method: &str, reply: Reply) -> Result<(Value, String), McpError> {
         if let Some(err) = reply.msg.get("error") {
+            // Redacted as a value first: its text escapes what a value's text would not.
+            let mut err = err.clone();
+            self.secrets.redact_json(&mut err);
             return Err(self.error(format!("`{method}` failed: {err}")));
         }
         #[derive(serde::Deserialize)]
@@ -503,16 +534,20 @@ impl Client {
         let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
         let headers = self.headers(method, &msg["params"]);
         let timeout = self.timeout;
-        match &mut self.link {
+        let sent = match &mut self.link {
             Link::Stdio(s) => s.send(&msg).await,
             Link::Http(h) => h.post(&msg, None, &headers, timeout).await.map(|_| ()),
-        }
+        };
+        sent.map_err(|e| redact_error(&self.secrets, e))
     }
 
     /// Sends a request and waits for its result; a JSON-RPC error is an [`McpError`].
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, McpError> {
-        let reply = self.request_raw(method, params, self.timeout).await?;
-        Ok(self.result_of(method, reply)?.0)
+        let reply = self.request_raw(method, params, self.timeout).await;
+        reply
+            .and_then(|r| self.result_of(method, r))
+            .map(|(v, _)| v)
+            .map_err(|e| redact_error(&self.secrets, e))
     }
 
     /// Sends a request: its result, or the JSON-RPC error object the server answered with (to
@@ -522,11 +557,21 @@ impl Client {
         method: &str,
         params: Value,
     ) -> Result<Result<Value, Value>, McpError> {
-        let reply = self.request_raw(method, params, self.timeout).await?;
-        if let Some(err) = reply.msg.get("error") {
-            return Ok(Err(err.clone()));
-        }
-        Ok(Ok(reply.msg.get("result").cloned().unwrap_or(Value::Null)))
+        // Both the result and the error are handed on (to an agent, into a recorded suite):
+        // redacted, like the client's own errors.
+        let reply = self
+            .request_raw(method, params, self.timeout)
+            .await
+            .map_err(|e| redact_error(&self.secrets, e))?;
+        let (mut v, ok) = match reply.msg.get("error") {
+            Some(err) => (err.clone(), false),
+            None => (
+                reply.msg.get("result").cloned().unwrap_or(Value::Null),
+                true,
+            ),
+        };
+        self.secrets.redact_json(&mut v);
+        Ok(if ok { Ok(v) } else { Err(v) })
     }
 
     /// Every tool, following `nextCursor`, exactly as the server sent them.
@@ -536,6 +581,11 @@ impl Client {
 
     /// Every tool, parsed and as the server wrote it (member order, number spelling kept).
     pub async fn list_tools_text(&mut self) -> Result<(Vec<Value>, Vec<String>), McpError> {
+        let got = self.list_tools_inner().await;
+        got.map_err(|e| redact_error(&self.secrets, e))
+    }
+
+    async fn list_tools_inner(&mut self) -> Result<(Vec<Value>, Vec<String>), McpError> {
         #[derive(serde::Deserialize)]
         struct Page<'a> {
             #[serde(borrow)]

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use super::server::{Recorded, sidecar_of};
 use super::{
@@ -33,9 +33,20 @@ pub struct Recording {
 /// Why a proxied session could not be recorded.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
-    /// The real server failed.
+    /// The real server failed before the session began (nothing answered, nothing written).
     #[error(transparent)]
     Server(#[from] McpError),
+    /// The session ended early (the real server failed, or the agent's side did): what was
+    /// answered before is saved (issue 32, item 7).
+    #[error("{cause}\nthe session so far ({calls} call(s) answered) is saved:{}", files.iter().map(|f| format!("\n  {}", f.display())).collect::<String>())]
+    Interrupted {
+        /// Why it ended.
+        cause: Box<ProxyError>,
+        /// The calls answered and saved.
+        calls: usize,
+        /// The files written.
+        files: Vec<PathBuf>,
+    },
     /// A file could not be written, or would overwrite one.
     #[error("{0}")]
     Write(String),
@@ -89,12 +100,10 @@ where
     W: std::io::Write,
 {
     let files = suite_files(root, suite);
-    if let Some(f) = files.iter().find(|f| f.exists()) {
-        return Err(ProxyError::Write(format!(
-            "{} exists; give another -o folder or --suite name",
-            f.display()
-        )));
-    }
+    // Refused now, before the agent is served; checked again when written.
+    outdir(root, &files)
+        .check()
+        .map_err(|e| ProxyError::Write(e.to_string()))?;
     let info = client.info.clone().unwrap_or_else(|| ServerInfo {
         name: suite.into(),
         version: String::new(),
@@ -105,16 +114,83 @@ where
         raw: "{}".into(),
     });
     let (_, texts) = client.list_tools_text().await?;
-    let mut calls: Vec<Recorded> = Vec::new();
-    let mut agent = "an MCP client".to_owned();
-    let mut lines = BufReader::new(input).lines();
-    while let Some(line) = lines.next_line().await? {
+    let mut session = Session {
+        calls: Vec::new(),
+        agent: "an MCP client".to_owned(),
+    };
+    let served = serve_agent(&mut client, &info, &texts, input, &mut output, &mut session).await;
+    client.close().await;
+    let Session { calls, agent } = session;
+    // What was answered is saved however the session ended.
+    let written = write_suite(root, &files, suite, &info, &texts, &calls, &agent, prompt)?;
+    match served {
+        Ok(()) => Ok(Recording {
+            suite: suite.into(),
+            calls: calls.len(),
+            files: written,
+        }),
+        Err(cause) => Err(ProxyError::Interrupted {
+            cause: Box::new(cause),
+            calls: calls.len(),
+            files: written,
+        }),
+    }
+}
+
+/// What a session collects as it goes.
+struct Session {
+    calls: Vec<Recorded>,
+    agent: String,
+}
+
+/// Answers the agent until it closes its side; every answered call is in `session`, whatever
+/// the outcome.
+async fn serve_agent<R, W>(
+    client: &mut Client,
+    info: &ServerInfo,
+    texts: &[String],
+    input: R,
+    output: &mut W,
+    session: &mut Session,
+) -> Result<(), ProxyError>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: std::io::Write,
+{
+    let mut input = BufReader::new(input);
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        // Bounded like `serve`'s own reader: a longer line is answered with a parse error.
+        let cap = super::MAX_LINE as u64 + 1;
+        if (&mut input).take(cap).read_until(b'\n', &mut bytes).await? == 0 {
+            return Ok(());
+        }
+        if bytes.len() > super::MAX_LINE {
+            while !bytes.ends_with(b"\n") {
+                bytes.clear();
+                if (&mut input)
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut bytes)
+                    .await?
+                    == 0
+                {
+                    break;
+                }
+            }
+            send(output, &parse_error())?;
+            continue;
+        }
+        // A line that is not UTF-8 is one bad message, not the end of the session.
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            send(output, &parse_error())?;
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
-            let e = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
-            send(&mut output, &e.to_string())?;
+        let Ok(msg) = serde_json::from_str::<Value>(line) else {
+            send(output, &parse_error())?;
             continue;
         };
         let (Some(method), Some(id)) = (
@@ -138,11 +214,11 @@ where
             })
             .and_then(Value::as_str)
         {
-            agent = n.to_owned();
+            session.agent = n.to_owned();
         }
         let answer: Result<String, Value> = match method {
-            "initialize" => Ok(initialize_result(&info, &params)),
-            "server/discover" => Ok(discover_result(&info)),
+            "initialize" => Ok(initialize_result(info, &params)),
+            "server/discover" => Ok(discover_result(info)),
             "ping" => Ok("{}".into()),
             "tools/list" => Ok(format!("{{\"tools\":[{}]}}", texts.join(","))),
             "tools/call" => {
@@ -161,7 +237,7 @@ where
                         json!({"content": [{"type": "text", "text": e.get("message").and_then(Value::as_str).unwrap_or("error")}], "isError": true})
                     }
                 };
-                calls.push(Recorded {
+                session.calls.push(Recorded {
                     tool,
                     arguments: args,
                     output,
@@ -188,17 +264,24 @@ where
             }
             Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}).to_string(),
         };
-        send(&mut output, &reply)?;
+        send(output, &reply)?;
     }
-    client.close().await;
-    write_suite(&files, suite, &info, &texts, &calls, &agent, prompt)?;
-    // A session without calls is a capture, not a scenario.
-    let written = if calls.is_empty() { 2 } else { 4 };
-    Ok(Recording {
-        suite: suite.into(),
-        calls: calls.len(),
-        files: files[..written].to_vec(),
-    })
+}
+
+fn parse_error() -> String {
+    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}})
+        .to_string()
+}
+
+/// The suite's files as one [`OutDir`](crate::source::OutDir): nothing replaced, no link out of
+/// `root` followed.
+fn outdir(root: &Path, files: &[PathBuf; 4]) -> crate::source::OutDir {
+    let mut d = crate::source::OutDir::new(root, false);
+    for f in files {
+        // The four paths are `root` joined with checked names: `add` cannot refuse them.
+        let _ = d.add(f.clone(), Vec::new());
+    }
+    d
 }
 
 // Written synchronously: the agent waits for each answer anyway.
@@ -253,7 +336,12 @@ fn discover_result(info: &ServerInfo) -> String {
     r.to_string()
 }
 
+/// Writes the session's suite through one [`OutDir`](crate::source::OutDir) (nothing replaced,
+/// no link out of `root` followed, all staged first); gives the files written. A session
+/// without calls is a capture, not a scenario: two files.
+#[allow(clippy::too_many_arguments)]
 fn write_suite(
+    root: &Path,
     files: &[PathBuf; 4],
     suite: &str,
     info: &ServerInfo,
@@ -261,20 +349,17 @@ fn write_suite(
     calls: &[Recorded],
     agent: &str,
     prompt: &str,
-) -> Result<(), ProxyError> {
-    let write = |path: &Path, text: &str| -> Result<(), ProxyError> {
-        if let Some(d) = path.parent() {
-            std::fs::create_dir_all(d)
-                .map_err(|e| ProxyError::Write(format!("{}: {e}", d.display())))?;
-        }
-        crate::source::write_atomically(path, text.as_bytes())
-            .map_err(|e| ProxyError::Write(format!("{}: {e}", path.display())))
+) -> Result<Vec<PathBuf>, ProxyError> {
+    let mut dir = crate::source::OutDir::new(root, false);
+    let mut write = |path: &Path, text: String| -> Result<(), ProxyError> {
+        dir.add(path.to_path_buf(), text)
+            .map_err(|e| ProxyError::Write(e.to_string()))
     };
     let (tools, sidecar) = capture_texts(texts, info);
-    write(&files[0], &tools)?;
-    write(&files[1], &sidecar)?;
+    write(&files[0], tools)?;
+    write(&files[1], sidecar)?;
     if calls.is_empty() {
-        return Ok(());
+        return dir.commit().map_err(|e| ProxyError::Write(e.to_string()));
     }
     let steps = calls
         .iter()
@@ -312,7 +397,7 @@ fn write_suite(
     let text = harness
         .to_yaml()
         .map_err(|e| ProxyError::Write(e.to_string()))?;
-    write(&files[2], &text)?;
+    write(&files[2], text)?;
     let transcript = TranscriptDoc {
         scenario: Some("session".into()),
         prompt: None,
@@ -334,8 +419,8 @@ fn write_suite(
     }
     .to_yaml()
     .map_err(|e| ProxyError::Write(e.to_string()))?;
-    write(&files[3], &transcript)?;
-    Ok(())
+    write(&files[3], transcript)?;
+    dir.commit().map_err(|e| ProxyError::Write(e.to_string()))
 }
 
 /// The capture's two files' text: the tools as the server wrote them (laid out two spaces

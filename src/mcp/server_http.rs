@@ -7,7 +7,13 @@
 //! every later request carries (`400` without one, `404` for one we never gave), and `DELETE`
 //! ends it. Every answer is one JSON body; notifications and responses get `202`; `GET` (a
 //! server-to-client stream, which the mock never needs) is `405`. An `Origin` that is not this
-//! machine is `403` (DNS rebinding).
+//! machine is `403` (DNS rebinding): parsed whole, scheme, loopback host and port, nothing else
+//! ([`local_origin`]). A body that is too long is `413`; one that cannot be read (a malformed
+//! chunk) `400`.
+//!
+//! Connections are bounded: at most [`max_connections`] at once (the descriptor limit less a
+//! reserve; more are closed as they arrive), each closed after [`IDLE`] without a request, and
+//! running out of descriptors waits for some to close instead of ending the server.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -63,18 +69,42 @@ pub async fn serve_http(
         failed: Mutex::default(),
     });
     tokio::pin!(shutdown);
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let cap = max_connections();
     loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => accepted?,
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            // Out of descriptors (or a connection reset before it was taken): not the end of
+            // the server. Wait for connections to close, then accept again (issue 32, item 5:
+            // ~1,060 idle connections under a 1,024 limit made it exit).
+            Err(_) => {
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        // Over the cap: refused (closed at once), so the descriptors left stay enough for the
+        // recording and the connections being served.
+        if open.load(std::sync::atomic::Ordering::Relaxed) >= cap {
+            drop(stream);
+            continue;
+        }
+        open.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let state = state.clone();
+        let open = open.clone();
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
             let service = hyper::service::service_fn(move |req| handle(req, state.clone()));
+            // A connection that sends no request for IDLE is closed.
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(IDLE)
                 .serve_connection(io, service)
                 .await;
+            open.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         });
     }
     if let Some(e) = state
@@ -92,6 +122,28 @@ pub async fn serve_http(
         std::mem::replace(&mut *guard, empty)
     };
     Ok(session)
+}
+
+/// How long a connection may wait before (or between) requests.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long to wait before accepting again after `accept` failed (out of descriptors).
+const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// How many connections are served at once: the process's descriptor limit less a reserve
+/// for everything else it opens (the recording, the runtime), at least 16; 1,024 where the
+/// limit cannot be read.
+fn max_connections() -> usize {
+    const RESERVE: usize = 64;
+    let soft = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|n| n.parse::<usize>().ok())
+        });
+    soft.map_or(1024, |n| n.saturating_sub(RESERVE).max(16))
 }
 
 type Reply = Response<Full<Bytes>>;
@@ -128,19 +180,15 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     if req.uri().path() != "/mcp" {
         return Ok(respond(StatusCode::NOT_FOUND, None, None));
     }
-    if let Some(origin) = req.headers().get("origin") {
-        let local = origin.to_str().ok().and_then(|o| {
-            let host = o.split("://").nth(1)?.split(['/', ':']).next()?;
-            Some(matches!(host, "localhost" | "127.0.0.1" | "[" | "") || o.contains("://[::1]"))
-        });
-        if local != Some(true) {
-            return Ok(rpc_error(
-                StatusCode::FORBIDDEN,
-                &Value::Null,
-                -32000,
-                "Forbidden: the Origin is not this machine",
-            ));
-        }
+    if let Some(origin) = req.headers().get("origin")
+        && !origin.to_str().is_ok_and(local_origin)
+    {
+        return Ok(rpc_error(
+            StatusCode::FORBIDDEN,
+            &Value::Null,
+            -32000,
+            "Forbidden: the Origin is not this machine",
+        ));
     }
     let session_id = req
         .headers()
@@ -169,12 +217,21 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     let headers = req.headers().clone();
     let body = match Limited::new(req.into_body(), MAX_LINE).collect().await {
         Ok(b) => b.to_bytes(),
-        Err(_) => {
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             return Ok(rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &Value::Null,
                 -32700,
                 format!("Parse error: a body longer than {} MiB", MAX_LINE >> 20),
+            ));
+        }
+        // A malformed chunked body (issue 32, item 15) is the client's error, not a size.
+        Err(e) => {
+            return Ok(rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                -32700,
+                format!("Parse error: the body could not be read: {e}"),
             ));
         }
     };
@@ -284,6 +341,54 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     Ok(respond(status, answer.reply, minted.as_deref()))
 }
 
+/// Whether an `Origin` is this machine: `http` or `https`, then exactly a loopback host —
+/// `localhost`, an IPv4 address in 127.0.0.0/8, `[::1]` or an IPv4-mapped loopback
+/// (`[::ffff:127.0.0.1]`) — and an optional port, nothing else. Anything else, `null` and
+/// `file://` included, is another site (the DNS-rebinding protection the MCP spec asks for;
+/// issue 32, item 4: `http://[::ffff:8.8.8.8]`, `http://`, `http://:80` and
+/// `http://[::1].evil.example` were let through).
+fn local_origin(origin: &str) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let (host, port, bracketed) = match rest.strip_prefix('[') {
+        Some(r) => {
+            let Some((host, after)) = r.split_once(']') else {
+                return false;
+            };
+            let port = match after {
+                "" => None,
+                a => match a.strip_prefix(':') {
+                    Some(p) => Some(p),
+                    None => return false,
+                },
+            };
+            (host, port, true)
+        }
+        None => match rest.split_once(':') {
+            Some((h, p)) => (h, Some(p), false),
+            None => (rest, None, false),
+        },
+    };
+    let port_ok = port.is_none_or(|p| {
+        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok()
+    });
+    let host_ok = if bracketed {
+        host.parse::<std::net::Ipv6Addr>().is_ok_and(|ip| {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        })
+    } else {
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    };
+    port_ok && host_ok
+}
+
 /// Whether the 2026-07-28 request headers match the body.
 fn check_headers(
     get: &dyn Fn(&str) -> Option<String>,
@@ -391,4 +496,39 @@ fn new_session_id() -> String {
         out.push_str(&format!("{:016x}", h.finish()));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[rstest::rstest]
+    #[case("http://localhost", true)]
+    #[case("http://localhost:8080", true)]
+    #[case("https://LOCALHOST:443", true)]
+    #[case("http://127.0.0.1:3000", true)]
+    #[case("http://127.1.2.3", true)]
+    #[case("http://[::1]", true)]
+    #[case("http://[::1]:8080", true)]
+    #[case("http://[::ffff:127.0.0.1]", true)]
+    #[case("http://[::ffff:8.8.8.8]", false)]
+    #[case("http://[::ffff:808:808]", false)]
+    #[case("http://", false)]
+    #[case("file://", false)]
+    #[case("null", false)]
+    #[case("http://:80", false)]
+    #[case("http://[::1].evil.example", false)]
+    #[case("http://[::1]evil", false)]
+    #[case("http://localhost.evil.example", false)]
+    #[case("http://127.0.0.1.evil.example", false)]
+    #[case("http://evil.example", false)]
+    #[case("http://localhost:", false)]
+    #[case("http://localhost:99999", false)]
+    #[case("http://localhost/path", false)]
+    #[case("http://user@localhost", false)]
+    #[case("http://[", false)]
+    #[case("ftp://localhost", false)]
+    fn only_this_machine_is_a_local_origin(#[case] origin: &str, #[case] local: bool) {
+        assert_eq!(local_origin(origin), local, "{origin}");
+    }
 }

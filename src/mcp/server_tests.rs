@@ -119,3 +119,49 @@ fn a_recording_loads_whatever_the_client_sent() {
         ]
     );
 }
+
+/// Issue 32, item 6: a session's work per call does not grow with the calls so far. Calls
+/// without references run no engine at all; a repeated call with references is checked
+/// against the distinct calls only (400 `read_graph` calls took 288 s when every call ran
+/// the whole engine over every call before it).
+#[test]
+fn work_per_call_does_not_grow_with_the_calls_so_far() {
+    let suite = Suite::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/memory.yaml"),
+    )
+    .unwrap();
+    let mut s = Session::new(&suite);
+    let call = |s: &mut Session, id: usize, tool: &str, args: Value| {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}})
+        .to_string();
+        s.handle(line.as_bytes()).unwrap()
+    };
+    PROBED.with(|n| n.set(0));
+    for i in 0..300 {
+        call(&mut s, i, "read_graph", json!({}));
+    }
+    assert_eq!(PROBED.with(std::cell::Cell::get), 0);
+    assert_eq!(s.calls(), 300);
+    let mut s = Session::new(&suite);
+    call(
+        &mut s,
+        1000,
+        "search_nodes",
+        json!({"query": "first published algorithm"}),
+    );
+    for i in 0..300 {
+        let r = call(
+            &mut s,
+            2000 + i,
+            "open_nodes",
+            json!({"names": ["Ada Lovelace"]}),
+        );
+        assert!(r["result"]["isError"] != json!(true), "{r}");
+    }
+    // Each probe sees at most the distinct calls (search_nodes, open_nodes) and the call
+    // itself: linear in the calls, not quadratic.
+    let probed = PROBED.with(std::cell::Cell::get);
+    assert!((300..=3 * 300).contains(&probed), "{probed}");
+    assert_eq!(s.calls(), 301);
+}

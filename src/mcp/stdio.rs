@@ -210,6 +210,14 @@ impl Stdio {
                 continue;
             }
             let msg: Value = serde_json::from_slice(&line).map_err(|e| {
+                if crate::source::json_too_deep(&e) {
+                    return self.error(format!(
+                        "the server wrote a message nested deeper than {} levels of arrays and \
+                         objects, the most agent-seer reads: {:?}",
+                        crate::source::MAX_JSON_DEPTH,
+                        shown(&line)
+                    ));
+                }
                 self.error(format!(
                     "the server wrote something that is not JSON-RPC to stdout ({e}): {:?}",
                     shown(&line)

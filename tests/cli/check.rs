@@ -95,26 +95,31 @@ fn expected_failure_without_the_named_fault_fails() {
 #[case::malformed_yaml(
     "scenario: square\ncalls: [\n",
     "transcripts/tiny/t1.yaml:2:8",
-    "unclosed bracket"
+    "unclosed bracket",
+    2
 )]
 #[case::unknown_scenario(
     "scenario: sqaure\ncalls: []\n",
     "transcripts/tiny/t1.yaml:1:11",
-    "unknown scenario `sqaure` in harnesses/tiny.yaml (did you mean `square`?)"
+    "unknown scenario `sqaure` in harnesses/tiny.yaml (did you mean `square`?)",
+    2
 )]
 #[case::unknown_tool(
     "scenario: square\ncalls:\n  - tool: pain\n",
     "transcripts/tiny/t1.yaml:3:5",
-    "unknown tool `pain` (did you mean `paint`?)"
+    "unknown tool `pain` (did you mean `paint`?)",
+    1
 )]
 fn bad_transcripts_are_failing_trials_with_locations(
     #[case] text: &str,
     #[case] place: &str,
     #[case] message: &str,
+    #[case] code: i32,
 ) {
+    // A file that does not load is bad input (2); one that loads and fails, a failed trial (1).
     let dir = tiny(text);
     let o = run_in(dir.path(), &["check"], None);
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(code), "{}", stdout(&o));
     let out = stdout(&o);
     assert!(out.contains(place), "{out}");
     assert!(out.contains(message), "{out}");
@@ -127,7 +132,7 @@ fn missing_referenced_file_points_at_the_reference() {
         ("transcripts/tiny/t1.yaml", "scenario: square\ncalls: []\n"),
     ]);
     let o = run_in(dir.path(), &["check"], None);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let out = stdout(&o);
     assert!(out.contains("--> harnesses/tiny.yaml:1:9"), "{out}");
     assert!(
@@ -140,7 +145,7 @@ fn missing_referenced_file_points_at_the_reference() {
 fn transcripts_without_a_harness_fail_loudly() {
     let dir = project(&[("transcripts/orphan/t.yaml", "prompt: hi\ncalls: []\n")]);
     let o = run_in(dir.path(), &["check"], None);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stdout(&o).contains(
             "suite `orphan` has transcripts but no harness (expected harnesses/orphan.yaml)"
@@ -304,7 +309,7 @@ fn references_outside_the_project_are_refused_unread() {
         .unwrap();
         let o = run_in(&proj, &["check", "--no-save"], None);
         let all = format!("{}{}", stdout(&o), stderr(&o));
-        assert_eq!(o.status.code(), Some(1), "{all}");
+        assert_eq!(o.status.code(), Some(2), "{all}");
         assert!(!all.contains("SECRET"), "{all}");
         let harness = all
             .split("---- tiny::harness ----\n")

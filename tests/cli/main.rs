@@ -10,6 +10,7 @@ mod chromium;
 mod diff_spec;
 mod faults;
 mod format_agreement;
+mod hardening;
 mod import;
 mod ingest;
 mod inspect_spec;

@@ -13,11 +13,18 @@ fn tiny(harness: &str) -> tempfile::TempDir {
     ])
 }
 
-/// What `check` says about a harness that does not load: the failure's first lines.
+/// What `check` says about a harness that fails: the failure's first lines. One that does not
+/// load exits 2 (bad input), one that loads with a workflow that misgrades exits 1.
 fn harness_failure(harness: &str) -> String {
     let dir = tiny(harness);
     let o = run_in(dir.path(), &["check", "harnesses/tiny.yaml"], None);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let loads = stdout(&o).contains("misgrade");
+    assert_eq!(
+        o.status.code(),
+        Some(if loads { 1 } else { 2 }),
+        "{}",
+        stderr(&o)
+    );
     let out = stdout(&o);
     let start = out
         .find("---- tiny::harness ----")

@@ -126,6 +126,43 @@ async fn run_lyria(
     (results, dir)
 }
 
+/// Issue 32, item 2: `run -o` writes its transcripts through the one writer: a link in the
+/// folder that leads outside it is refused, never written through.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_run_never_writes_through_a_link_out_of_its_folder() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(Script::Correct)
+        .mount(&server)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite =
+        Suite::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml")).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let outside = dir.path().join("outside.yaml");
+    let first = &suite.harness.scenarios[0].id;
+    std::os::unix::fs::symlink(&outside, out.join(format!("{first}.yaml"))).unwrap();
+    let c = client(
+        openai(&server),
+        dir.path(),
+        CacheMode::Live,
+        Duration::from_secs(5),
+    );
+    let opts = Options {
+        step_budget: 8,
+        repeat: 1,
+        out_dir: out,
+        agent: "openai:scripted".into(),
+        ..Options::default()
+    };
+    let e = run_suite(&c, &suite, &opts).await.unwrap_err().to_string();
+    assert!(e.contains("outside the output folder"), "{e}");
+    assert!(!outside.exists());
+}
+
 #[tokio::test]
 async fn a_correct_agent_passes_every_run() {
     let (results, _dir, server) = run(Script::Correct, 8).await;

@@ -58,6 +58,8 @@ enum Fate {
     Expire,
     /// The job was cancelled before it ran (Anthropic).
     Cancel,
+    /// The request's line of the results is not JSON (OpenAI).
+    Garbage,
 }
 
 /// How a whole job ends.
@@ -355,6 +357,10 @@ impl Fake {
                 let mut out = String::new();
                 for (cid, fate) in fates {
                     let line = match (&fate, errors) {
+                        (Fate::Garbage, false) => {
+                            out.push_str(&format!("not json {KEY} {cid}\n"));
+                            continue;
+                        }
                         (Fate::Answer(text), false) if self.kind == Kind::Responses => {
                             let mut l = fixture_lines("openai/output-responses.jsonl").remove(0);
                             l["custom_id"] = json!(cid);
@@ -440,7 +446,12 @@ impl Fake {
                 let (_, fates) = self.settled(id);
                 let mut out = String::new();
                 for (cid, fate) in fates {
+                    if let Fate::Garbage = fate {
+                        out.push_str(&format!("not json {KEY} {cid}\n"));
+                        continue;
+                    }
                     let kind = match &fate {
+                        Fate::Garbage => unreachable!("written above"),
                         Fate::Answer(_) => "succeeded",
                         Fate::Fail(..) => "errored",
                         Fate::Expire => "expired",
@@ -552,6 +563,8 @@ impl Fake {
                                 r["metadata"] = json!({"key": cid});
                                 r
                             }
+                            // An entry naming no request.
+                            Fate::Garbage => json!({"response": {}}),
                             Fate::Expire | Fate::Cancel => continue,
                         };
                         out.push(r);
@@ -1139,13 +1152,39 @@ async fn garbage_results_are_named_and_keys_redacted() {
         CacheMode::Live,
         Duration::from_secs(5),
     );
+    // The request is left without an answer, and says why (issue 32, item 8: one bad line
+    // no longer ends the run).
     let (r, _) = run_batch(&c, &requests(1), &quick()).await;
-    let e = r.unwrap_err().to_string();
+    let e = r.unwrap().remove(0).unwrap_err().to_string();
     assert!(
         e.contains("line 2 of the results of file-out is not JSON"),
         "{e}"
     );
     assert!(!e.contains(KEY) && e.contains("[redacted]"), "{e}");
+}
+
+/// Issue 32, item 8: one line of a job's results that is not JSON costs that request alone:
+/// the others' answers are kept (and cached), and only it goes out again.
+#[tokio::test]
+async fn one_bad_result_line_resends_only_its_request() {
+    let fake = Fake::new(Kind::OpenAi, |n, body| match (n, item_of(body)) {
+        (0, 1) => Fate::Garbage,
+        _ => Fate::Answer("{\"score\": 1, \"why\": \"ok\"}".into()),
+    });
+    let (_server, _dir, c) = start(&fake).await;
+    let (r, _) = run_batch(&c, &requests(3), &quick()).await;
+    for g in r.unwrap() {
+        assert_eq!(g.unwrap().why, "ok");
+    }
+    let jobs = fake.jobs();
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert_eq!(jobs[0].1.len(), 3);
+    assert_eq!(
+        jobs[1].1.len(),
+        1,
+        "only the request without an answer goes again"
+    );
+    assert_eq!(item_of(&jobs[1].1[0].1), 1);
 }
 
 /// The shape of a JSON value: every path to a leaf with the leaf's type, arrays as `[]`, not

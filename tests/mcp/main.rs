@@ -285,6 +285,7 @@ fn inspect_saves_and_profiles() {
 mod faults;
 mod generic;
 mod generic_pypi;
+mod hardening;
 mod real;
 mod sql;
 mod twin;

@@ -1,12 +1,18 @@
 //! Secret redaction: the configured credentials, and the one function that takes them out of
-//! any text before it is shown or written.
+//! any text before it is shown or written. Every secret-bearing flag goes through here: an LLM
+//! provider's key, and the values of `inspect --header` and `serve --proxy --header`.
 //!
-//! Keys only ever travel in request headers, but a provider can echo them back (a 401 body
-//! quoting the `authorization` header, a model asked to repeat its prompt). Every provider
-//! response body, every answer and error built from it, every cache entry and every transcript
-//! the agent runner writes goes through [`Secrets::redact`] first, so an echoed key becomes
-//! `[redacted]` everywhere. The main type is [`Secrets`], built by [`Secrets::new`] from the
-//! provider's credential and the key variables of the environment.
+//! Keys only ever travel in request headers, but a provider or an MCP server can echo them
+//! back (a 401 body quoting the `authorization` header, a JSON-RPC error naming the token, a
+//! model asked to repeat its prompt). Every provider response body, every answer and error
+//! built from it, every cache entry and every transcript the agent runner writes, and every
+//! MCP client error and proxied answer goes through [`Secrets::redact`] first, so an echoed
+//! key becomes `[redacted]` everywhere. The main type is [`Secrets`], built by
+//! [`Secrets::new`] from the provider's credential and the key variables of the environment,
+//! or by [`Secrets::of_headers`] from the headers a user gave.
+
+// Each feature (`judge`, `mcp`) uses its own part.
+#![cfg_attr(not(all(feature = "judge", feature = "mcp")), allow(dead_code))]
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -27,6 +33,10 @@ const SECRET_VARS: &[&str] = &[
 /// Values shorter than this are not treated as secrets: no real key is that short, and
 /// redacting a placeholder such as `unused` would blank out ordinary words.
 const MIN_LEN: usize = 8;
+
+/// The shortest header value redacted: a user's own header is known to be secret, so the bar
+/// is lower than for the environment's keys, yet a one-letter value would blank out text.
+const MIN_HEADER_LEN: usize = 4;
 
 /// The secret values to redact, longest first (so a key that contains another is redacted
 /// whole). Cheap to clone.
@@ -51,12 +61,36 @@ impl Secrets {
         Self::from_values(credentials.into_iter().map(str::to_owned).chain(env))
     }
 
+    /// The values of headers a user gave on the command line (`--header 'Authorization:
+    /// Bearer …'`): each whole value and, after its first space, the token alone, plus the key
+    /// variables of the environment. A header value is secret however short it is, down to
+    /// [`MIN_HEADER_LEN`] characters.
+    pub fn of_headers(headers: &[(String, String)]) -> Self {
+        let mut v = Vec::new();
+        for (_, value) in headers {
+            v.push(value.clone());
+            // `Bearer <token>`: the token alone is as secret as the whole value.
+            if let Some((_, token)) = value.trim().split_once(' ') {
+                v.push(token.to_owned());
+            }
+        }
+        let env = SECRET_VARS
+            .iter()
+            .filter_map(|k| std::env::var(k).ok())
+            .filter(|s| s.trim().chars().count() >= MIN_LEN);
+        Self::with_min(v.into_iter().chain(env), MIN_HEADER_LEN)
+    }
+
     /// Exactly these values (for tests and callers that know their secrets).
     pub fn from_values(values: impl IntoIterator<Item = String>) -> Self {
+        Self::with_min(values, MIN_LEN)
+    }
+
+    fn with_min(values: impl IntoIterator<Item = String>, min: usize) -> Self {
         let mut v: Vec<String> = values
             .into_iter()
             .map(|s| s.trim().to_owned())
-            .filter(|s| s.chars().count() >= MIN_LEN)
+            .filter(|s| s.chars().count() >= min)
             .collect();
         v.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         v.dedup();
