@@ -1329,7 +1329,7 @@ pub(crate) fn references_in(
     let declared = patterns.len();
     // The matrix's `literal:` positions are never inferred references.
     let literal = linter
-        .facts(&call.tool)
+        .facts(tool)
         .map_or(&[][..], |(_, f)| f.literal.as_slice());
     patterns.extend(
         inferred
