@@ -288,9 +288,17 @@ fn save_capture(path: &Path, texts: &[String], info: Option<&ServerInfo>) -> any
         anyhow::bail!("the server said nothing of itself");
     };
     let (tools, side) = agent_seer::mcp::proxy::capture_texts(texts, info);
-    std::fs::write(path, tools).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let p = server::sidecar_of(path);
-    std::fs::write(&p, side).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+    // A capture is re-taken in place (`-o harnesses/x.tools.json` again), so an existing file
+    // is replaced; a link leading out of its folder is not followed (the one writer's rule).
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = |p: &Path| dir.join(p.file_name().unwrap_or_default());
+    let mut out = agent_seer::source::OutDir::new(&dir, true);
+    out.add(name(path), tools)?;
+    out.add(name(&server::sidecar_of(path)), side)?;
+    out.commit()?;
     Ok(())
 }
 

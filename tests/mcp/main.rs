@@ -282,6 +282,50 @@ fn inspect_saves_and_profiles() {
     assert_eq!(saved, captured);
 }
 
+/// `inspect -o` replaces its own capture (a re-capture in place) but never writes through a
+/// link leading out of the folder, nor leaves half a capture behind.
+#[test]
+fn inspect_never_writes_through_a_link_out_of_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("victim.json");
+    std::fs::write(&target, "keep me").unwrap();
+    let out = dir.path().join("tools.json");
+    std::os::unix::fs::symlink(&target, &out).unwrap();
+    let inspect = || {
+        std::process::Command::new(bin())
+            .args([
+                "inspect",
+                "-o",
+                out.to_str().unwrap(),
+                "--",
+                &bin(),
+                "serve",
+            ])
+            .arg(repo().join("harnesses/lyria.yaml"))
+            .output()
+            .unwrap()
+    };
+    let o = inspect();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    assert!(!dir.path().join("tools.server.json").exists());
+    std::fs::remove_file(&out).unwrap();
+    std::fs::write(&out, "an old capture").unwrap();
+    let o = inspect();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("lyria_generate_music")
+    );
+}
+
 mod faults;
 mod generic;
 mod generic_pypi;
