@@ -256,7 +256,7 @@ pub fn analyze(
                         continue;
                     }
                     let later = (i + 1..calls.len()).find(|&p| offered[p].gives(lit));
-                    let mut f = match later {
+                    let f = match later {
                         Some(p) => Finding::new(
                             Code::UseBeforeProduce,
                             pointer.clone(),
@@ -274,13 +274,7 @@ pub fn analyze(
                             ),
                         ),
                     };
-                    f.call = Some(i);
-                    if cf.refused {
-                        f.severity = Severity::Warning;
-                    } else {
-                        cf.failed = true;
-                    }
-                    flow.findings.push(f);
+                    sql_finding(f, i, &mut cf, &mut flow.findings);
                 }
             }
             for (kind, name) in kinds {
@@ -311,7 +305,7 @@ pub fn analyze(
                     continue;
                 }
                 let later = (i + 1..calls.len()).find(|&p| offered[p].names_sql(name, false));
-                let mut f = match (misspelt, later) {
+                let f = match (misspelt, later) {
                     (Some(w), _) => Finding::new(
                         Code::UnknownReference,
                         pointer.clone(),
@@ -343,15 +337,7 @@ pub fn analyze(
                         )
                     }
                 };
-                f.call = Some(i);
-                // A guess the server refused did nothing: the agent saw the error (a step it
-                // never redoes is `oracle.step_undone`).
-                if cf.refused {
-                    f.severity = Severity::Warning;
-                } else {
-                    cf.failed = true;
-                }
-                flow.findings.push(f);
+                sql_finding(f, i, &mut cf, &mut flow.findings);
             }
         }
         // An identical call to an earlier successful one does the same work twice.
@@ -1348,6 +1334,19 @@ pub(crate) fn references_in(
         }
     }
     out
+}
+
+/// Records a finding about a name or id inside call `i`'s SQL. A guess the server refused did
+/// nothing: the agent saw the error, so it is a warning (a step it never redoes is
+/// `oracle.step_undone`); otherwise the call failed.
+fn sql_finding(mut f: Finding, i: usize, cf: &mut CallFlow, findings: &mut Vec<Finding>) {
+    f.call = Some(i);
+    if cf.refused {
+        f.severity = Severity::Warning;
+    } else {
+        cf.failed = true;
+    }
+    findings.push(f);
 }
 
 /// The arguments of a call that hold SQL text, each with its pointer and the dialect to read

@@ -1254,13 +1254,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
         literal: v
             .literal
             .iter()
-            .map(|p| {
-                if p.starts_with('/') {
-                    p.clone()
-                } else {
-                    format!("/{}", p.replace('~', "~0").replace('/', "~1"))
-                }
-            })
+            .map(|p| crate::spec::capability::position(p))
             .collect(),
     })
 }

@@ -136,6 +136,16 @@ impl EffectRule {
     }
 }
 
+/// A position in a call's arguments as the matrix and the harness write it — a parameter's
+/// name, or a JSON pointer with `*` for every item — as a pointer (`ttl` → `/ttl`).
+pub(crate) fn position(p: &str) -> String {
+    if p.starts_with('/') {
+        p.to_owned()
+    } else {
+        format!("/{}", p.replace('~', "~0").replace('/', "~1"))
+    }
+}
+
 /// A regular expression read from a matrix (Rust syntax, searched anywhere in the text).
 #[derive(Clone, Debug)]
 pub struct Pattern(pub Regex);
@@ -869,18 +879,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
                 effects: tool.value.effects.iter().map(|e| e.value.clone()).collect(),
                 errors: tool.value.errors.clone(),
                 sql: tool.value.sql.clone(),
-                literal: tool
-                    .value
-                    .literal
-                    .iter()
-                    .map(|p| {
-                        if p.starts_with('/') {
-                            p.clone()
-                        } else {
-                            format!("/{}", p.replace('~', "~0").replace('/', "~1"))
-                        }
-                    })
-                    .collect(),
+                literal: tool.value.literal.iter().map(|p| position(p)).collect(),
                 grounded,
                 not_found: tool.value.not_found.clone(),
                 cross: Vec::new(),
