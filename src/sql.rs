@@ -60,30 +60,16 @@ pub fn is_dialect(name: &str) -> bool {
 /// Whether a string looks like SQL at all (its first word is a statement keyword): the cheap
 /// test before a parse.
 pub(crate) fn looks_like_sql(text: &str) -> bool {
+    const KEYWORDS: [&str; 15] = [
+        "select", "insert", "update", "delete", "with", "create", "drop", "alter", "describe",
+        "desc", "show", "pragma", "replace", "truncate", "explain",
+    ];
     let first = text
         .trim_start()
         .split(|c: char| !c.is_ascii_alphabetic())
         .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    matches!(
-        first.as_str(),
-        "select"
-            | "insert"
-            | "update"
-            | "delete"
-            | "with"
-            | "create"
-            | "drop"
-            | "alter"
-            | "describe"
-            | "desc"
-            | "show"
-            | "pragma"
-            | "replace"
-            | "truncate"
-            | "explain"
-    )
+        .unwrap_or("");
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(first))
 }
 
 fn parse(sql: &str, dialect_name: Option<&str>) -> Option<Vec<Statement>> {

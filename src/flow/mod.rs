@@ -1360,18 +1360,23 @@ pub(crate) fn sql_arguments<'c>(
     let dialect = facts.and_then(|(m, _)| m.sql_dialect.as_deref());
     let declared = facts.map_or(&[][..], |(_, f)| f.sql.as_slice());
     let literal = facts.map_or(&[][..], |(_, f)| f.literal.as_slice());
-    call.args()
-        .iter()
-        .filter_map(|(k, v)| {
-            let text = v.as_str()?;
-            let pointer = format!("/{}", escape(k));
-            let named = matches!(k.as_str(), "query" | "sql" | "statement" | "sql_query");
-            let is_sql = declared.iter().any(|d| d == k || *d == pointer)
-                || (named && crate::sql::looks_like_sql(text));
-            (is_sql && !literal.iter().any(|l| l == k || *l == pointer))
-                .then_some((pointer, text, dialect))
-        })
-        .collect()
+    // A name or a pointer to it (`query`, `/query`): compared without building the pointer,
+    // since this runs for every call of every transcript.
+    let names = |list: &[String], k: &str| {
+        list.iter()
+            .any(|d| d == k || d.strip_prefix('/').is_some_and(|d| d == k))
+    };
+    let mut out = Vec::new();
+    for (k, v) in call.args() {
+        let Some(text) = v.as_str() else { continue };
+        let named = matches!(k.as_str(), "query" | "sql" | "statement" | "sql_query");
+        let is_sql = (!declared.is_empty() && names(declared, k))
+            || (named && crate::sql::looks_like_sql(text));
+        if is_sql && !names(literal, k) {
+            out.push((format!("/{}", escape(k)), text, dialect));
+        }
+    }
+    out
 }
 
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are
