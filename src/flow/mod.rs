@@ -231,7 +231,12 @@ pub fn analyze(
             });
         }
         // The tables and columns its SQL names are references too (issue 29, 5).
-        for (pointer, text, dialect) in sql_arguments(linter, call) {
+        let sql = if may_hold_sql(linter, call) {
+            sql_arguments(linter, call)
+        } else {
+            Vec::new()
+        };
+        for (pointer, text, dialect) in sql {
             let Some(names) = crate::sql::names(text, dialect) else {
                 continue;
             };
@@ -928,23 +933,45 @@ fn stated_quantities(prompt: &str) -> Vec<String> {
         ("gb", 1_000_000_000),
         ("gib", 1_073_741_824),
     ];
-    let lower = prompt.to_lowercase();
-    let words: Vec<&str> = lower
+    let mut out = Vec::new();
+    let mut prev: Option<&str> = None;
+    // Word by word, the unit first (most words are none), then the number before it; no
+    // copy of the prompt.
+    for word in prompt
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect();
-    let mut out = Vec::new();
-    for pair in words.windows(2) {
-        let n = match pair[0].parse::<u64>() {
+    {
+        let before = prev.replace(word);
+        let Some(before) = before.filter(|_| word.len() <= 7) else {
+            continue;
+        };
+        let unit = word;
+        let singular = unit
+            .strip_suffix('s')
+            .or_else(|| unit.strip_suffix('S'))
+            .unwrap_or(unit);
+        let secs = SECONDS
+            .iter()
+            .find(|(u, _)| u.eq_ignore_ascii_case(singular))
+            .map(|&(_, s)| s);
+        let bytes = BYTES
+            .iter()
+            .find(|(u, _)| u.eq_ignore_ascii_case(unit))
+            .map(|&(_, b)| b);
+        if secs.is_none() && bytes.is_none() {
+            continue;
+        }
+        let n = match before.parse::<u64>() {
             Ok(n) => Some(n),
-            Err(_) => WORDS.iter().find(|(w, _)| *w == pair[0]).map(|&(_, n)| n),
+            Err(_) => WORDS
+                .iter()
+                .find(|(w, _)| w.eq_ignore_ascii_case(before))
+                .map(|&(_, n)| n),
         };
         let Some(n) = n.filter(|&n| n > 0 && n < 1 << 32) else {
             continue;
         };
-        let unit = pair[1];
-        let singular = unit.strip_suffix('s').unwrap_or(unit);
-        if let Some(&(_, secs)) = SECONDS.iter().find(|(u, _)| *u == singular) {
+        if let Some(secs) = secs {
             let total = n * secs;
             out.extend([total, total * 1000].map(|v| v.to_string()));
             if total % 60 == 0 {
@@ -953,7 +980,7 @@ fn stated_quantities(prompt: &str) -> Vec<String> {
             if total % 3600 == 0 {
                 out.push((total / 3600).to_string());
             }
-        } else if let Some(&(_, bytes)) = BYTES.iter().find(|(u, _)| *u == unit) {
+        } else if let Some(bytes) = bytes {
             out.push((n * bytes).to_string());
         }
     }
@@ -1334,6 +1361,20 @@ pub(crate) fn references_in(
         }
     }
     out
+}
+
+/// Whether a call may hold SQL ([`sql_arguments`] would find some), asked per call by the fast
+/// path: a `query`/`sql`/`statement` string that starts like SQL, or any argument of a suite
+/// whose matrices declare `sql:` parameters. No lookup, no allocation for the common case.
+pub(crate) fn may_hold_sql(linter: &Linter, call: &Call) -> bool {
+    if !linter.may_take_sql() {
+        return false;
+    }
+    let named = call.args().iter().any(|(k, v)| {
+        matches!(k.as_str(), "query" | "sql" | "statement" | "sql_query")
+            && v.as_str().is_some_and(crate::sql::looks_like_sql)
+    });
+    named || (linter.declares_sql() && !sql_arguments(linter, call).is_empty())
 }
 
 /// Records a finding about a name or id inside call `i`'s SQL. A guess the server refused did

@@ -145,6 +145,10 @@ pub struct Linter {
     // tool index -> the parameters with rules, per resolved model (computed once: sorting and
     // filtering them per call was most of a valid call's cost)
     plans: Vec<Option<caps::Plan>>,
+    // Whether any matrix declares a `sql:` parameter, and whether any tool has a parameter
+    // SQL may come in by name (`query`, `sql`, …): computed once, the fast path asks per call.
+    declares_sql: bool,
+    named_sql: bool,
 }
 
 impl Linter {
@@ -185,13 +189,36 @@ impl Linter {
                 Some(caps::Plan::new(matrix, matrix.tool(&spec.name)?, spec))
             })
             .collect();
+        let declares_sql = caps
+            .iter()
+            .any(|m| m.tools.values().any(|t| !t.sql.is_empty()));
+        let named_sql = tools.tools().iter().any(|t| {
+            t.properties().is_some_and(|p| {
+                p.keys()
+                    .any(|k| matches!(k.as_str(), "query" | "sql" | "statement" | "sql_query"))
+            })
+        });
         Ok(Self {
+            declares_sql,
+            named_sql,
             plans,
             tools: compiled,
             by_name,
             caps,
             caps_of,
         })
+    }
+
+    /// Whether any matrix declares a parameter that holds SQL (`sql:`).
+    pub(crate) fn declares_sql(&self) -> bool {
+        self.declares_sql
+    }
+
+    /// Whether any call of these tools may hold SQL: a matrix declares `sql:`, or a tool has a
+    /// parameter named `query`, `sql`, `statement` or `sql_query` (an undeclared argument of
+    /// that name is the linter's error first).
+    pub(crate) fn may_take_sql(&self) -> bool {
+        self.declares_sql || self.named_sql
     }
 
     /// The spec of the tool `name`, if the linter knows it.

@@ -558,9 +558,7 @@ impl FastPath {
                     .is_some_and(|o| linter.refuses(&c.tool, o))
             });
             // SQL names tables, columns and ids: references for the flow engine to ground.
-            unknown |= calls
-                .iter()
-                .any(|c| !flow::sql_arguments(linter, c).is_empty());
+            unknown |= calls.iter().any(|c| flow::may_hold_sql(linter, c));
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
                 (Outcome::Rejected, _) => return Outcome::Rejected,
