@@ -231,7 +231,7 @@ pub fn analyze(
             });
         }
         // The tables and columns its SQL names are references too (issue 29, 5).
-        let sql = if may_hold_sql(linter, call) {
+        let sql = if linter.may_take_sql() {
             sql_arguments(linter, call)
         } else {
             Vec::new()
