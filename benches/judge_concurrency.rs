@@ -36,6 +36,16 @@ fn jobs(n: usize) -> Vec<Job> {
     out
 }
 
+/// The mock LLM's answer time: 200 ms, or `AGENT_SEER_BENCH_DELAY_MS` (CI runs the bench
+/// briefly with a few milliseconds, to prove it still runs).
+fn delay() -> Duration {
+    let ms = std::env::var("AGENT_SEER_BENCH_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    Duration::from_millis(ms)
+}
+
 fn main() {
     // `cargo test` runs benches with --test-ish flags only under `cargo test --benches`; a bench
     // binary invoked with `--list` (nextest) has nothing to list.
@@ -60,7 +70,7 @@ fn main() {
                 ResponseTemplate::new(200)
                     .set_body_json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
                         "usage": {"prompt_tokens": 2000, "completion_tokens": 150}}))
-                    .set_delay(Duration::from_millis(200)),
+                    .set_delay(delay()),
             )
             .mount(&server),
     );
@@ -87,7 +97,8 @@ fn main() {
         let elapsed = start.elapsed();
         assert!(results.iter().all(Result::is_ok), "every judgement parsed");
         println!(
-            "judge 40 transcripts, mock LLM 200 ms/answer, concurrency {concurrency}: {:.2} s",
+            "judge 40 transcripts, mock LLM {} ms/answer, concurrency {concurrency}: {:.2} s",
+            delay().as_millis(),
             elapsed.as_secs_f64()
         );
         times.push(elapsed);
