@@ -2,7 +2,8 @@
 # Issue 31: is evaluation linear in the run's length? Generates a project with one suite whose
 # scenario is a chain of N steps (`create_note` → a note's URI in its mock output → `tag_note`
 # of that URI, N/2 times: references, ordered step pairs, repeated tools) and three transcripts of
-# N calls: the correct run, one wrong value in the middle, and one unrequested extra call. Then
+# N calls: the correct run, one wrong value in the middle, one unrequested extra call, and the
+# correct run written as one JSON line (every argument's key is found on that line). Then
 # times `agent-seer check` over the project for each N (CALLS=, default "10 100 1000") and
 # prints the wall time per call. A bigger N repeats fewer copies of the transcripts so every
 # size grades about the same number of calls (COPIES_CALLS=, default 20000).
@@ -62,13 +63,14 @@ for n in sizes:
     extra = json.loads(json.dumps(calls))
     extra.insert(len(extra) // 2, {"tool": "create_note", "arguments": {"title": "Unasked"},
                                    "output": out(99999)})
-    copies = max(1, budget // (3 * 2 * half))
+    copies = max(1, budget // (4 * 2 * half))
     for c in range(copies):
-        for name, cs, expect in (("correct", calls, "pass"), ("wrong", wrong, "fail"),
-                                 ("extra", extra, "fail")):
+        for name, cs, expect, indent in (("correct", calls, "pass", 1), ("wrong", wrong, "fail", 1),
+                                         ("extra", extra, "fail", 1),
+                                         ("oneline", calls, "pass", None)):
             t = {"scenario": "chain", "expect": expect, "calls": cs}
-            json.dump(t, open(f"{root}/transcripts/notes/{c:04d}-{name}.yaml", "w"), indent=1)
-    print(f"n{n}: {copies} copies of 3 transcripts, {copies * 3 * 2 * half} calls", file=sys.stderr)
+            json.dump(t, open(f"{root}/transcripts/notes/{c:04d}-{name}.yaml", "w"), indent=indent)
+    print(f"n{n}: {copies} copies of 4 transcripts, {copies * 4 * 2 * half} calls", file=sys.stderr)
 PY
 
 for n in $CALLS; do

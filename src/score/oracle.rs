@@ -489,6 +489,7 @@ fn collect_strings<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::SubDimension;
     use crate::harness::Harness;
     use crate::source::SourceFile;
     use crate::spec::ToolSet;
