@@ -3,7 +3,9 @@
 # json` of BASE and NEW over the project (or ROOT=), drops what differs between any two runs
 # (the run id), and compares every trial: its status and message, each transcript's verdict,
 # score and sub-dimensions, turn scores, trajectory metrics and findings (code, severity,
-# message, location). Prints the first differences and exits 1 when any; 0 when identical.
+# message, location); then `mutate --format json` of both (every mutant of every correct run,
+# killed or not, its TC and error codes). Prints the first differences and exits 1 when any;
+# 0 when identical.
 #
 #   BASE=/tmp/agent-seer-base/agent-seer NEW=target/release/agent-seer bash bench/same-verdicts.sh
 #
@@ -18,7 +20,14 @@ mkdir -p "$OUT"
 for side in base new; do
   bin=$BASE; [ "$side" = new ] && bin=$NEW
   "$bin" check --root "$ROOT" --format json --no-save > "$OUT/$side.raw.json" || true
+  "$bin" mutate --root "$ROOT" --format json > "$OUT/$side.mutants.json" || true
 done
+if ! cmp -s "$OUT/base.mutants.json" "$OUT/new.mutants.json"; then
+  diff "$OUT/base.mutants.json" "$OUT/new.mutants.json" | head -40
+  echo "mutate: the two builds grade the mutants differently" >&2
+  exit 1
+fi
+echo "mutate: identical ($(grep -c '"operator"' "$OUT/new.mutants.json") mutants)"
 python3 - "$OUT" <<'PY'
 import json, sys
 out = sys.argv[1]

@@ -240,7 +240,8 @@ impl<'a> TurnFacts<'a> {
 
 /// The in-order walk's pairing when it is optimal: every step paired with a call whose weight
 /// is the best of the step's row (so the total is the sum of the row maxima, which no pairing
-/// exceeds). `None` when some step's walked call is not its row's best. Costs one weight per
+/// exceeds), the only best where the step matches imperfectly. `None` when some step's walked
+/// call is not its row's best. Costs one weight per
 /// step (at most [`LOOKAHEAD`]) while the run follows the workflow, plus a row per step that
 /// does not match perfectly.
 fn in_order(
@@ -270,8 +271,13 @@ fn in_order(
         if got == cap(i) {
             continue;
         }
-        let best = (0..calls).map(|j| weight(i, j)).fold(0.0, f64::max);
-        if got < best {
+        let row: Vec<f64> = (0..calls).map(|j| weight(i, j)).collect();
+        let best = row.iter().copied().fold(0.0, f64::max);
+        // A pair that stands (0.2 or more) must be its row's only best: every optimal pairing
+        // then has it, so the walk answers as the Hungarian algorithm does, whichever of two
+        // equal calls that would have taken (a refused call and its broken retry).
+        let ties = row.iter().filter(|&&w| w == best).count();
+        if got < best || (got >= 0.2 && ties > 1) {
             return None;
         }
     }
