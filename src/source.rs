@@ -693,11 +693,22 @@ mod tests {
     /// line with or without one.
     #[test]
     fn line_index_agrees_with_lines() {
-        for text in ["", "\n", "a", "a\n", "a\nb", "a\r\nb\r\n", "\n\nx\n\n", "é\nü"] {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "\n\nx\n\n",
+            "é\nü",
+        ] {
             let file = SourceFile::from_text("t.yaml", text);
             let lines: Vec<&str> = text.lines().collect();
             for n in 0..=lines.len() as u32 + 2 {
-                let want = n.checked_sub(1).and_then(|i| lines.get(i as usize).copied());
+                let want = n
+                    .checked_sub(1)
+                    .and_then(|i| lines.get(i as usize).copied());
                 assert_eq!(file.line(n), want, "{text:?} line {n}");
             }
         }

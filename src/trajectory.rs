@@ -514,9 +514,15 @@ mod tests {
         for _ in 0..3000 {
             let steps: Vec<Times> = (0..1 + next(5))
                 .map(|_| match next(4) {
-                    0 => Times { min: 0, max: Some(1) },
+                    0 => Times {
+                        min: 0,
+                        max: Some(1),
+                    },
                     1 => Times { min: 1, max: None },
-                    2 => Times { min: 2, max: Some(3) },
+                    2 => Times {
+                        min: 2,
+                        max: Some(3),
+                    },
                     _ => Times::ONCE,
                 })
                 .collect();

@@ -26,7 +26,10 @@ fn every_shipped_transcript_loads_as_check_reads_it() {
             }
         }
     }
-    assert!(recorded >= 8, "the recorded runs were not found ({recorded})");
+    assert!(
+        recorded >= 8,
+        "the recorded runs were not found ({recorded})"
+    );
 }
 
 /// A run of `n` calls of `bench/calls.sh`'s chain: `create_note` gives a URI that `tag_note`
@@ -57,9 +60,11 @@ fn chain(n: usize, wrong: bool, extra: bool) -> (Suite, Transcript) {
     let harness = format!(
         "suite: notes\nscenarios:\n  - id: chain\n    turns:\n      - prompt: '{prompt}'\n        workflow:\n{steps}"
     );
-    let harness =
-        crate::harness::Harness::from_source(SourceFile::from_text("harnesses/notes.yaml", harness))
-            .unwrap();
+    let harness = crate::harness::Harness::from_source(SourceFile::from_text(
+        "harnesses/notes.yaml",
+        harness,
+    ))
+    .unwrap();
     let suite = Suite::with_linter(harness, spec, linter);
     let t = Transcript::from_source(
         SourceFile::from_text("t.yaml", format!("scenario: chain\ncalls:\n{calls}")),
@@ -85,7 +90,11 @@ fn long_runs_are_graded_like_short_ones() {
         let ev = evaluate(&suite, &t).unwrap();
         let codes: Vec<_> = ev.findings.iter().map(|f| (f.code, f.call)).collect();
         let wrong = 2 * (n / 4) + 1;
-        assert_eq!(codes, [(crate::finding::Code::ValueMismatch, Some(wrong))], "{n}");
+        assert_eq!(
+            codes,
+            [(crate::finding::Code::ValueMismatch, Some(wrong))],
+            "{n}"
+        );
         let tr = ev.trajectory.as_ref().unwrap();
         assert_eq!(tr.policy.exact_match, 0.0);
         assert_eq!(tr.policy.precision, 1.0 - 1.0 / n as f64);
@@ -94,6 +103,10 @@ fn long_runs_are_graded_like_short_ones() {
         let ev = evaluate(&suite, &t).unwrap();
         let codes: Vec<_> = ev.findings.iter().map(|f| (f.code, f.call)).collect();
         let extra = 2 * (n / 4) + 2;
-        assert_eq!(codes, [(crate::finding::Code::UnrequestedEffect, Some(extra))], "{n}");
+        assert_eq!(
+            codes,
+            [(crate::finding::Code::UnrequestedEffect, Some(extra))],
+            "{n}"
+        );
     }
 }

@@ -250,12 +250,10 @@ impl<'a> Walk<'a> {
         // A name, an id or a path a tool printed (or one composed from a directory and a name
         // it listed) is grounded when a prompt or an earlier successful call gave it; a value
         // the matrix says always exists (git's `.`, `HEAD`) is grounded too.
-        origin
-            .or_else(|| self.ground.origin_of(value))
-            .or_else(|| {
-                self.grounded_by_matrix(self.calls[i].1, value)
-                    .then_some(Origin::Prompt(0))
-            })
+        origin.or_else(|| self.ground.origin_of(value)).or_else(|| {
+            self.grounded_by_matrix(self.calls[i].1, value)
+                .then_some(Origin::Prompt(0))
+        })
     }
 
     fn grounded_by_matrix(&self, call: &Call, value: &str) -> bool {
@@ -285,8 +283,9 @@ impl<'a> Walk<'a> {
     /// later (listed as a whole word or name, or printed inside a longer token, the `18:24` of
     /// a datetime, as grounding accepts it), or by nobody.
     fn ungrounded(&self, i: usize, pointer: &str, value: &str) -> Finding {
-        let makes =
-            |p: &usize| self.offered[*p].produces(value, &self.ground) || self.offered[*p].gives(value);
+        let makes = |p: &usize| {
+            self.offered[*p].produces(value, &self.ground) || self.offered[*p].gives(value)
+        };
         let earlier_failed = (0..i).filter(|&p| self.flow.calls[p].failed).find(makes);
         let later = (i + 1..self.calls.len()).find(makes);
         match (earlier_failed, later) {
@@ -309,8 +308,7 @@ impl<'a> Walk<'a> {
                 ),
             ),
             (None, None) => {
-                let mut known: Vec<&str> =
-                    self.flow.artifacts.keys().map(String::as_str).collect();
+                let mut known: Vec<&str> = self.flow.artifacts.keys().map(String::as_str).collect();
                 known.extend(self.ground.names());
                 let hint = crate::finding::did_you_mean(value, known.iter().copied());
                 Finding::new(
@@ -767,7 +765,8 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
             }
             for (pointer, value) in leaves {
                 let pattern = generalize(&pointer);
-                let produced = leaf_produced(step, &pointer, &value, &prompts, &prompt_words, &outputs);
+                let produced =
+                    leaf_produced(step, &pointer, &value, &prompts, &prompt_words, &outputs);
                 for tool in step.tools() {
                     let key = (tool, pattern.clone());
                     match votes.iter_mut().find(|(k, _)| *k == key) {

@@ -268,16 +268,22 @@ fn a_trajectory_gate_loads_and_a_bad_one_is_refused_at_its_place() {
 fn unknown_parameters_point_at_their_keys() {
     let key = |t: &Transcript, call: usize, arg: &str| {
         let c = t.calls().nth(call).unwrap().1;
-        let f = crate::finding::Finding::new(crate::finding::Code::UnknownParam, format!("/{arg}"), "");
+        let f =
+            crate::finding::Finding::new(crate::finding::Code::UnknownParam, format!("/{arg}"), "");
         let l = c.location_for(&f);
         (l.line, l.column)
     };
-    let t = transcript("scenario: x\ncalls:\n  - tool: a\n    arguments:\n      pp: 1\n      q:\n        - 2\n").unwrap();
+    let t = transcript(
+        "scenario: x\ncalls:\n  - tool: a\n    arguments:\n      pp: 1\n      q:\n        - 2\n",
+    )
+    .unwrap();
     assert_eq!(key(&t, 0, "pp"), (5, 7));
     assert_eq!(key(&t, 0, "q"), (6, 7));
     let mut line = String::from(r#"{"scenario": "x", "calls": ["#);
     for i in 0..50 {
-        line.push_str(&format!(r#"{{"tool": "a", "arguments": {{"id": "id-{i}", "n": {i}}}}}, "#));
+        line.push_str(&format!(
+            r#"{{"tool": "a", "arguments": {{"id": "id-{i}", "n": {i}}}}}, "#
+        ));
     }
     line.push_str(r#"{"tool": "é", "arguments": {"ü": "é", "id": 1}}]}"#);
     let t = transcript(&line).unwrap();

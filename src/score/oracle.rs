@@ -179,12 +179,9 @@ fn after(steps: &[usize], consumed: &[Vec<usize>]) -> Vec<Vec<usize>> {
 /// the mock outputs' artifacts are found once (a regex pass each), not per step pair of every
 /// transcript (issue 31).
 pub(crate) fn consumed(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
-    let all = sc.consumed.get_or_init(|| {
-        sc.turns
-            .iter()
-            .map(|t| consumed_in(&t.workflow))
-            .collect()
-    });
+    let all = sc
+        .consumed
+        .get_or_init(|| sc.turns.iter().map(|t| consumed_in(&t.workflow)).collect());
     all.get(turn).map_or(&[], Vec::as_slice)
 }
 

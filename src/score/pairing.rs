@@ -137,9 +137,15 @@ impl<'a> TurnFacts<'a> {
     /// How many of the turn's calls a step's tools made.
     pub(crate) fn calls_of(&self, o: &OracleCall) -> u32 {
         if o.alternatives.is_empty() {
-            self.per_tool.get(o.call.tool.as_str()).copied().unwrap_or(0)
+            self.per_tool
+                .get(o.call.tool.as_str())
+                .copied()
+                .unwrap_or(0)
         } else {
-            self.calls.iter().filter(|c| o.accepts_tool(&c.tool)).count() as u32
+            self.calls
+                .iter()
+                .filter(|c| o.accepts_tool(&c.tool))
+                .count() as u32
         }
     }
 
@@ -287,7 +293,12 @@ fn in_order(
 /// The strings and numbers in a value, skipping those a policy of step `o` lets vary
 /// (`semantic`, `ignore`; `at` is the value's pointer), for [`TurnFacts::similarity`] and
 /// `from_output` (no step: every one, and no pointer built).
-pub(crate) fn scalars<'v>(v: &'v Value, at: &str, o: Option<&OracleCall>, out: &mut Vec<&'v Value>) {
+pub(crate) fn scalars<'v>(
+    v: &'v Value,
+    at: &str,
+    o: Option<&OracleCall>,
+    out: &mut Vec<&'v Value>,
+) {
     let Some(o) = o else {
         return every_scalar(v, out);
     };
@@ -330,7 +341,10 @@ mod tests {
     struct Lcg(u64);
     impl Lcg {
         fn next(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (self.0 >> 33) % n
         }
     }

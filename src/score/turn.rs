@@ -126,11 +126,11 @@ impl Turn<'_> {
     }
 
     fn pair(&self) -> Pairing {
-        let of_step = self.facts.assign(
-            self.steps.len(),
-            &|i, j| self.weight(i, j),
-            &|i| self.cap(i),
-        );
+        let of_step = self
+            .facts
+            .assign(self.steps.len(), &|i, j| self.weight(i, j), &|i| {
+                self.cap(i)
+            });
         let mut of_call = vec![None; self.facts.calls.len()];
         for (i, j) in of_step.iter().enumerate() {
             if let Some(j) = j {
@@ -172,7 +172,11 @@ impl Turn<'_> {
         let none_needed = self.required() == 0 && p.of_step.iter().all(Option::is_none);
         sub.insert(
             UsageNecessity,
-            if none_needed == (calls == 0) { 1.0 } else { 0.0 },
+            if none_needed == (calls == 0) {
+                1.0
+            } else {
+                0.0
+            },
         );
         let extra = p.extra().count();
         sub.insert(
@@ -195,7 +199,9 @@ impl Turn<'_> {
             // One tool a step: each tool's calls take its steps, as many as there are.
             let mut left: std::collections::HashMap<&str, usize> = Default::default();
             for &w in steps {
-                *left.entry(self.facts.workflow[w].call.tool.as_str()).or_default() += 1;
+                *left
+                    .entry(self.facts.workflow[w].call.tool.as_str())
+                    .or_default() += 1;
             }
             return self
                 .facts
@@ -378,7 +384,12 @@ impl Turn<'_> {
     /// value (the cascade then takes type, format and relevancy).
     fn unrequested_arguments(&self, j: usize) -> Subs {
         let mut s = self.pair_arguments(None, j, &[], &mut Vec::new());
-        for d in [ArgumentValue, ArgumentType, ArgumentFormat, ArgumentRelevancy] {
+        for d in [
+            ArgumentValue,
+            ArgumentType,
+            ArgumentFormat,
+            ArgumentRelevancy,
+        ] {
             s.insert(d, 0.0);
         }
         s
