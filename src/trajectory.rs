@@ -258,10 +258,7 @@ fn pairing(
     }
     // Calls left: a step with a required time still open first, else one with room.
     let mut unmatched_calls = 0;
-    for k in 0..calls {
-        if used[k] {
-            continue;
-        }
+    for (k, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
         let open = |i: usize| matches(i, k);
         let step = (0..steps.len())
             .find(|&i| taken[i] < steps[i].min && open(i))
