@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_seer::check::{Suite, evaluate};
-use agent_seer::harness::{Layout, Transcript, discover};
+use agent_seer::check::{Suite, evaluate, load_transcript};
+use agent_seer::harness::{Layout, discover};
 use agent_seer::judge::{self, Job, Mode, Verdict};
 use agent_seer::llm::{CacheMode, Client, LlmConfig, Provider};
 use serde_json::json;
@@ -21,7 +21,9 @@ fn jobs(n: usize) -> Vec<Job> {
         let suite =
             Arc::new(Suite::load(files.harness.as_deref().expect("harness")).expect("suite"));
         for (_, p) in &files.transcripts {
-            let t = Transcript::load(p).expect("transcript");
+            // A recorded run (`*.json`, `*.jsonl`) is read by `ingest`, as `check` reads it;
+            // `Transcript::load` reads YAML transcripts only (issue 31: this panicked).
+            let t = load_transcript(&suite, p).unwrap_or_else(|e| panic!("{e}"));
             let evaluation = evaluate(&suite, &t).expect("evaluate");
             if evaluation.score.is_some() {
                 out.push(Job {
