@@ -11,6 +11,7 @@ mod bless;
 mod check;
 mod diff_spec;
 mod generate;
+mod ground;
 mod import;
 mod inspect;
 mod judge;
@@ -90,6 +91,11 @@ enum Command {
     /// repeated or unrequested change, …), graded by the engines; every survivor says why it
     /// got through. `--min-score` makes it a gate.
     Mutate(mutate::Args),
+    /// Ground a suite's mocks in the real server: every scenario's oracle run against a fresh
+    /// server (after the harness's `ground:` set-up), its answers written as `mock_output`
+    /// with `grounding: high`; `--check` writes nothing and exits 1 naming each step whose
+    /// answer drifted.
+    Ground(ground::Args),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -217,6 +223,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Audit(args) => audit::run(args, out),
         Command::Mutate(args) => mutate::run(args, out),
+        Command::Ground(args) => ground::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
         Command::Run(args) => run::run(args, out),
