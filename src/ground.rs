@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{Ground, Harness, Scenario, Transcript};
-use crate::source::Location;
 use crate::mcp::{Client, Endpoint, McpError, Protocol};
+use crate::source::Location;
 
 /// Which key of which file an answer goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,13 +154,18 @@ fn scenario_jobs(sc: &Scenario, ground: &Ground) -> Vec<Job> {
 
 /// The job that replays a transcript's calls from its scenario's set-up.
 pub fn transcript_job(harness: &Harness, t: &Transcript) -> Result<Job, String> {
-    let id = t
-        .scenario
-        .as_deref()
-        .ok_or_else(|| format!("transcript `{}` names no scenario, so there is no set-up to replay it from", t.id))?;
-    let sc = harness
-        .scenario(id)
-        .ok_or_else(|| format!("transcript `{}` names scenario `{id}`, which the harness does not have", t.id))?;
+    let id = t.scenario.as_deref().ok_or_else(|| {
+        format!(
+            "transcript `{}` names no scenario, so there is no set-up to replay it from",
+            t.id
+        )
+    })?;
+    let sc = harness.scenario(id).ok_or_else(|| {
+        format!(
+            "transcript `{}` names scenario `{id}`, which the harness does not have",
+            t.id
+        )
+    })?;
     let calls = t
         .calls()
         .enumerate()
@@ -242,7 +247,12 @@ fn fill(text: &str, scratch: &Path, scenario: &str, harness_dir: &Path) -> Strin
 }
 
 /// The program and arguments that run `command` in `scratch`, isolated, under the clock.
-fn wrapped(command: &[String], scratch: &Path, clock: Option<&str>, isolate: &Isolation) -> (String, Vec<String>) {
+fn wrapped(
+    command: &[String],
+    scratch: &Path,
+    clock: Option<&str>,
+    isolate: &Isolation,
+) -> (String, Vec<String>) {
     let mut script = String::new();
     if matches!(isolate, Isolation::Unshare(_)) {
         script.push_str("ip link set lo up 2>/dev/null; ");
@@ -259,7 +269,10 @@ fn wrapped(command: &[String], scratch: &Path, clock: Option<&str>, isolate: &Is
     }
     inner.extend(command.iter().cloned());
     match isolate {
-        Isolation::Unshare(flags) => ("unshare".to_owned(), std::iter::once((*flags).to_owned()).chain(inner).collect()),
+        Isolation::Unshare(flags) => (
+            "unshare".to_owned(),
+            std::iter::once((*flags).to_owned()).chain(inner).collect(),
+        ),
         Isolation::Inherit => {
             let mut it = inner.into_iter();
             (it.next().unwrap_or_default(), it.collect())
@@ -270,7 +283,12 @@ fn wrapped(command: &[String], scratch: &Path, clock: Option<&str>, isolate: &Is
 /// The environment of a set-up and a server: telemetry off unless the harness says otherwise,
 /// the harness's `env`, the run's folder and scenario, and under a clock the zone and the
 /// monotonic clock libfaketime needs.
-fn environment(ground: &Ground, scratch: &Path, scenario: &str, harness_dir: &Path) -> Vec<(String, String)> {
+fn environment(
+    ground: &Ground,
+    scratch: &Path,
+    scenario: &str,
+    harness_dir: &Path,
+) -> Vec<(String, String)> {
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("OTEL_SDK_DISABLED".into(), "true".into());
     if ground.clock.is_some() {
@@ -280,13 +298,21 @@ fn environment(ground: &Ground, scratch: &Path, scenario: &str, harness_dir: &Pa
     for (k, v) in &ground.env {
         env.insert(k.clone(), fill(v, scratch, scenario, harness_dir));
     }
-    env.insert("AGENT_SEER_SCRATCH".into(), scratch.to_string_lossy().into_owned());
+    env.insert(
+        "AGENT_SEER_SCRATCH".into(),
+        scratch.to_string_lossy().into_owned(),
+    );
     env.insert("AGENT_SEER_SCENARIO".into(), scenario.to_owned());
     env.into_iter().collect()
 }
 
 /// The suite's paths and where they are in this run, longest first.
-fn path_map(ground: &Ground, scratch: &Path, scenario: &str, harness_dir: &Path) -> Vec<(String, String)> {
+fn path_map(
+    ground: &Ground,
+    scratch: &Path,
+    scenario: &str,
+    harness_dir: &Path,
+) -> Vec<(String, String)> {
     let mut m: Vec<(String, String)> = ground
         .paths
         .iter()
@@ -310,7 +336,11 @@ pub fn rebase(v: &Value, map: &[(String, String)], back: bool) -> Value {
             Value::String(s)
         }
         Value::Array(a) => Value::Array(a.iter().map(|x| rebase(x, map, back)).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), rebase(x, map, back))).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), rebase(x, map, back)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -353,15 +383,20 @@ pub enum JobError {
         source: McpError,
     },
     /// Nothing says how to start the server.
-    #[error("no server to ground against: give its command after `--` (or `--url`), or `ground.server` in the harness")]
+    #[error(
+        "no server to ground against: give its command after `--` (or `--url`), or `ground.server` in the harness"
+    )]
     NoServer,
 }
 
 /// Runs a job: a fresh folder, its files and set-up, a fresh server, its calls in order. Each
 /// answer is what the server sent with the run's paths written back as the suite's, or the
 /// JSON-RPC error that refused the call.
-pub async fn run_job(job: &Job, launch: &Launch, server: &[String]) -> Result<Vec<Result<Value, String>>, JobError> {
-    let dir = Scratch::new().map_err(|e| JobError::Setup { what: job.what.clone(), why: format!("no scratch folder: {e}") })?;
+pub async fn run_job(job: &Job, launch: &Launch, server: &[String]) -> Result<Answers, JobError> {
+    let dir = Scratch::new().map_err(|e| JobError::Setup {
+        what: job.what.clone(),
+        why: format!("no scratch folder: {e}"),
+    })?;
     let scratch = dir.0.clone();
     let hd = &launch.harness_dir;
     let env = environment(&job.ground, &scratch, &job.scenario, hd);
@@ -371,28 +406,59 @@ pub async fn run_job(job: &Job, launch: &Launch, server: &[String]) -> Result<Ve
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .and_then(|()| std::fs::write(&path, fill(text, &scratch, &job.scenario, hd)));
-        written.map_err(|e| JobError::Setup { what: job.what.clone(), why: format!("cannot write `{name}`: {e}") })?;
+        written.map_err(|e| JobError::Setup {
+            what: job.what.clone(),
+            why: format!("cannot write `{name}`: {e}"),
+        })?;
     }
     if let Some(setup) = launch.setup.as_ref().or(job.ground.setup.as_ref()) {
-        let command = vec!["sh".to_owned(), "-c".to_owned(), fill(setup, &scratch, &job.scenario, hd)];
+        let command = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            fill(setup, &scratch, &job.scenario, hd),
+        ];
         let (program, args) = wrapped(&command, &scratch, None, &launch.isolate);
-        tokio::task::block_in_place(|| run_setup(&program, &args, &env, launch.timeout))
-            .map_err(|why| JobError::Setup { what: job.what.clone(), why })?;
+        tokio::task::block_in_place(|| run_setup(&program, &args, &env, launch.timeout)).map_err(
+            |why| JobError::Setup {
+                what: job.what.clone(),
+                why,
+            },
+        )?;
     }
     let endpoint = match &launch.url {
-        Some((url, headers)) => Endpoint::Url { url: url.clone(), headers: headers.clone() },
+        Some((url, headers)) => Endpoint::Url {
+            url: url.clone(),
+            headers: headers.clone(),
+        },
         None => {
             if server.is_empty() {
                 return Err(JobError::NoServer);
             }
-            let command: Vec<String> = server.iter().map(|a| fill(a, &scratch, &job.scenario, hd)).collect();
-            let (program, args) = wrapped(&command, &scratch, job.ground.clock.as_deref(), &launch.isolate);
-            Endpoint::Command { program, args, envs: env }
+            let command: Vec<String> = server
+                .iter()
+                .map(|a| fill(a, &scratch, &job.scenario, hd))
+                .collect();
+            let (program, args) = wrapped(
+                &command,
+                &scratch,
+                job.ground.clock.as_deref(),
+                &launch.isolate,
+            );
+            Endpoint::Command {
+                program,
+                args,
+                envs: env,
+            }
         }
     };
     let paths = path_map(&job.ground, &scratch, &job.scenario, hd);
-    let server_error = |source| JobError::Server { what: job.what.clone(), source };
-    let mut client = Client::connect(endpoint, launch.protocol, launch.timeout).await.map_err(server_error)?;
+    let server_error = |source| JobError::Server {
+        what: job.what.clone(),
+        source,
+    };
+    let mut client = Client::connect(endpoint, launch.protocol, launch.timeout)
+        .await
+        .map_err(server_error)?;
     let mut answers = Vec::with_capacity(job.calls.len());
     for call in &job.calls {
         let args = rebase(&call.arguments, &paths, false);
@@ -400,7 +466,10 @@ pub async fn run_job(job: &Job, launch: &Launch, server: &[String]) -> Result<Ve
         match client.request_reply("tools/call", params).await {
             Ok(Ok(v)) => answers.push(Ok(rebase(&without_envelope(v), &paths, true))),
             // A JSON-RPC error answers the request; a dead or silent server ends the job.
-            Ok(Err(e)) => answers.push(Err(format!("JSON-RPC error {}", one_line(&rebase(&e, &paths, true))))),
+            Ok(Err(e)) => answers.push(Err(format!(
+                "JSON-RPC error {}",
+                one_line(&rebase(&e, &paths, true))
+            ))),
             Err(e) => {
                 client.close().await;
                 return Err(server_error(e));
@@ -440,38 +509,56 @@ impl Drop for Scratch {
     }
 }
 
+/// A job's answers, each call's in its place: the server's result, or the JSON-RPC error that
+/// refused the call, as text.
+pub type Answers = Vec<Result<Value, String>>;
+
 /// Runs every job, `width` at a time, each result in the job's place.
 pub fn run_all(
     jobs: &[Job],
     launch: &Launch,
     server: &[String],
     width: usize,
-) -> std::io::Result<Vec<Result<Vec<Result<Value, String>>, JobError>>> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+) -> std::io::Result<Vec<Result<Answers, JobError>>> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(width.max(1)));
     Ok(rt.block_on(async {
         let mut set = tokio::task::JoinSet::new();
         for (i, job) in jobs.iter().enumerate() {
-            let (job, launch, server, gate) = (job.clone(), launch.clone(), server.to_vec(), gate.clone());
+            let (job, launch, server, gate) =
+                (job.clone(), launch.clone(), server.to_vec(), gate.clone());
             set.spawn(async move {
                 let _permit = gate.acquire_owned().await;
                 (i, run_job(&job, &launch, &server).await)
             });
         }
-        let mut out: Vec<Option<Result<Vec<Result<Value, String>>, JobError>>> = (0..jobs.len()).map(|_| None).collect();
+        let mut out: Vec<Option<Result<Answers, JobError>>> =
+            (0..jobs.len()).map(|_| None).collect();
         while let Some(done) = set.join_next().await {
             if let Ok((i, r)) = done {
                 out[i] = Some(r);
             }
         }
         out.into_iter()
-            .map(|r| r.unwrap_or(Err(JobError::Setup { what: "a run".into(), why: "its task panicked".into() })))
+            .map(|r| {
+                r.unwrap_or(Err(JobError::Setup {
+                    what: "a run".into(),
+                    why: "its task panicked".into(),
+                }))
+            })
             .collect()
     }))
 }
 
 /// Runs a set-up to its end (or its timeout), its output kept for the error.
-fn run_setup(program: &str, args: &[String], env: &[(String, String)], timeout: Duration) -> Result<(), String> {
+fn run_setup(
+    program: &str,
+    args: &[String],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(), String> {
     use std::process::{Command, Stdio};
     let mut child = Command::new(program)
         .args(args)
@@ -507,7 +594,10 @@ fn run_setup(program: &str, args: &[String], env: &[(String, String)], timeout: 
         if tail.is_empty() {
             String::new()
         } else {
-            format!(", its output ended with:\n  {}", tail.into_iter().rev().collect::<Vec<_>>().join("\n  "))
+            format!(
+                ", its output ended with:\n  {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n  ")
+            )
         }
     ))
 }
@@ -515,7 +605,10 @@ fn run_setup(program: &str, args: &[String], env: &[(String, String)], timeout: 
 /// The line range of the mapping that starts at `at`: its first line and one past its last
 /// (trailing blank and comment lines left out), and its keys' column (0-based).
 fn mapping_lines(lines: &[&str], at: &Location) -> Result<(usize, usize, usize), String> {
-    let first = (at.line as usize).checked_sub(1).filter(|&l| l < lines.len()).ok_or("the location is outside the file")?;
+    let first = (at.line as usize)
+        .checked_sub(1)
+        .filter(|&l| l < lines.len())
+        .ok_or("the location is outside the file")?;
     let col = at.column as usize - 1;
     let head = lines[first];
     if head.get(col..).is_some_and(|rest| rest.starts_with('{')) {
@@ -550,7 +643,11 @@ pub fn set_key(text: &str, at: &Location, key: &str, value: &str) -> Result<Stri
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let (first, last, col) = mapping_lines(&lines, at)?;
     let is_key = |line: &str, i: usize| {
-        let body = if i == first { line.get(col..) } else { line.get(col..).filter(|_| line[..col].trim().is_empty()) };
+        let body = if i == first {
+            line.get(col..)
+        } else {
+            line.get(col..).filter(|_| line[..col].trim().is_empty())
+        };
         body.is_some_and(|b| b.strip_prefix(key).is_some_and(|r| r.starts_with(':')))
     };
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
@@ -605,13 +702,24 @@ pub fn one_line(v: &Value) -> String {
     use serde::Serialize;
     struct Spaced;
     impl serde_json::ser::Formatter for Spaced {
-        fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        fn begin_array_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
             if first { Ok(()) } else { w.write_all(b", ") }
         }
-        fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        fn begin_object_key<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
             if first { Ok(()) } else { w.write_all(b", ") }
         }
-        fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        fn begin_object_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+        ) -> std::io::Result<()> {
             w.write_all(b": ")
         }
     }
@@ -630,7 +738,13 @@ pub fn answer_diff(recorded: &Value, got: &Value, recorded_name: &str) -> String
         s.push('\n');
         s
     };
-    crate::diff::unified(&pretty(recorded), &pretty(got), 2, recorded_name, "the server now")
+    crate::diff::unified(
+        &pretty(recorded),
+        &pretty(got),
+        2,
+        recorded_name,
+        "the server now",
+    )
 }
 
 /// What became of one call.
@@ -677,7 +791,11 @@ mod tests {
     use std::sync::Arc;
 
     fn at(line: u32, column: u32) -> Location {
-        Location { file: Arc::from(Path::new("h.yaml")), line, column }
+        Location {
+            file: Arc::from(Path::new("h.yaml")),
+            line,
+            column,
+        }
     }
 
     const STEPS: &str = "\
@@ -750,20 +868,47 @@ turns:
         ];
         let v = serde_json::json!({"p": "/home/dev/repo/a.txt", "q": ["/home/dev/b"], "n": 1});
         let there = rebase(&v, &map, false);
-        assert_eq!(there, serde_json::json!({"p": "/tmp/x/repo/a.txt", "q": ["/tmp/x/b"], "n": 1}));
+        assert_eq!(
+            there,
+            serde_json::json!({"p": "/tmp/x/repo/a.txt", "q": ["/tmp/x/b"], "n": 1})
+        );
         assert_eq!(rebase(&there, &map, true), v);
     }
 
     #[test]
     fn the_server_runs_in_its_folder_under_its_clock() {
-        let (p, a) = wrapped(&["srv".into(), "--x".into()], Path::new("/tmp/s"), Some("2026-12-01 17:24:21"), &Isolation::Unshare("-n"));
+        let (p, a) = wrapped(
+            &["srv".into(), "--x".into()],
+            Path::new("/tmp/s"),
+            Some("2026-12-01 17:24:21"),
+            &Isolation::Unshare("-n"),
+        );
         assert_eq!(p, "unshare");
         assert_eq!(
             a,
-            ["-n", "sh", "-c", "ip link set lo up 2>/dev/null; cd \"$0\" || exit 126; exec \"$@\"", "/tmp/s", "faketime", "-f", "2026-12-01 17:24:21", "srv", "--x"]
+            [
+                "-n",
+                "sh",
+                "-c",
+                "ip link set lo up 2>/dev/null; cd \"$0\" || exit 126; exec \"$@\"",
+                "/tmp/s",
+                "faketime",
+                "-f",
+                "2026-12-01 17:24:21",
+                "srv",
+                "--x"
+            ]
         );
-        let (p, a) = wrapped(&["srv".into()], Path::new("/tmp/s"), None, &Isolation::Inherit);
+        let (p, a) = wrapped(
+            &["srv".into()],
+            Path::new("/tmp/s"),
+            None,
+            &Isolation::Inherit,
+        );
         assert_eq!(p, "sh");
-        assert_eq!(a, ["-c", "cd \"$0\" || exit 126; exec \"$@\"", "/tmp/s", "srv"]);
+        assert_eq!(
+            a,
+            ["-c", "cd \"$0\" || exit 126; exec \"$@\"", "/tmp/s", "srv"]
+        );
     }
 }

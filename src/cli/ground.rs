@@ -86,14 +86,23 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             }
             let t = load_transcript(&suite, &path)?;
             let wanted = args.scenarios.is_empty()
-                || t.scenario.as_ref().is_some_and(|s| args.scenarios.contains(s));
+                || t.scenario
+                    .as_ref()
+                    .is_some_and(|s| args.scenarios.contains(s));
             let skip = t
                 .scenario
                 .as_deref()
                 .and_then(|s| harness.scenario(s))
-                .is_some_and(|sc| ground::effective(&harness.ground, &sc.ground).skip.is_some());
+                .is_some_and(|sc| {
+                    ground::effective(&harness.ground, &sc.ground)
+                        .skip
+                        .is_some()
+                });
             if wanted && !skip {
-                jobs.push(ground::transcript_job(&harness, &t).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?);
+                jobs.push(
+                    ground::transcript_job(&harness, &t)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+                );
                 transcripts.push(t);
             }
         }
@@ -110,7 +119,11 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let width = args
         .jobs
         .map(std::num::NonZeroUsize::get)
-        .or_else(|| std::thread::available_parallelism().ok().map(std::num::NonZeroUsize::get))
+        .or_else(|| {
+            std::thread::available_parallelism()
+                .ok()
+                .map(std::num::NonZeroUsize::get)
+        })
         .unwrap_or(1);
     let results = ground::run_all(&jobs, &launch, &server, width)?;
     let mut rows: Vec<Row> = Vec::new();
@@ -136,23 +149,41 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         write(&harness, &transcripts, &rows)?
     };
-    report(&args, &harness, &jobs, &skipped, &rows, &failures, &written, out)?;
+    report(
+        &args, &harness, &jobs, &skipped, &rows, &failures, &written, out,
+    )?;
     if foreign > 0 && args.format == Format::Human {
-        writeln!(out, "left out {foreign} recorded run(s) in a foreign format (a library's record is not rewritten)")?;
+        writeln!(
+            out,
+            "left out {foreign} recorded run(s) in a foreign format (a library's record is not rewritten)"
+        )?;
     }
     if let Some((_, code)) = failures.iter().max_by_key(|(_, c)| *c) {
         return Ok(Outcome::Failed(*code));
     }
     let refused = rows.iter().any(|r| matches!(r.answer, Answer::Refused(_)));
-    let drift = rows.iter().any(|r| r.target.grounds && matches!(r.answer, Answer::Differs(_)));
-    Ok(if refused || (args.check && drift) { Outcome::Findings } else { Outcome::Clean })
+    let drift = rows
+        .iter()
+        .any(|r| r.target.grounds && matches!(r.answer, Answer::Differs(_)));
+    Ok(if refused || (args.check && drift) {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 /// The project a harness belongs to: the folder above `harnesses/`.
 fn project_root(harness: &Path) -> PathBuf {
-    let dir = harness.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = harness
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     match dir.file_name() {
-        Some(n) if n == "harnesses" => dir.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf(),
+        Some(n) if n == "harnesses" => dir
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
         _ => dir.to_path_buf(),
     }
 }
@@ -175,13 +206,18 @@ fn launch(args: &Args, harness: &Harness) -> anyhow::Result<Launch> {
         Network::Loopback => match Isolation::probe() {
             Ok(i) => i,
             Err(why) => {
-                eprintln!("warning: the set-ups and servers run with this process's network ({why}); `--network inherit` says so on purpose");
+                eprintln!(
+                    "warning: the set-ups and servers run with this process's network ({why}); `--network inherit` says so on purpose"
+                );
                 Isolation::Inherit
             }
         },
     };
     if harness.ground.clock.is_some() && url.is_none() {
-        let found = std::process::Command::new("faketime").arg("--help").output().is_ok();
+        let found = std::process::Command::new("faketime")
+            .arg("--help")
+            .output()
+            .is_ok();
         anyhow::ensure!(
             found,
             "{}: `ground.clock` runs the server under libfaketime, and `faketime` is not on PATH (Debian: apt-get install faketime)",
@@ -207,7 +243,11 @@ fn launch(args: &Args, harness: &Harness) -> anyhow::Result<Launch> {
 
 /// Every grounding call's new answer written into its file: the harness and each transcript
 /// edited, loaded again and checked to hold the answers, then all written together.
-fn write(harness: &Harness, transcripts: &[Transcript], rows: &[Row]) -> anyhow::Result<Vec<PathBuf>> {
+fn write(
+    harness: &Harness,
+    transcripts: &[Transcript],
+    rows: &[Row],
+) -> anyhow::Result<Vec<PathBuf>> {
     let mut by_file: BTreeMap<PathBuf, Vec<(&Target, Option<&Value>)>> = BTreeMap::new();
     for r in rows {
         if !r.target.grounds {
@@ -219,7 +259,10 @@ fn write(harness: &Harness, transcripts: &[Transcript], rows: &[Row]) -> anyhow:
             Answer::Same if r.target.slot == ground::Slot::Mock => None,
             _ => continue,
         };
-        by_file.entry(r.target.location.file.to_path_buf()).or_default().push((r.target, v));
+        by_file
+            .entry(r.target.location.file.to_path_buf())
+            .or_default()
+            .push((r.target, v));
     }
     let cwd = std::env::current_dir()?;
     let absolute = |p: &Path| tidy(&cwd.join(p));
@@ -240,11 +283,12 @@ fn write(harness: &Harness, transcripts: &[Transcript], rows: &[Row]) -> anyhow:
             );
             (t.source.text.to_string(), false)
         };
-        let after = ground::edit_file(&text, edits).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let after = ground::edit_file(&text, edits)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
         if after == text {
             continue;
         }
-        verify(file, &after, is_harness, edits)?;
+        verify(file, &text, &after, is_harness, edits)?;
         outdir.add(absolute(file), after)?;
         paths.push(file.clone());
     }
@@ -273,27 +317,57 @@ fn is_yaml(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "yaml" || e == "yml")
 }
 
-/// The edited text loads, and every edited call holds its new answer.
-fn verify(file: &Path, text: &str, is_harness: bool, edits: &[(&Target, Option<&Value>)]) -> anyhow::Result<()> {
-    let source = SourceFile::from_text(file, text);
-    let held: Vec<(u32, Option<Value>)> = if is_harness {
-        let h = Harness::from_source(source)?;
-        h.scenarios
-            .iter()
-            .flat_map(|s| &s.turns)
-            .flat_map(|t| &t.workflow)
-            .map(|o| (o.call.location.line, o.mock_output.clone()))
-            .collect()
-    } else {
-        let id = file.file_stem().unwrap_or_default().to_string_lossy().into_owned();
-        let t = Transcript::from_source(source, id)?;
-        t.calls().map(|(_, c)| (c.location.line, c.output.clone())).collect()
+/// The edited text loads, and every edited call holds its new answer: calls are matched by
+/// their place in document order (an edit that shortens a value moves every line below it).
+fn verify(
+    file: &Path,
+    before: &str,
+    after: &str,
+    is_harness: bool,
+    edits: &[(&Target, Option<&Value>)],
+) -> anyhow::Result<()> {
+    type Held = Vec<((u32, u32), Option<Value>)>;
+    let calls = |text: &str| -> anyhow::Result<Held> {
+        let source = SourceFile::from_text(file, text);
+        Ok(if is_harness {
+            let h = Harness::from_source(source)?;
+            h.scenarios
+                .iter()
+                .flat_map(|s| &s.turns)
+                .flat_map(|t| &t.workflow)
+                .map(|o| {
+                    (
+                        (o.call.location.line, o.call.location.column),
+                        o.mock_output.clone(),
+                    )
+                })
+                .collect()
+        } else {
+            let id = file
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let t = Transcript::from_source(source, id)?;
+            t.calls()
+                .map(|(_, c)| ((c.location.line, c.location.column), c.output.clone()))
+                .collect()
+        })
     };
+    let (old, new) = (calls(before)?, calls(after)?);
+    anyhow::ensure!(
+        old.len() == new.len(),
+        "{}: the edited file has {} calls where it had {} (nothing was written); report this with the file",
+        file.display(),
+        new.len(),
+        old.len()
+    );
     for (target, v) in edits {
-        let got = held.iter().find(|(line, _)| *line == target.location.line).and_then(|(_, o)| o.as_ref());
-        let want = v.or(target.recorded.as_ref());
+        let at = (target.location.line, target.location.column);
+        let i = old.iter().position(|(place, _)| *place == at);
+        let held = i.and_then(|i| new[i].1.as_ref());
         anyhow::ensure!(
-            got == want,
+            held == v.or(target.recorded.as_ref()),
             "{}: {}: the edited file does not hold the new answer (nothing was written); report this with the file",
             file.display(),
             target.label
@@ -318,7 +392,14 @@ fn report(
         Answer::Differs(_) => "differs",
         Answer::Refused(_) => "refused",
     };
-    let location = |t: &Target| format!("{}:{}:{}", t.location.file.display(), t.location.line, t.location.column);
+    let location = |t: &Target| {
+        format!(
+            "{}:{}:{}",
+            t.location.file.display(),
+            t.location.line,
+            t.location.column
+        )
+    };
     if args.format == Format::Json {
         let doc = json!({
             "harness": harness.path,
@@ -343,13 +424,29 @@ fn report(
     for r in &grounding {
         match &r.answer {
             Answer::Same => {}
-            Answer::Refused(e) => writeln!(out, "refused  {}: {}: the server refused the call: {e}", location(r.target), r.target.label)?,
+            Answer::Refused(e) => writeln!(
+                out,
+                "refused  {}: {}: the server refused the call: {e}",
+                location(r.target),
+                r.target.label
+            )?,
             Answer::Differs(v) => {
                 let verb = if args.check { "drift   " } else { "grounded" };
                 match &r.target.recorded {
-                    None => writeln!(out, "{verb} {}: {}: no {} was recorded", location(r.target), r.target.label, r.target.slot.key())?,
+                    None => writeln!(
+                        out,
+                        "{verb} {}: {}: no {} was recorded",
+                        location(r.target),
+                        r.target.label,
+                        r.target.slot.key()
+                    )?,
                     Some(old) => {
-                        writeln!(out, "{verb} {}: {}: the real server answers otherwise", location(r.target), r.target.label)?;
+                        writeln!(
+                            out,
+                            "{verb} {}: {}: the real server answers otherwise",
+                            location(r.target),
+                            r.target.label
+                        )?;
                         if args.check {
                             for line in ground::answer_diff(old, v, r.target.slot.key()).lines() {
                                 writeln!(out, "    {line}")?;
@@ -377,7 +474,11 @@ fn report(
         grounding.len(),
         jobs.len(),
         if args.check { "drifted" } else { "new" },
-        if failures.is_empty() { String::new() } else { format!(", {} run(s) failed", failures.len()) }
+        if failures.is_empty() {
+            String::new()
+        } else {
+            format!(", {} run(s) failed", failures.len())
+        }
     )?;
     for w in written {
         writeln!(out, "wrote    {}", w.display())?;

@@ -99,7 +99,10 @@ impl Target {
 
 /// `Name: value` with `${VAR}` read through `env`; a missing variable is named, never its
 /// value.
-pub(super) fn header(spec: &str, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<(String, String)> {
+pub(super) fn header(
+    spec: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<(String, String)> {
     let (name, value) = spec.split_once(':').ok_or_else(|| {
         anyhow::anyhow!(
             "--header `{}`: write it `Name: value`",

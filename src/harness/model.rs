@@ -1002,7 +1002,9 @@ fn ground(
             return Err(at(
                 file,
                 g,
-                format!("`ground.{key}` belongs to the suite's `ground:`, not a scenario's (one server, one clock, one set of paths per suite)"),
+                format!(
+                    "`ground.{key}` belongs to the suite's `ground:`, not a scenario's (one server, one clock, one set of paths per suite)"
+                ),
             ));
         }
     } else if let Some(s) = &v.skip {
@@ -1032,16 +1034,26 @@ fn ground(
             return Err(at(
                 file,
                 g,
-                format!("`ground.files` `{name}`: a file is named by a relative path inside the run's folder (no `..`, not absolute)"),
+                format!(
+                    "`ground.files` `{name}`: a file is named by a relative path inside the run's folder (no `..`, not absolute)"
+                ),
             ));
         }
     }
     Ok(Ground {
         setup: v.setup.clone(),
         files: v.files.clone(),
-        server: v.server.as_ref().map(|s| s.value.clone()).unwrap_or_default(),
+        server: v
+            .server
+            .as_ref()
+            .map(|s| s.value.clone())
+            .unwrap_or_default(),
         env: v.env.clone(),
-        paths: v.paths.as_ref().map(|p| p.value.clone()).unwrap_or_default(),
+        paths: v
+            .paths
+            .as_ref()
+            .map(|p| p.value.clone())
+            .unwrap_or_default(),
         clock,
         skip: v.skip.as_ref().map(|s| s.value.clone()),
     })
