@@ -489,6 +489,22 @@ fn harness_record(id: &TrialId, suite: &Suite) -> TrialRecord {
 /// agents to nothing and cost them score.
 fn check_oracles(suite: &Suite) -> Result<(), String> {
     let mut problems = String::new();
+    // Effects `agent-seer init` proposed from names are guesses until someone checks them.
+    for m in suite.linter.matrices() {
+        let open = m.unreviewed();
+        if !open.is_empty() {
+            let list: Vec<String> = open
+                .iter()
+                .map(|(tool, why)| format!("{} ({why})", tool.unwrap_or("a server-wide entry")))
+                .collect();
+            problems.push_str(&format!(
+                "{}: the effects of {} are proposals nobody has reviewed: {}; check each against the server and delete its `proposed:` (an effect taken on trust grades correct runs as destructive, or lets a destructive call through)\n",
+                m.file.display(),
+                if open.len() == 1 { "1 tool".to_owned() } else { format!("{} tools", open.len()) },
+                list.join(", ")
+            ));
+        }
+    }
     for sc in &suite.harness.scenarios {
         for turn in &sc.turns {
             for o in &turn.workflow {

@@ -87,7 +87,7 @@ impl Target {
         })
     }
 
-    async fn connect(&self) -> anyhow::Result<Client> {
+    pub(super) async fn connect(&self) -> anyhow::Result<Client> {
         Ok(Client::connect(
             self.endpoint()?,
             self.protocol.into(),

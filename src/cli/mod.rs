@@ -13,6 +13,7 @@ mod diff_spec;
 mod generate;
 mod ground;
 mod import;
+mod init;
 mod inspect;
 mod judge;
 mod lint;
@@ -91,6 +92,10 @@ enum Command {
     /// repeated or unrequested change, …), graded by the engines; every survivor says why it
     /// got through. `--min-score` makes it a gate.
     Mutate(mutate::Args),
+    /// Start a suite for a server: capture its tools/list and identity into harnesses/, and
+    /// write a capability-matrix scaffold (effects from its annotations, or proposed from tool
+    /// names and marked for review) into capabilities/; then print the next commands.
+    Init(init::Args),
     /// Ground a suite's mocks in the real server: every scenario's oracle run against a fresh
     /// server (after the harness's `ground:` set-up), its answers written as `mock_output`
     /// with `grounding: high`; `--check` writes nothing and exits 1 naming each step whose
@@ -224,6 +229,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::Audit(args) => audit::run(args, out),
         Command::Mutate(args) => mutate::run(args, out),
         Command::Ground(args) => ground::run(args, out),
+        Command::Init(args) => init::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
         Command::Run(args) => run::run(args, out),

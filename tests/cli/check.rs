@@ -324,3 +324,32 @@ fn references_outside_the_project_are_refused_unread() {
     let o = run_in(&proj, &["check", "--no-save"], None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// An effect `agent-seer init` proposed is a guess: the suite's harness trial fails, naming the
+/// tool and why it was proposed, until someone deletes the `proposed:`.
+#[test]
+fn proposed_effects_fail_the_harness_trial_until_reviewed() {
+    let caps = TINY_CAPS.replace(
+        "  paint: {}\n",
+        "  paint:\n    effects: [{ read_only: false, destructive: false, idempotent: false, proposed: \"the name says `paint`\" }]\n",
+    );
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", &caps),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+    ]);
+    let o = run_in(dir.path(), &["check"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tiny::harness"), "{out}");
+    assert!(
+        out.contains(
+            "the effects of 1 tool are proposals nobody has reviewed: paint (the name says `paint`)"
+        ),
+        "{out}"
+    );
+    let reviewed = caps.replace(", proposed: \"the name says `paint`\"", "");
+    std::fs::write(dir.path().join("capabilities/tiny.yaml"), reviewed).unwrap();
+    let o = run_in(dir.path(), &["check"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

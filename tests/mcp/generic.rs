@@ -240,3 +240,62 @@ fn an_edited_mock_is_drift_named_by_its_step() {
     let o = ground_check(&harness, &server);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+/// `agent-seer init --suite s -- SERVER…` in a fresh project: the captured tools and the
+/// scaffold, loaded as a capability matrix.
+pub(crate) fn init(server: &[String]) -> (tempfile::TempDir, Vec<Value>, agent_seer::Capabilities) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(bin())
+        .args(["init", "--suite", "s", "--timeout", "60", "--root"])
+        .arg(dir.path())
+        .arg("--")
+        .args(server)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("agent-seer ground harnesses/s.yaml -- "),
+        "{stdout}"
+    );
+    let tools: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("harnesses/s.tools.json")).unwrap(),
+    )
+    .unwrap();
+    let caps = agent_seer::Capabilities::load(&dir.path().join("capabilities/s.yaml")).unwrap();
+    (dir, tools, caps)
+}
+
+/// Every tool's scaffolded effects are exactly its annotations, and none is marked proposed.
+pub(crate) fn assert_effects_are_the_annotations(tools: &[Value], caps: &agent_seer::Capabilities) {
+    assert!(!tools.is_empty());
+    assert!(caps.unreviewed().is_empty(), "{:?}", caps.unreviewed());
+    for t in tools {
+        let name = t["name"].as_str().unwrap();
+        let a = &t["annotations"];
+        let e = &caps.tools[name].effects;
+        assert_eq!(e.len(), 1, "{name}");
+        let hint = |k: &str| a.get(k).and_then(Value::as_bool);
+        assert_eq!(e[0].read_only, hint("readOnlyHint"), "{name}");
+        assert_eq!(e[0].destructive, hint("destructiveHint"), "{name}");
+        assert_eq!(e[0].idempotent, hint("idempotentHint"), "{name}");
+        assert_eq!(e[0].open_world, hint("openWorldHint"), "{name}");
+    }
+}
+
+#[test]
+#[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
+fn init_takes_server_memorys_effects_from_its_annotations() {
+    let (_dir, tools, caps) = init(&["node".into(), script("server-memory")]);
+    assert_eq!(tools.len(), 9);
+    assert_effects_are_the_annotations(&tools, &caps);
+    // The relation's ends name entities that must exist.
+    assert_eq!(
+        caps.tools["create_relations"].inputs,
+        ["/relations/*/from", "/relations/*/to"]
+    );
+}

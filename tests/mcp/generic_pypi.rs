@@ -124,3 +124,23 @@ fn real_time_server_answers_what_the_time_suite_records() {
     server.extend(a);
     super::generic::assert_grounded("time", &server);
 }
+
+#[test]
+#[ignore = "needs the PyPI servers that .ci/servers-pypi.sh installs"]
+fn init_takes_mcp_server_gits_effects_from_its_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = dir.path().join("bookshop");
+    let o = Command::new("bash")
+        .arg(repo().join("harnesses/git.setup.sh"))
+        .arg(&repo_dir)
+        .arg("clean")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (program, a) = git_server(&repo_dir);
+    let mut server = vec![program];
+    server.extend(a);
+    let (_dir, tools, caps) = super::generic::init(&server);
+    assert_eq!(tools.len(), 12, "{tools:?}");
+    super::generic::assert_effects_are_the_annotations(&tools, &caps);
+}
