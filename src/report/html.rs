@@ -197,6 +197,7 @@ fn kind(k: TrialKind) -> &'static str {
         TrialKind::Harness => "harness",
         TrialKind::Transcript => "transcript",
         TrialKind::Discrimination => "gate",
+        TrialKind::Mutation => "mutation gate",
         TrialKind::Judge => "judge",
         TrialKind::Live => "live run",
         TrialKind::Setup => "setup",

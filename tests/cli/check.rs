@@ -353,3 +353,60 @@ fn proposed_effects_fail_the_harness_trial_until_reviewed() {
     let o = run_in(dir.path(), &["check"], None);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }
+
+/// `thresholds.mutation` adds a `<suite>::mutation` trial. The shipped SQL suite passes it;
+/// the same suite with `semantic` where its regexes were (what a newcomer writes for a SQL
+/// parameter) fails it, naming each survivor and the policy that let it through: an UPDATE
+/// without its WHERE passes at TC 1.000.
+#[test]
+fn the_mutation_gate_names_its_survivors() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for sub in ["harnesses", "capabilities", "transcripts/sqlite"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    for f in [
+        "harnesses/sqlite.yaml",
+        "harnesses/sqlite.tools.json",
+        "harnesses/sqlite.server.json",
+        "capabilities/mcp-server-sqlite.yaml",
+    ] {
+        std::fs::copy(repo().join(f), root.join(f)).unwrap();
+    }
+    for e in std::fs::read_dir(repo().join("transcripts/sqlite")).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(
+                &p,
+                root.join("transcripts/sqlite").join(p.file_name().unwrap()),
+            )
+            .unwrap();
+        }
+    }
+    let o = run_in(root, &["check", "harnesses/sqlite.yaml"], None);
+    assert!(
+        stdout(&o).contains("PASS  sqlite::mutation"),
+        "{}",
+        stdout(&o)
+    );
+    let harness = root.join("harnesses/sqlite.yaml");
+    let text = std::fs::read_to_string(&harness).unwrap();
+    let regexes = regex::Regex::new(r"query: \{ regex: '(?:[^']|'')*' \}").unwrap();
+    assert!(regexes.find_iter(&text).count() >= 8);
+    let semantic = regexes.replace_all(&text, "query: semantic");
+    std::fs::write(&harness, semantic.replace("mutation: 0.9", "mutation: 1.0")).unwrap();
+    let o = run_in(root, &["check", "harnesses/sqlite.yaml"], None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL  sqlite::mutation"), "{out}");
+    let failure = out.split("---- sqlite::mutation ----").nth(1).unwrap();
+    let failure = failure.split("\n---- ").next().unwrap();
+    insta::assert_snapshot!(failure.trim(), @r#"
+    mutation score 0.986 (143/145 killed) is below thresholds.mutation 1; the survivors:
+      s08-return-correct [sql_drop_where] call 3 (`write_query`): `query` without its WHERE: "UPDATE loans SET returned_on = '2026-06-01'"
+        why: `semantic` on `/query` accepts it: the statement is not compared (`sql` would compare it) (TC 1.000)
+      s09-return-guarded-update [sql_drop_where] call 2 (`write_query`): `query` without its WHERE: "update loans set returned_on = '2026-06-01'"
+        why: `semantic` on `/query` accepts it: the statement is not compared (`sql` would compare it) (TC 1.000)
+    (`agent-seer mutate --write DIR` writes them out for review)
+    "#);
+}

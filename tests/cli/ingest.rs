@@ -371,6 +371,7 @@ fn check_discovers_recorded_runs_and_their_labels() {
     time::discrimination passed
     time::harness passed
     time::mcp-broken passed
+    time::mutation passed
     time::otel-correct passed
     ");
 }
