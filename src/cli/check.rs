@@ -17,7 +17,7 @@ pub struct Args {
     /// Default: every suite of the project.
     paths: Vec<PathBuf>,
     /// The project root (holding harnesses/ and transcripts/). Default: AGENT_SEER_ROOT, else
-    /// the working directory.
+    /// the nearest directory up from here with a harnesses/ folder, as cargo finds its manifest.
     #[arg(long)]
     root: Option<PathBuf>,
     #[command(flatten)]

@@ -14,7 +14,7 @@ pub struct Args {
     /// `target/agent-seer/latest`.
     run_dir: Option<PathBuf>,
     /// The project root whose `target/` holds the runs. Default: AGENT_SEER_ROOT, else the
-    /// working directory.
+    /// nearest directory up from here with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
     #[command(flatten)]

@@ -65,6 +65,7 @@ pub fn run_documented(cmds: Vec<Command>) {
         cmd.args(&args)
             .current_dir(repo())
             .env_remove("AGENT_SEER_JUDGE")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .env("PATH", path)
             .envs(env);
         let o = cmd.output().unwrap();
