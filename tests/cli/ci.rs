@@ -150,6 +150,8 @@ fn sarif_is_valid_against_the_sarif_2_1_0_schema() {
         .should_validate_formats(true)
         .build(&schema)
         .expect("the SARIF schema compiles");
+    // The validator does reject what the schema forbids (a run's tool needs its driver).
+    assert!(!validator.is_valid(&serde_json::json!({"version": "2.1.0", "runs": [{"tool": {}}]})));
     let errors: Vec<String> = validator
         .iter_errors(&log)
         .map(|e| format!("{e} at {}", e.instance_path()))
