@@ -458,6 +458,16 @@ mod tests {
         }));
     }
 
+    /// Every code's doc comment reads as one sentence (SARIF's rule descriptions).
+    #[test]
+    fn every_code_has_its_doc() {
+        for c in Code::ALL {
+            let doc = c.doc();
+            assert!(doc.starts_with(' ') && doc.trim().ends_with('.'), "{c}: {doc:?}");
+            assert!(!doc.contains("  "), "{c}: {doc:?}");
+        }
+    }
+
     #[test]
     fn fault_matching_accepts_code_sub_dimension_dimension_and_engine() {
         let f = Finding::new(Code::UnsupportedValue, "/model", "x");

@@ -211,7 +211,9 @@ pub const SARIF_SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The report as a SARIF 2.1.0 log for code scanning: one run, the finding codes as the
-/// driver's rules (with [`TRIAL_FAILED`] last), one result per annotation.
+/// driver's rules (with [`TRIAL_FAILED`] last), one result per annotation. No
+/// `automationDetails`: code scanning matches alerts across runs by category and tool, so the
+/// category is the uploader's (`upload-sarif`'s `category:`), never this run's id.
 pub fn sarif(report: &Report, base: Option<&Path>) -> String {
     let mut rules: Vec<Value> = Code::ALL
         .iter()
@@ -275,7 +277,6 @@ pub fn sarif(report: &Report, base: Option<&Path>) -> String {
                 "informationUri": env!("CARGO_PKG_REPOSITORY"),
                 "rules": rules,
             }},
-            "automationDetails": { "id": format!("agent-seer/{}", report.run_id) },
             "results": results,
         }],
     });
