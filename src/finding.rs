@@ -463,7 +463,10 @@ mod tests {
     fn every_code_has_its_doc() {
         for c in Code::ALL {
             let doc = c.doc();
-            assert!(doc.starts_with(' ') && doc.trim().ends_with('.'), "{c}: {doc:?}");
+            assert!(
+                doc.starts_with(' ') && doc.trim().ends_with('.'),
+                "{c}: {doc:?}"
+            );
             assert!(!doc.contains("  "), "{c}: {doc:?}");
         }
     }
