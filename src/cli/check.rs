@@ -65,7 +65,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 /// Whether a trial failed because its files did not load: a failed trial without what it
 /// checks (a harness trial without its coverage, a transcript trial without its transcript, a
 /// gate without its table).
-fn unloadable(r: &TrialRecord) -> bool {
+pub(super) fn unloadable(r: &TrialRecord) -> bool {
     r.status == Status::Failed
         && match r.kind {
             TrialKind::Harness => r.harness.is_none(),

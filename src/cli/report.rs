@@ -31,6 +31,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let unloadable = records.iter().any(super::check::unloadable);
     let report = Report::new(id, records).with_incomplete(incomplete);
-    args.report.emit(&report, out)
+    let outcome = args.report.emit(&report, out)?;
+    // A run with a file that did not load is bad input, as `check` says of it (exit 2).
+    Ok(if unloadable {
+        Outcome::Failed(super::exit::INPUT)
+    } else {
+        outcome
+    })
 }

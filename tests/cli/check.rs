@@ -353,6 +353,11 @@ fn a_harness_that_does_not_load_exits_2_and_quotes_its_error_once() {
         4,
         "{out}"
     );
+    // `report` on the saved run says the same, with the same code.
+    let o = run_in(dir.path(), &["check", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run_in(dir.path(), &["report", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
 }
 
 /// `check` from a folder inside the project walks up to the directory with `harnesses/`, as
