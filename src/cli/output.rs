@@ -120,7 +120,7 @@ impl ReportArgs {
             ReportFormat::Junit => junit::junit(report) + "\n",
             ReportFormat::Markdown => markdown::markdown(report),
             ReportFormat::Html => html::html(report),
-            ReportFormat::Github => ci::github(report, base().as_deref()),
+            ReportFormat::Github => ci::github(report, &place),
             ReportFormat::Sarif => sarif(report) + "\n",
         };
         out.write_all(text.as_bytes())?;
@@ -132,17 +132,24 @@ impl ReportArgs {
     }
 }
 
-/// The directory annotation paths are made relative to: GitHub's workspace (the repository
-/// root) when set, else the working directory.
-fn base() -> Option<PathBuf> {
-    std::env::var_os("GITHUB_WORKSPACE")
+/// Where an annotated file is, for GitHub: a report's path resolved from the working
+/// directory (`../../transcripts/a.yaml` from a subfolder, or absolute under nextest), then
+/// made relative to GitHub's workspace (the repository root) when set, else to the working
+/// directory; a path outside it is kept as written.
+fn place(p: &str) -> String {
+    let Ok(cwd) = std::env::current_dir() else {
+        return p.to_owned();
+    };
+    let base = std::env::var_os("GITHUB_WORKSPACE")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
+        .map_or_else(|| cwd.clone(), PathBuf::from);
+    let abs = agent_seer::source::join_tidy(&cwd, Path::new(p));
+    abs.strip_prefix(&base)
+        .map_or_else(|_| p.to_owned(), |r| r.to_string_lossy().into_owned())
 }
 
 fn sarif(report: &Report) -> String {
-    ci::sarif(report, base().as_deref())
+    ci::sarif(report, &place)
 }
 
 /// In a GitHub Actions step (`GITHUB_STEP_SUMMARY` names a file), appends the Markdown report

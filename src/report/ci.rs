@@ -13,7 +13,6 @@
 //! and `\n` escaped in the message, and `:` and `,` as well in property values.
 
 use std::fmt::Write;
-use std::path::Path;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
@@ -45,9 +44,18 @@ pub struct Annotation {
     pub col: Option<u32>,
 }
 
-/// The annotations of a report, in trial order. `base`: a directory to make absolute paths
-/// relative to (the repository root, where GitHub looks for annotated files).
-pub fn annotations(report: &Report, base: Option<&Path>) -> Vec<Annotation> {
+/// How a report's paths are shown: GitHub wants them relative to the repository root, and a
+/// report's paths are relative to where it was made (or absolute, under nextest). The CLI
+/// supplies one that resolves them; [`as_written`] leaves them alone.
+pub type Place<'a> = &'a dyn Fn(&str) -> String;
+
+/// A [`Place`] that keeps each path as the report has it.
+pub fn as_written(p: &str) -> String {
+    p.to_owned()
+}
+
+/// The annotations of a report, in trial order, their paths shown by `place` (with `/`).
+pub fn annotations(report: &Report, place: Place<'_>) -> Vec<Annotation> {
     // A gate's failure is placed on its suite's harness.
     let harnesses: std::collections::BTreeMap<&str, &str> = report
         .trials
@@ -58,15 +66,9 @@ pub fn annotations(report: &Report, base: Option<&Path>) -> Vec<Annotation> {
     for t in &report.trials {
         trial(&mut out, t, harnesses.get(t.suite.as_str()).copied());
     }
-    for a in &mut out {
-        if let (Some(file), Some(base)) = (&a.file, base)
-            && let Ok(rel) = Path::new(file).strip_prefix(base)
-        {
-            a.file = Some(rel.to_string_lossy().into_owned());
-        }
-        if let Some(f) = &mut a.file
-            && std::path::MAIN_SEPARATOR != '/'
-        {
+    for f in out.iter_mut().filter_map(|a| a.file.as_mut()) {
+        *f = place(f);
+        if std::path::MAIN_SEPARATOR != '/' {
             *f = f.replace(std::path::MAIN_SEPARATOR, "/");
         }
     }
@@ -176,9 +178,9 @@ pub fn escape_property(s: &str) -> String {
 
 /// The report as GitHub workflow commands, one line per annotation, then the per-suite table
 /// (plain log lines). Each annotation shows on the pull request's diff at its YAML line.
-pub fn github(report: &Report, base: Option<&Path>) -> String {
+pub fn github(report: &Report, place: Place<'_>) -> String {
     let mut s = String::new();
-    for a in annotations(report, base) {
+    for a in annotations(report, place) {
         let command = match a.level {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -214,7 +216,7 @@ pub const SARIF_SCHEMA: &str =
 /// driver's rules (with [`TRIAL_FAILED`] last), one result per annotation. No
 /// `automationDetails`: code scanning matches alerts across runs by category and tool, so the
 /// category is the uploader's (`upload-sarif`'s `category:`), never this run's id.
-pub fn sarif(report: &Report, base: Option<&Path>) -> String {
+pub fn sarif(report: &Report, place: Place<'_>) -> String {
     let mut rules: Vec<Value> = Code::ALL
         .iter()
         .map(|c| {
@@ -241,7 +243,7 @@ pub fn sarif(report: &Report, base: Option<&Path>) -> String {
             .and_then(|c| Code::ALL.iter().position(|x| *x == c))
             .unwrap_or(Code::ALL.len())
     };
-    let results: Vec<Value> = annotations(report, base)
+    let results: Vec<Value> = annotations(report, place)
         .into_iter()
         .map(|a| {
             let mut r = json!({

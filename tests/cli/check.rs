@@ -374,6 +374,21 @@ fn check_from_a_subfolder_finds_the_project_root() {
         out.contains("--> ../../transcripts/tiny/t1-wide.yaml:"),
         "{out}"
     );
+    // Annotations name the file from the repository root (GitHub's workspace, the project
+    // here), not `../../`.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args(["check", "--no-save", "--format", "github"])
+        .current_dir(&sub)
+        .env_remove("AGENT_SEER_ROOT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("GITHUB_WORKSPACE", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("::error file=transcripts/tiny/t1-wide.yaml,line=7,col=14,"),
+        "{}",
+        stdout(&o)
+    );
     // A path given from there selects as it reads.
     let o = run_in(&sub, &["check", "--no-save", "t0-correct.yaml"], None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
