@@ -221,6 +221,35 @@ fn the_job_summary_gets_the_markdown_report_appended() {
 fn the_documented_workflows_report_step_works() {
     let workflow =
         std::fs::read_to_string(repo().join("examples/github-actions/agents.yml")).unwrap();
+    // The workflow is YAML, with the partitioned suites job and the report job after it.
+    let w: serde_json::Value = serde_saphyr::from_str(&workflow).expect("the workflow is YAML");
+    let parts = w["jobs"]["suites"]["strategy"]["matrix"]["partition"]
+        .as_array()
+        .expect("a partition matrix")
+        .len();
+    let steps = |job: &str| -> Vec<String> {
+        w["jobs"][job]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| Some(s["run"].as_str()?.to_owned()))
+            .collect()
+    };
+    assert!(
+        steps("suites")
+            .iter()
+            .any(|r| r.starts_with("cargo nextest run --test agents")
+                && r.contains(&format!(
+                    "--partition count:${{{{ matrix.partition }}}}/{parts}"
+                ))),
+        "{:?}",
+        steps("suites")
+    );
+    assert_eq!(w["jobs"]["report"]["needs"], "suites");
+    assert_eq!(
+        w["jobs"]["report"]["permissions"]["security-events"],
+        "write"
+    );
     let line = workflow
         .lines()
         .find_map(|l| l.trim().strip_prefix("run: agent-seer report "))
