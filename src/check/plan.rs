@@ -109,14 +109,15 @@ impl PlannedTrial {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 Ok(suite) => harness_record(&self.id, &suite),
             },
-            Work::Transcript(lazy, path) => {
-                match lazy.get().and_then(|suite| lazy.check(&suite, path)) {
+            Work::Transcript(lazy, path) => match lazy.get() {
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(lazy.unloaded(&e))),
+                Ok(suite) => match lazy.check(&suite, path) {
                     Ok(result) => result.record(&self.id),
                     Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
-                }
-            }
+                },
+            },
             Work::Gate(lazy) => match lazy.get() {
-                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(lazy.unloaded(&e))),
                 Ok(suite) => gate_record(&self.id, discriminate(lazy, &suite)),
             },
             Work::Mutation(lazy) => match lazy.get() {
@@ -483,6 +484,20 @@ impl LazySuite {
             .unwrap_or_else(|p| p.into_inner())
             .insert(path.to_path_buf(), r.clone());
         Ok(r)
+    }
+
+    /// The failure of a trial whose suite did not load. With a harness file, its own trial
+    /// shows the error in full and this one says so in a line (the same quoted error once per
+    /// trial buried it, issue 34); without one, there is no harness trial, so in full.
+    fn unloaded(&self, e: &SourceError) -> String {
+        if self.harness.is_some() {
+            format!(
+                "not run: the suite's harness does not load ({e}); `{}::harness` shows where",
+                self.name
+            )
+        } else {
+            e.render()
+        }
     }
 
     fn get(&self) -> Result<Arc<Suite>, SourceError> {

@@ -98,7 +98,8 @@ pub struct TraceArgs {
     /// Replace transcripts that exist.
     #[arg(long)]
     force: bool,
-    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    /// The project root. Default: AGENT_SEER_ROOT, else the nearest directory up from here
+    /// with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
 }

@@ -13,7 +13,8 @@ use super::Outcome;
 pub struct Args {
     /// Suites to mutate, by name or harness file. Default: every suite of the project.
     suites: Vec<String>,
-    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    /// The project root. Default: AGENT_SEER_ROOT, else the nearest directory up from here
+    /// with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
     /// How to print the result.

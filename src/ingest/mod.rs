@@ -819,15 +819,20 @@ pub fn scenario_for(
         .collect();
     match hits.as_slice() {
         [one] => Ok((*one).to_owned()),
+        // No scenario fits: the fix is a scenario for this prompt, not a label pointing at
+        // some other scenario (issue 34).
         [] => Err(file.error(format!(
-            "the first user prompt ({:?}) is no scenario's of suite `{}`: give a label file {} with `scenario:` (one of {})",
+            "the first user prompt of this {} ({:?}) is no scenario's of suite `{}`: add a scenario for this prompt to {} (or `agent-seer import trace` the run as an editable transcript); if a scenario asks the same in other words, give a label file {} with `scenario:` (one of {})",
+            run.format.name(),
             cut(prompt, 80),
             harness.suite,
+            harness.path.display(),
             sidecar(&file.path).display(),
             candidates()
         ))),
         many => Err(file.error(format!(
-            "the first user prompt is that of several scenarios ({}): give a label file {} with `scenario:`",
+            "the first user prompt of this {} is that of several scenarios ({}): give a label file {} with `scenario:`",
+            run.format.name(),
             many.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
             sidecar(&file.path).display()
         ))),

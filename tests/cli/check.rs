@@ -410,3 +410,101 @@ fn the_mutation_gate_names_its_survivors() {
     (`agent-seer mutate --write DIR` writes them out for review)
     "#);
 }
+
+/// A harness whose `tools:` file is missing: exit 2, the quoted error once (in the harness
+/// trial), each other trial of the suite (three transcripts, the gate) a one-line pointer to it
+/// (issue 34).
+#[test]
+fn a_harness_that_does_not_load_exits_2_and_quotes_its_error_once() {
+    let dir = project(&[
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        ("transcripts/tiny/t1.yaml", "scenario: square\ncalls: []\n"),
+        ("transcripts/tiny/t2.yaml", "scenario: square\ncalls: []\n"),
+        (
+            "transcripts/tiny/t3.yaml",
+            "scenario: square\nexpect: fail\ncalls: []\n",
+        ),
+    ]);
+    let o = run_in(dir.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.matches("--> harnesses/tiny.yaml:1:9").count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("not run: the suite's harness does not load")
+            .count(),
+        4,
+        "{out}"
+    );
+    // `report` on the saved run says the same, with the same code.
+    let o = run_in(dir.path(), &["check", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run_in(dir.path(), &["report", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}
+
+/// `check` from a folder inside the project walks up to the directory with `harnesses/`, as
+/// cargo finds its manifest (issue 34); paths in the report stay relative to where it ran.
+#[test]
+fn check_from_a_subfolder_finds_the_project_root() {
+    let dir = super::report::mixed();
+    let sub = dir.path().join("transcripts/tiny");
+    let o = run_in(&sub, &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tiny::t0-correct"), "{out}");
+    assert!(
+        out.contains("--> ../../transcripts/tiny/t1-wide.yaml:"),
+        "{out}"
+    );
+    // Annotations name the file from the repository root (GitHub's workspace, the project
+    // here), not `../../`.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args(["check", "--no-save", "--format", "github"])
+        .current_dir(&sub)
+        .env_remove("AGENT_SEER_ROOT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("GITHUB_WORKSPACE", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("::error file=transcripts/tiny/t1-wide.yaml,line=7,col=14,"),
+        "{}",
+        stdout(&o)
+    );
+    // A path given from there selects as it reads.
+    let o = run_in(&sub, &["check", "--no-save", "t0-correct.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("t1-wide"), "{}", stdout(&o));
+}
+
+/// An unlabelled transcript (a recorded run dropped in) is graded, but counted apart from
+/// the transcripts labelled correct (issue 34).
+#[test]
+fn unlabelled_transcripts_are_not_counted_as_correct() {
+    let dir = super::report::mixed();
+    let o = run_in(dir.path(), &["check", "--no-save", "--quiet"], None);
+    let out = stdout(&o);
+    let header = out.lines().find(|l| l.starts_with("suite ")).unwrap();
+    assert!(
+        header.ends_with("broken caught  unlabelled passed"),
+        "{out}"
+    );
+    let tiny = out.lines().find(|l| l.starts_with("tiny ")).unwrap();
+    let cells: Vec<&str> = tiny.split_whitespace().collect();
+    // correct passed 1/1 (t0), broken caught 1/1 (t2), unlabelled passed 0/1 (t1-wide).
+    assert_eq!(&cells[5..], ["1/1", "1/1", "0/1"], "{out}");
+    let o = run_in(
+        dir.path(),
+        &["check", "--no-save", "--format", "json"],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["totals"]["correct"], 1);
+    assert_eq!(v["totals"]["unlabelled"], 1);
+    // Counts of 0 are left out of the JSON, as the schema says.
+    assert_eq!(v["totals"].get("unlabelled_passed"), None);
+}

@@ -311,7 +311,9 @@ fn a_prompt_no_scenario_has_or_several_have_is_an_error_listing_them() {
         .unwrap_err()
         .to_string();
     insta::assert_snapshot!(
-        format!("{ambiguous}\n---\n{none}").replace(repo().to_str().unwrap(), "[repo]")
+        format!("{ambiguous}\n---\n{none}")
+            .replace(repo().to_str().unwrap(), "[repo]")
+            .replace(dir.path().to_str().unwrap(), "[dir]")
     );
 }
 
