@@ -115,7 +115,104 @@ const FIXTURES: &[(&str, Format, bool)] = &[
         Format::Otlp,
         false,
     ),
+    // Traceloop's instrumentation at its current release (issue 33): `gen_ai.input.messages`,
+    // Chat and Responses (whose tool-call parts and outputs carry different ids).
+    (
+        "otel/traceloop/correct.traces.otlp.jsonl",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/traceloop/broken.traces.otlp.jsonl",
+        Format::Otlp,
+        false,
+    ),
+    ("otel/traceloop/correct.traces.pb.json", Format::Otlp, true),
+    ("otel/traceloop/broken.traces.pb.json", Format::Otlp, false),
+    (
+        "otel/traceloop/responses-correct.traces.otlp.jsonl",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/traceloop/responses-broken.traces.otlp.jsonl",
+        Format::Otlp,
+        false,
+    ),
+    (
+        "otel/traceloop/responses-correct.traces.pb.json",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/traceloop/responses-broken.traces.pb.json",
+        Format::Otlp,
+        false,
+    ),
+    // No parent span: one trace per model request, stitched into one run (issue 33).
+    ("otel/no-parent/correct.logs.otlp.jsonl", Format::Otlp, true),
+    ("otel/no-parent/broken.logs.otlp.jsonl", Format::Otlp, false),
+    ("otel/no-parent/correct.logs.pb.json", Format::Otlp, true),
+    ("otel/no-parent/broken.logs.pb.json", Format::Otlp, false),
+    (
+        "otel/no-parent-latest/correct.traces.otlp.jsonl",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/no-parent-latest/broken.traces.otlp.jsonl",
+        Format::Otlp,
+        false,
+    ),
+    (
+        "otel/no-parent-latest/correct.traces.pb.json",
+        Format::Otlp,
+        true,
+    ),
+    (
+        "otel/no-parent-latest/broken.traces.pb.json",
+        Format::Otlp,
+        false,
+    ),
 ];
+
+/// A tool output's text, however the format wraps the CallToolResult (a string, `content`
+/// blocks, Gemini's `{"result": …}`).
+fn output_text(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => match o.get("content") {
+            Some(Value::Array(blocks)) => Some(
+                blocks
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect(),
+            ),
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => ["result", "response", "output"]
+                .iter()
+                .find_map(|k| o.get(*k).and_then(output_text)),
+        },
+        _ => None,
+    }
+}
+
+/// Each call's tool, arguments and output text: an import that lost a call, an argument or
+/// an output differs from its YAML twin here.
+fn calls_of(t: &Transcript) -> Vec<(String, serde_json::Value, Option<String>)> {
+    t.turns
+        .iter()
+        .flat_map(|turn| &turn.calls)
+        .map(|c| {
+            (
+                c.tool.clone(),
+                serde_json::Value::Object(c.args().clone()),
+                c.output.as_ref().and_then(output_text),
+            )
+        })
+        .collect()
+}
 
 /// A recorded run with the scenario given (the MCP log and the `execute_tool`-only traces
 /// record no prompt; the others name it by their first prompt, checked separately).
@@ -143,6 +240,13 @@ fn every_format_grades_like_the_yaml_transcript() {
         yaml("t02-meeting-correct.yaml"),
         yaml("t15-meeting-wrong-tool.yaml"),
     );
+    let twin_calls = |name: &str| {
+        calls_of(&Transcript::load(&repo().join("transcripts/time").join(name)).unwrap())
+    };
+    let (correct_calls, broken_calls) = (
+        twin_calls("t02-meeting-correct.yaml"),
+        twin_calls("t15-meeting-wrong-tool.yaml"),
+    );
     assert_eq!(correct.0, Verdict::Pass);
     assert_eq!(broken.0, Verdict::Fail);
     for (rel, format, is_correct) in FIXTURES {
@@ -152,6 +256,12 @@ fn every_format_grades_like_the_yaml_transcript() {
         let t = load_as(&path, "meeting-conversion");
         let want = if *is_correct { &correct } else { &broken };
         assert_eq!(&graded(&suite, &t), want, "{rel}");
+        let want_calls = if *is_correct {
+            &correct_calls
+        } else {
+            &broken_calls
+        };
+        assert_eq!(&calls_of(&t), want_calls, "{rel}");
         // The reply is the run's last text, where the format records one.
         let reply = t.turns.last().and_then(|t| t.reply.clone());
         let execute_tool_only = rel.starts_with("otel/events/") && rel.contains(".traces.");
@@ -717,5 +827,109 @@ fn a_malformed_document_and_a_repeated_key_in_a_line_are_placed() {
     assert_eq!(
         place("d.jsonl", &(lines.join("\n") + "\n")),
         "d.jsonl:2:27: duplicate key `id`; JSON readers disagree on which one counts, so keep one"
+    );
+}
+
+/// A run recorded without an agent-level parent span (issue 33): every model request is a
+/// trace of its own (and so is each of the MCP SDK's client spans), yet the file is one run,
+/// whole — the last request's history, which every earlier request's extends.
+#[test]
+fn a_run_without_a_parent_span_is_stitched_into_one_transcript() {
+    for rel in [
+        "otel/no-parent/correct.logs.otlp.jsonl",
+        "otel/no-parent-latest/correct.traces.otlp.jsonl",
+        "otel/no-parent-latest/broken.traces.pb.json",
+    ] {
+        let text = text(rel);
+        let traces: std::collections::BTreeSet<&str> = text
+            .match_indices("\"traceId\": \"")
+            .chain(text.match_indices("\"traceId\":\""))
+            .map(|(i, m)| &text[i + m.len()..i + m.len() + 32])
+            .collect();
+        assert!(traces.len() >= 3, "{rel}: {traces:?}");
+        let file = SourceFile::read(&fixture(rel)).unwrap();
+        let runs = ingest::read_all(&file).unwrap();
+        assert_eq!(runs.len(), 1, "{rel}");
+        let calls: usize = runs[0].turns.iter().map(|t| t.calls.len()).sum();
+        assert_eq!(calls, 2, "{rel}");
+        assert!(runs[0].first_prompt().is_some() && runs[0].turns.last().unwrap().reply.is_some());
+    }
+    // Two runs without parent spans in one file: two transcripts, each whole.
+    let two = format!(
+        "{}{}",
+        text("otel/no-parent-latest/correct.traces.otlp.jsonl"),
+        text("otel/no-parent-latest/broken.traces.otlp.jsonl")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("two.jsonl");
+    std::fs::write(&path, &two).unwrap();
+    let runs = ingest::read_all(&SourceFile::read(&path).unwrap()).unwrap();
+    let tools: Vec<Vec<&str>> = runs
+        .iter()
+        .map(|r| {
+            r.turns
+                .iter()
+                .flat_map(|t| &t.calls)
+                .map(|c| c.tool.as_str())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ["convert_time", "convert_time"],
+            ["get_current_time", "get_current_time"]
+        ]
+    );
+}
+
+/// One chat span in a trace of its own, as OTLP JSON (a line): the latest GenAI conventions.
+fn chat_trace(trace: u8, input: serde_json::Value, output: serde_json::Value) -> String {
+    let attr = |k: &str, v: &serde_json::Value| serde_json::json!({"key": k, "value": {"stringValue": v.to_string()}});
+    let span = serde_json::json!({
+        "traceId": format!("{trace:032x}"),
+        "spanId": format!("{trace:016x}"),
+        "name": "chat gpt-4.1",
+        "startTimeUnixNano": (u64::from(trace) * 1000).to_string(),
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            attr("gen_ai.input.messages", &input),
+            attr("gen_ai.output.messages", &output),
+        ]
+    });
+    serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).to_string() + "\n"
+}
+
+/// What stitching cannot tell is refused, at the trace: the same request recorded twice
+/// (which copy does the next request continue?), and a history that forks.
+#[test]
+fn ambiguous_stitching_is_refused() {
+    use serde_json::json;
+    let user = json!({"role": "user", "parts": [{"type": "text", "content": "Our stand-up is at 15:00 New York time. What time is that in London and in Kolkata?"}]});
+    let call = json!({"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "convert_time", "arguments": {"time": "15:00"}}]});
+    let result = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "20:00"}]});
+    let reply = |t: &str| json!([{"role": "assistant", "parts": [{"type": "text", "content": t}]}]);
+    let first = |n| chat_trace(n, json!([user]), json!([call]));
+    let second = |n, t: &str| chat_trace(n, json!([user, call, result]), reply(t));
+    let said = [
+        refused(
+            "twice.jsonl",
+            &(first(1) + &first(2) + &second(3, "20:00.")),
+        ),
+        refused(
+            "fork.jsonl",
+            &(first(1) + &second(2, "20:00.") + &second(3, "It is 20:00.")),
+        ),
+    ];
+    insta::assert_snapshot!(said.join("\n---\n"));
+    // Unambiguous, the same traces are one run.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.jsonl");
+    std::fs::write(&path, first(1) + &second(2, "20:00.")).unwrap();
+    let runs = ingest::read_all(&SourceFile::read(&path).unwrap()).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        runs[0].turns[0].calls[0].output,
+        Some(json!({"content": [{"type": "text", "text": "20:00"}]}))
     );
 }
