@@ -21,6 +21,7 @@
 
 pub mod adk;
 mod chat;
+mod http;
 mod jsonrpc;
 mod otlp;
 
@@ -45,11 +46,14 @@ pub enum Format {
     Anthropic,
     /// Gemini `contents`: parts `functionCall`, `functionResponse`, `text`.
     Gemini,
-    /// MCP JSON-RPC messages, one a line, either direction (optionally wrapped as
-    /// `{"dir": …, "msg": {…}}`).
+    /// MCP JSON-RPC messages, one a line, either direction (optionally wrapped with the
+    /// direction beside the message: `{"dir", "msg"}`, `{"seq", "direction", "message"}`, …).
     McpJsonRpc,
     /// OpenTelemetry traces and logs as OTLP JSON, with the GenAI semantic conventions.
     Otlp,
+    /// Provider HTTP exchanges: a recording proxy's `{method, path, request, response}` lines
+    /// or a VCR-style cassette (YAML or JSON), SSE bodies included.
+    Http,
 }
 
 impl Format {
@@ -62,6 +66,7 @@ impl Format {
             Format::Gemini => "Gemini contents log",
             Format::McpJsonRpc => "MCP JSON-RPC log",
             Format::Otlp => "OTLP trace",
+            Format::Http => "provider HTTP log",
         }
     }
 }
@@ -194,12 +199,12 @@ fn detect_docs(docs: &Docs) -> Option<Format> {
         Docs::One(v) => detect_value(v),
         Docs::Lines(lines) => {
             let (_, first) = lines.first()?;
-            if first.get("jsonrpc").is_some()
-                || first.get("msg").is_some_and(|m| m.get("jsonrpc").is_some())
-            {
+            if jsonrpc::unwrap(first).is_some() {
                 Some(Format::McpJsonRpc)
             } else if first.get("resourceSpans").is_some() || first.get("resourceLogs").is_some() {
                 Some(Format::Otlp)
+            } else if http::is_exchange(first) {
+                Some(Format::Http)
             } else {
                 None
             }
@@ -212,6 +217,8 @@ fn detect_value(v: &Value) -> Option<Format> {
         Value::Object(o) => {
             if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
                 Some(Format::Otlp)
+            } else if http::is_cassette(v) {
+                Some(Format::Http)
             } else if o.contains_key("jsonrpc") {
                 Some(Format::McpJsonRpc)
             } else if let Some(Value::Array(m)) = o.get("messages") {
@@ -275,6 +282,12 @@ fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
         .find(|l| !l.trim().is_empty())
         .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
     if !first_is_a_document {
+        // A VCR cassette in YAML (vcrpy's default serializer).
+        if file.text.lines().any(|l| l.starts_with("interactions:")) {
+            return serde_saphyr::from_str::<Value>(&file.text)
+                .map(Docs::One)
+                .map_err(|e| file.error(format!("a YAML cassette that does not parse: {e}")));
+        }
         return Err(file.json_error(&whole));
     }
     let mut lines = Vec::new();
@@ -463,8 +476,8 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
     let format = detect_docs(&docs).ok_or_else(|| {
         file.error(
             "not a recorded run agent-seer reads: expected OpenAI `messages` or Responses \
-             items, Anthropic `messages`, Gemini `contents`, MCP JSON-RPC lines, or OTLP JSON \
-             (`resourceSpans` / `resourceLogs`)",
+             items, Anthropic `messages`, Gemini `contents`, MCP JSON-RPC lines, OTLP JSON \
+             (`resourceSpans` / `resourceLogs`), provider HTTP exchanges or a VCR cassette",
         )
     })?;
     let refuse = |r: Refusal| refusal(file, format, r);
@@ -476,11 +489,23 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
             vec![(chat::responses(v).map_err(refuse)?, None)]
         }
         (Format::McpJsonRpc, docs) => vec![(jsonrpc::events(docs).map_err(refuse)?, None)],
+        (Format::Http, docs) => {
+            // A YAML cassette's interactions are placed by line: pointers do not reach YAML.
+            let yaml = !file.text.trim_start().starts_with('{') && matches!(docs, Docs::One(_));
+            let lines = if yaml {
+                http::yaml_interaction_lines(&file.text)
+            } else {
+                Vec::new()
+            };
+            vec![(http::events(docs, &lines).map_err(refuse)?, None)]
+        }
         (Format::Otlp, docs) => otlp::events(docs, one)
             .map_err(refuse)?
             .into_iter()
             .collect(),
-        (_, Docs::Lines(_)) => unreachable!("only MCP and OTLP are told from JSON Lines"),
+        (_, Docs::Lines(_)) => {
+            unreachable!("only MCP, OTLP and HTTP logs are told from JSON Lines")
+        }
     };
     runs.into_iter()
         .map(|(events, trace)| {
@@ -705,7 +730,7 @@ pub(crate) fn json_arguments(tool: &str, raw: &Value, at: &Place) -> Result<Valu
     }
 }
 
-/// A recorded run's id: its file name without `.json` / `.jsonl`.
+/// A recorded run's id: its file name without `.json` / `.jsonl` (`.yaml` / `.yml`: a cassette).
 pub fn run_id(path: &Path) -> String {
     let name = path
         .file_name()
@@ -713,6 +738,8 @@ pub fn run_id(path: &Path) -> String {
         .unwrap_or_default();
     name.strip_suffix(".jsonl")
         .or_else(|| name.strip_suffix(".json"))
+        .or_else(|| name.strip_suffix(".yaml"))
+        .or_else(|| name.strip_suffix(".yml"))
         .unwrap_or(&name)
         .to_owned()
 }

@@ -499,7 +499,7 @@ impl Collector {
 
 /// An event's content, hashed: what two traces must agree on for one to continue the other
 /// (not where the file records it).
-fn fingerprint(e: &Event) -> u64 {
+pub(super) fn fingerprint(e: &Event) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     match e {

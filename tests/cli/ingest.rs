@@ -149,6 +149,89 @@ const FIXTURES: &[(&str, Format, bool)] = &[
         Format::Otlp,
         false,
     ),
+    // Provider HTTP exchanges (issue 33): vcrpy cassettes (YAML, JSON) and a proxy's log,
+    // streaming (SSE) bodies included.
+    ("http/openai-chat-correct.cassette.yaml", Format::Http, true),
+    (
+        "http/openai-chat-correct.exchanges.jsonl",
+        Format::Http,
+        true,
+    ),
+    ("http/openai-chat-broken.cassette.yaml", Format::Http, false),
+    (
+        "http/openai-chat-broken.exchanges.jsonl",
+        Format::Http,
+        false,
+    ),
+    (
+        "http/openai-chat-stream-correct.cassette.yaml",
+        Format::Http,
+        true,
+    ),
+    (
+        "http/openai-chat-stream-correct.exchanges.jsonl",
+        Format::Http,
+        true,
+    ),
+    (
+        "http/openai-chat-stream-broken.cassette.yaml",
+        Format::Http,
+        false,
+    ),
+    (
+        "http/openai-chat-stream-broken.exchanges.jsonl",
+        Format::Http,
+        false,
+    ),
+    (
+        "http/openai-responses-correct.cassette.yaml",
+        Format::Http,
+        true,
+    ),
+    (
+        "http/openai-responses-correct.exchanges.jsonl",
+        Format::Http,
+        true,
+    ),
+    (
+        "http/openai-responses-broken.cassette.yaml",
+        Format::Http,
+        false,
+    ),
+    (
+        "http/openai-responses-broken.exchanges.jsonl",
+        Format::Http,
+        false,
+    ),
+    ("http/anthropic-correct.cassette.yaml", Format::Http, true),
+    ("http/anthropic-correct.exchanges.jsonl", Format::Http, true),
+    ("http/anthropic-broken.cassette.yaml", Format::Http, false),
+    ("http/anthropic-broken.exchanges.jsonl", Format::Http, false),
+    (
+        "http/anthropic-stream-correct.cassette.yaml",
+        Format::Http,
+        true,
+    ),
+    (
+        "http/anthropic-stream-correct.exchanges.jsonl",
+        Format::Http,
+        true,
+    ),
+    (
+        "http/anthropic-stream-broken.cassette.yaml",
+        Format::Http,
+        false,
+    ),
+    (
+        "http/anthropic-stream-broken.exchanges.jsonl",
+        Format::Http,
+        false,
+    ),
+    ("http/openai-chat-correct.cassette.json", Format::Http, true),
+    ("http/openai-chat-broken.cassette.json", Format::Http, false),
+    // An MCP log with the direction beside the message (`{"seq", "direction", "message"}`).
+    ("mcp-jsonrpc/correct.seq.jsonl", Format::McpJsonRpc, true),
+    ("mcp-jsonrpc/broken.seq.jsonl", Format::McpJsonRpc, false),
     // No parent span: one trace per model request, stitched into one run (issue 33).
     ("otel/no-parent/correct.logs.otlp.jsonl", Format::Otlp, true),
     ("otel/no-parent/broken.logs.otlp.jsonl", Format::Otlp, false),
@@ -932,4 +1015,34 @@ fn ambiguous_stitching_is_refused() {
         runs[0].turns[0].calls[0].output,
         Some(json!({"content": [{"type": "text", "text": "20:00"}]}))
     );
+}
+
+/// The issue-33 readers refuse what they cannot map whole, at the file, line and column: a
+/// cut SSE stream in a cassette, a proxy log holding two conversations, an MCP log line with
+/// no message in it.
+#[test]
+fn cut_streams_mixed_conversations_and_unwrapped_lines_are_refused_at_their_place() {
+    let said = [
+        refused(
+            "cut.cassette.yaml",
+            &text("http/anthropic-stream-correct.cassette.yaml")
+                .replace("message_stop", "message_stoq"),
+        ),
+        refused(
+            "two.exchanges.jsonl",
+            &(text("http/openai-chat-correct.exchanges.jsonl")
+                + text("http/openai-chat-broken.exchanges.jsonl")
+                    .lines()
+                    .last()
+                    .unwrap()
+                + "\n"),
+        ),
+        refused(
+            "bare.seq.jsonl",
+            &text("mcp-jsonrpc/correct.seq.jsonl")
+                .replacen("\"message\": {", "\"note\": {", 2)
+                .replacen("\"note\": {", "\"message\": {", 1),
+        ),
+    ];
+    insta::assert_snapshot!(said.join("\n---\n"));
 }
