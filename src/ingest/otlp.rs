@@ -589,7 +589,7 @@ fn stitch(reads: Vec<TraceRead>) -> Result<Vec<TraceRead>, Refusal> {
                 run = fps[i].clone();
                 events = None;
                 last[first] = i;
-            } else if fps[i].first().is_some() && fps[i].first() == run.first() {
+            } else if !fps[i].is_empty() && fps[i].first() == run.first() {
                 return Err(Refusal::at(
                     &reads[i].at,
                     format!(
