@@ -438,12 +438,13 @@ fn stream_otlp(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), So
     let borrowed: Vec<(usize, &str)> = kept.iter().map(|(i, l)| (*i, l.as_str())).collect();
     let file = SourceFile::from_text(path, sparse_of(&borrowed, count));
     let runs = result.map_err(|r| refusal(&file, Format::Otlp, r))?;
+    let mut locator = Locator::new(&file);
     let runs = runs
         .into_iter()
         .map(|(events, trace)| {
             Ok(Recorded {
                 format: Format::Otlp,
-                turns: assemble(&file, Format::Otlp, events)?,
+                turns: assemble(&mut locator, Format::Otlp, events)?,
                 trace,
             })
         })
@@ -507,11 +508,12 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
             unreachable!("only MCP, OTLP and HTTP logs are told from JSON Lines")
         }
     };
+    let mut locator = Locator::new(file);
     runs.into_iter()
         .map(|(events, trace)| {
             Ok(Recorded {
                 format,
-                turns: assemble(file, format, events)?,
+                turns: assemble(&mut locator, format, events)?,
                 trace,
             })
         })
@@ -545,21 +547,67 @@ fn position(file: &SourceFile, at: &Place) -> (u32, u32) {
     }
 }
 
-fn location(file: &SourceFile, at: &Place) -> Location {
-    let (line, column) = position(file, at);
-    Location {
-        file: file.path.clone(),
-        line,
-        column,
+/// Call locations for one file: line starts found once, and each place's position once (the
+/// calls of a run stitched from many traces share places, and a file may hold thousands of
+/// runs: finding a line by scanning from the top for each call would be quadratic).
+pub(crate) struct Locator<'a> {
+    file: &'a SourceFile,
+    starts: Option<Vec<usize>>,
+    memo: std::collections::HashMap<(Option<usize>, String), (u32, u32)>,
+}
+
+impl<'a> Locator<'a> {
+    pub(crate) fn new(file: &'a SourceFile) -> Self {
+        Self {
+            file,
+            starts: None,
+            memo: Default::default(),
+        }
+    }
+
+    fn location(&mut self, at: &Place) -> Location {
+        let key = (at.line, at.pointer.clone());
+        let (line, column) = match self.memo.get(&key) {
+            Some(&p) => p,
+            None => {
+                let p = match at.line {
+                    None => position(self.file, at),
+                    Some(i) => {
+                        let text = &self.file.text;
+                        let starts = self.starts.get_or_insert_with(|| {
+                            std::iter::once(0)
+                                .chain(text.match_indices('\n').map(|(k, _)| k + 1))
+                                .collect()
+                        });
+                        let line = starts.get(i).map_or("", |&a| {
+                            let rest = &text[a..];
+                            let line = rest.split('\n').next().unwrap_or("");
+                            line.strip_suffix('\r').unwrap_or(line)
+                        });
+                        let column = source::json::locate(line, &at.pointer)
+                            .map_or(1, |p| source::json::line_column(line, p.start()).1);
+                        (i as u32 + 1, column)
+                    }
+                };
+                self.memo.insert(key, p);
+                p
+            }
+        };
+        Location {
+            file: self.file.path.clone(),
+            line,
+            column,
+        }
     }
 }
 
 /// The events in order, made into turns.
 fn assemble(
-    file: &SourceFile,
+    locator: &mut Locator<'_>,
     format: Format,
     events: Vec<Event>,
 ) -> Result<Vec<TranscriptTurn>, SourceError> {
+    let file = locator.file;
     let refuse = |at: &Place, m: String| refusal(file, format, Refusal::at(at, m));
     let mut turns: Vec<TranscriptTurn> = Vec::new();
     // Per turn: which calls still wait for an output, by index into the turn's calls.
@@ -621,7 +669,7 @@ fn assemble(
                     arguments,
                     output,
                     id,
-                    location(file, &at),
+                    locator.location(&at),
                 ));
                 // An agent's text before a call is thinking aloud, not the reply.
                 turn.reply = None;

@@ -1046,3 +1046,42 @@ fn cut_streams_mixed_conversations_and_unwrapped_lines_are_refused_at_their_plac
     ];
     insta::assert_snapshot!(said.join("\n---\n"));
 }
+
+/// Every prefix of the issue-33 fixtures (a log cut anywhere, as a crash leaves it) reads as
+/// runs or as an error with a place, never a panic.
+#[test]
+fn cut_logs_of_the_new_formats_never_panic() {
+    for rel in [
+        "http/anthropic-stream-correct.exchanges.jsonl",
+        "http/openai-chat-stream-correct.cassette.yaml",
+        "http/openai-responses-correct.cassette.yaml",
+        "mcp-jsonrpc/correct.seq.jsonl",
+        "otel/no-parent-latest/correct.traces.otlp.jsonl",
+        "otel/traceloop/responses-correct.traces.pb.json",
+    ] {
+        let text = text(rel);
+        let step = (text.len() / 97).max(1);
+        for cut in (0..text.len()).step_by(step) {
+            let Some(prefix) = text.get(..cut) else {
+                continue;
+            };
+            let file = SourceFile::from_text(fixture(rel), prefix);
+            if let Err(e) = ingest::read_all(&file) {
+                let _ = e.render();
+            }
+        }
+    }
+}
+
+/// Stitching's cost, measured by hand (NOTES-33.md): `STITCH_FILE=… cargo test --test cli --
+/// --ignored ingest::stitching_cost --nocapture` reads the file and prints runs and time.
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn stitching_cost() {
+    let Ok(path) = std::env::var("STITCH_FILE") else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    let (_, runs) = ingest::read_path(Path::new(&path), false).unwrap();
+    eprintln!("{} runs in {:?}", runs.len(), started.elapsed());
+}
