@@ -20,6 +20,7 @@
 //! sidecar and the harness to a [`Transcript`]).
 
 pub mod adk;
+mod agents;
 mod chat;
 mod http;
 mod jsonrpc;
@@ -54,6 +55,8 @@ pub enum Format {
     /// Provider HTTP exchanges: a recording proxy's `{method, path, request, response}` lines
     /// or a VCR-style cassette (YAML or JSON), SSE bodies included.
     Http,
+    /// The OpenAI Agents SDK's trace export (`item.export()` a line, or `{"data": [...]}`).
+    AgentsSdk,
 }
 
 impl Format {
@@ -67,6 +70,7 @@ impl Format {
             Format::McpJsonRpc => "MCP JSON-RPC log",
             Format::Otlp => "OTLP trace",
             Format::Http => "provider HTTP log",
+            Format::AgentsSdk => "OpenAI Agents SDK trace",
         }
     }
 }
@@ -205,6 +209,8 @@ fn detect_docs(docs: &Docs) -> Option<Format> {
                 Some(Format::Otlp)
             } else if http::is_exchange(first) {
                 Some(Format::Http)
+            } else if agents::is_item(first) {
+                Some(Format::AgentsSdk)
             } else {
                 None
             }
@@ -219,6 +225,8 @@ fn detect_value(v: &Value) -> Option<Format> {
                 Some(Format::Otlp)
             } else if http::is_cassette(v) {
                 Some(Format::Http)
+            } else if agents::is_batch(v) {
+                Some(Format::AgentsSdk)
             } else if o.contains_key("jsonrpc") {
                 Some(Format::McpJsonRpc)
             } else if let Some(Value::Array(m)) = o.get("messages") {
@@ -478,7 +486,8 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
         file.error(
             "not a recorded run agent-seer reads: expected OpenAI `messages` or Responses \
              items, Anthropic `messages`, Gemini `contents`, MCP JSON-RPC lines, OTLP JSON \
-             (`resourceSpans` / `resourceLogs`), provider HTTP exchanges or a VCR cassette",
+             (`resourceSpans` / `resourceLogs`), provider HTTP exchanges, a VCR cassette or an \
+             OpenAI Agents SDK trace export",
         )
     })?;
     let refuse = |r: Refusal| refusal(file, format, r);
@@ -500,12 +509,23 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
             };
             vec![(http::events(docs, &lines).map_err(refuse)?, None)]
         }
+        (Format::AgentsSdk, docs) => {
+            let runs = agents::runs(docs).map_err(refuse)?;
+            if one && runs.len() > 1 {
+                return Err(file.error(format!(
+                    "{}: {} traces in one file; grade one run a file: `agent-seer import trace` writes one transcript per trace",
+                    format.name(),
+                    runs.len()
+                )));
+            }
+            runs.into_iter().map(|events| (events, None)).collect()
+        }
         (Format::Otlp, docs) => otlp::events(docs, one)
             .map_err(refuse)?
             .into_iter()
             .collect(),
         (_, Docs::Lines(_)) => {
-            unreachable!("only MCP, OTLP and HTTP logs are told from JSON Lines")
+            unreachable!("only MCP, OTLP, HTTP logs and Agents SDK traces are told from JSON Lines")
         }
     };
     let mut locator = Locator::new(file);

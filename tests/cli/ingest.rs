@@ -232,6 +232,9 @@ const FIXTURES: &[(&str, Format, bool)] = &[
     // An MCP log with the direction beside the message (`{"seq", "direction", "message"}`).
     ("mcp-jsonrpc/correct.seq.jsonl", Format::McpJsonRpc, true),
     ("mcp-jsonrpc/broken.seq.jsonl", Format::McpJsonRpc, false),
+    // The OpenAI Agents SDK's own trace export (its `function` spans; no prompt, no reply).
+    ("openai-agents/correct.trace.jsonl", Format::AgentsSdk, true),
+    ("openai-agents/broken.trace.jsonl", Format::AgentsSdk, false),
     // No parent span: one trace per model request, stitched into one run (issue 33).
     ("otel/no-parent/correct.logs.otlp.jsonl", Format::Otlp, true),
     ("otel/no-parent/broken.logs.otlp.jsonl", Format::Otlp, false),
@@ -348,7 +351,8 @@ fn every_format_grades_like_the_yaml_transcript() {
         // The reply is the run's last text, where the format records one.
         let reply = t.turns.last().and_then(|t| t.reply.clone());
         let execute_tool_only = rel.starts_with("otel/events/") && rel.contains(".traces.");
-        let records_chat = !(matches!(format, Format::McpJsonRpc) || execute_tool_only);
+        let records_chat =
+            !(matches!(format, Format::McpJsonRpc | Format::AgentsSdk) || execute_tool_only);
         assert_eq!(reply.is_some(), records_chat, "{rel}: {reply:?}");
     }
 }
@@ -1038,6 +1042,11 @@ fn cut_streams_mixed_conversations_and_unwrapped_lines_are_refused_at_their_plac
                 + "\n"),
         ),
         refused(
+            "no-input.trace.jsonl",
+            &text("openai-agents/correct.trace.jsonl")
+                .replacen("\"input\": \"{", "\"inputs\": \"{", 1),
+        ),
+        refused(
             "bare.seq.jsonl",
             &text("mcp-jsonrpc/correct.seq.jsonl")
                 .replacen("\"message\": {", "\"note\": {", 2)
@@ -1058,6 +1067,7 @@ fn cut_logs_of_the_new_formats_never_panic() {
         "mcp-jsonrpc/correct.seq.jsonl",
         "otel/no-parent-latest/correct.traces.otlp.jsonl",
         "otel/traceloop/responses-correct.traces.pb.json",
+        "openai-agents/correct.trace.jsonl",
     ] {
         let text = text(rel);
         let step = (text.len() / 97).max(1);
