@@ -679,13 +679,16 @@ fn stitch(reads: Vec<TraceRead>) -> Result<Vec<TraceRead>, Refusal> {
         last[u] = at;
     }
 
-    // One run per head, in the order its first trace appeared.
+    // One run per head, in the order its first trace appeared in the file.
+    let mut first_seen = vec![usize::MAX; n];
+    for (i, &h) in head.iter().enumerate() {
+        first_seen[h] = first_seen[h].min(i);
+    }
+    let mut heads: Vec<usize> = (0..n).filter(|&i| head[i] == i).collect();
+    heads.sort_by_key(|&h| first_seen[h]);
     let mut reads: Vec<Option<TraceRead>> = reads.into_iter().map(Some).collect();
     let mut runs = Vec::new();
-    for i in 0..n {
-        if head[i] != i {
-            continue;
-        }
+    for i in heads {
         let end = last[i];
         let mut run = reads[end]
             .take()

@@ -972,8 +972,18 @@ fn a_run_without_a_parent_span_is_stitched_into_one_transcript() {
 
 /// One chat span in a trace of its own, as OTLP JSON (a line): the latest GenAI conventions.
 fn chat_trace(trace: u8, input: serde_json::Value, output: serde_json::Value) -> String {
+    chat_trace_in(trace, None, input, output)
+}
+
+/// [`chat_trace`] with a `gen_ai.conversation.id`.
+fn chat_trace_in(
+    trace: u8,
+    conversation: Option<&str>,
+    input: serde_json::Value,
+    output: serde_json::Value,
+) -> String {
     let attr = |k: &str, v: &serde_json::Value| serde_json::json!({"key": k, "value": {"stringValue": v.to_string()}});
-    let span = serde_json::json!({
+    let mut span = serde_json::json!({
         "traceId": format!("{trace:032x}"),
         "spanId": format!("{trace:016x}"),
         "name": "chat gpt-4.1",
@@ -984,6 +994,13 @@ fn chat_trace(trace: u8, input: serde_json::Value, output: serde_json::Value) ->
             attr("gen_ai.output.messages", &output),
         ]
     });
+    if let Some(c) = conversation
+        && let Some(attrs) = span["attributes"].as_array_mut()
+    {
+        attrs.push(
+            serde_json::json!({"key": "gen_ai.conversation.id", "value": {"stringValue": c}}),
+        );
+    }
     serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).to_string() + "\n"
 }
 
@@ -1043,8 +1060,11 @@ fn cut_streams_mixed_conversations_and_unwrapped_lines_are_refused_at_their_plac
         ),
         refused(
             "no-input.trace.jsonl",
-            &text("openai-agents/correct.trace.jsonl")
-                .replacen("\"input\": \"{", "\"inputs\": \"{", 1),
+            &text("openai-agents/correct.trace.jsonl").replacen(
+                "\"input\": \"{",
+                "\"inputs\": \"{",
+                1,
+            ),
         ),
         refused(
             "bare.seq.jsonl",
@@ -1094,4 +1114,33 @@ fn stitching_cost() {
     let started = std::time::Instant::now();
     let (_, runs) = ingest::read_path(Path::new(&path), false).unwrap();
     eprintln!("{} runs in {:?}", runs.len(), started.elapsed());
+}
+
+/// Traces that share a conversation id are one run, in start order, whatever their histories:
+/// a request sent with only the new items (`previous_response_id`) is appended to the run.
+#[test]
+fn traces_of_one_conversation_are_one_run() {
+    use serde_json::json;
+    let user = json!({"role": "user", "parts": [{"type": "text", "content": "What time is it in London?"}]});
+    let call = json!({"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_current_time", "arguments": {"timezone": "Europe/London"}}]});
+    let result = json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "17:24"}]});
+    let reply = json!([{"role": "assistant", "parts": [{"type": "text", "content": "17:24."}]}]);
+    // Written out of order, and an unrelated run between them.
+    let file = chat_trace_in(3, Some("conv-1"), json!([result]), reply)
+        + &chat_trace(2, json!([user.clone()]), json!([]))
+        + &chat_trace_in(1, Some("conv-1"), json!([user]), json!([call]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conv.jsonl");
+    std::fs::write(&path, file).unwrap();
+    let runs = ingest::read_all(&SourceFile::read(&path).unwrap()).unwrap();
+    assert_eq!(runs.len(), 2);
+    let run = &runs[0];
+    assert_eq!(run.first_prompt(), Some("What time is it in London?"));
+    let calls = &run.turns[0].calls;
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].output,
+        Some(json!({"content": [{"type": "text", "text": "17:24"}]}))
+    );
+    assert_eq!(run.turns[0].reply.as_deref(), Some("17:24."));
 }
