@@ -1,7 +1,9 @@
 //! Recorded runs in the formats teams already keep, read into the [`Transcript`] the YAML loader
 //! makes: OpenAI Chat Completions `messages` and Responses API items, Anthropic Messages,
-//! Gemini `contents`, MCP JSON-RPC message logs, and OpenTelemetry GenAI traces and logs in OTLP
-//! JSON (the collector's file form and the protobuf-JSON mapping).
+//! Gemini `contents`, MCP JSON-RPC message logs (raw or wrapped), OpenTelemetry GenAI traces and
+//! logs in OTLP JSON (the collector's file form and the protobuf-JSON mapping; a run spread over
+//! several traces is stitched into one), provider HTTP exchange logs and VCR cassettes
+//! (`http.rs`), and the OpenAI Agents SDK's trace export (`agents.rs`).
 //!
 //! The format is told from the content ([`detect`]) and named in every error. Each reader turns
 //! its file into one list of [`Event`]s — a user message, a tool call, a tool's output, the

@@ -229,6 +229,10 @@ const FIXTURES: &[(&str, Format, bool)] = &[
     ),
     ("http/openai-chat-correct.cassette.json", Format::Http, true),
     ("http/openai-chat-broken.cassette.json", Format::Http, false),
+    ("http/gemini-correct.cassette.yaml", Format::Http, true),
+    ("http/gemini-correct.exchanges.jsonl", Format::Http, true),
+    ("http/gemini-broken.cassette.yaml", Format::Http, false),
+    ("http/gemini-broken.exchanges.jsonl", Format::Http, false),
     // An MCP log with the direction beside the message (`{"seq", "direction", "message"}`).
     ("mcp-jsonrpc/correct.seq.jsonl", Format::McpJsonRpc, true),
     ("mcp-jsonrpc/broken.seq.jsonl", Format::McpJsonRpc, false),
