@@ -16,7 +16,14 @@ if [[ $missing == 1 ]]; then
 fi
 # The PyPI servers tests/mcp/generic_pypi.rs starts (mcp-server-git, mcp-server-time), a venv
 # cached outside the checkout; the git tests also need git itself.
-command -v git >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >/dev/null; }
+# `agent-seer ground` runs the time server under a frozen clock (the time suite's
+# `ground.clock`), through libfaketime.
+need=()
+command -v git >/dev/null || need+=(git)
+command -v faketime >/dev/null || need+=(faketime)
+if (( ${#need[@]} )); then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
 PYPI=$(bash .ci/servers-pypi.sh | tail -1)
 # The SQL servers tests/mcp/sql.rs starts (mcp-server-duckdb, mcp-server-sqlite).
 SQL=$(bash .ci/servers-sql.sh | tail -1)

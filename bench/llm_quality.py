@@ -5,6 +5,7 @@
   llm_quality.py run    RUN.json                              pass^k / pass@k of `agent-seer run`
   llm_quality.py generate REPORT.json                         a `generate` report, summarised
   llm_quality.py write  RESULTS_DIR BENCHMARKS.md             the figures as a BENCHMARKS.md section
+  llm_quality.py compact BENCHMARKS.md                        re-apply `compact` to the written section
 
 CHECK.json is `agent-seer check --format json` over the same transcripts (labels: each
 transcript's `expect`, and the suite's pass threshold); JUDGE.json is `agent-seer judge
@@ -262,6 +263,33 @@ def rate(r):
     return f"{r['k']}/{r['n']} = {fmt(r['value'], 2)} (Wilson 95 % lower bound {fmt(r['wilson_low'], 2)})"
 
 
+# Two or more file arguments in a row (a subset of up to 40 transcripts, repeated in every row's
+# command): named once, above the table, as $SUBSET (issue 34).
+FILES = re.compile(r"(?:(?:transcripts|harnesses)/[^\s`|]+\.(?:ya?ml|jsonl?)(?: |(?=`)))(?:(?:transcripts|harnesses)/[^\s`|]+\.(?:ya?ml|jsonl?)(?: |(?=`)))+")
+SUBSET = re.compile(r"(Subset: )(.+?\.)$")
+
+
+def compact(line):
+    """A section line with its file lists folded: a table row's `command` cell says $SUBSET
+    for the subset's files; the paragraph's subset goes into a <details> list."""
+    if line.startswith("|"):
+        return FILES.sub(lambda m: "$SUBSET" + (" " if m.group(0).endswith(" ") else ""), line)
+    m = SUBSET.search(line)
+    if m and "<details>" not in line:
+        return (line[: m.start()] + "`$SUBSET` in the commands below is this subset: "
+                + "<details><summary>the subset</summary>\n\n" + m.group(2) + "\n\n</details>")
+    return line
+
+
+def compact_file(bench):
+    text = Path(bench).read_text()
+    if BEGIN not in text or END not in text:
+        return
+    a, b = text.index(BEGIN), text.index(END)
+    body = "\n".join(compact(l) for l in text[a:b].split("\n"))
+    Path(bench).write_text(text[:a] + body + text[b:])
+
+
 def write(dirs, bench):
     lines = [BEGIN, "", "## A real 1.5B model: judge, generator and agent (issue 21)", ""]
     for results in map(Path, dirs):
@@ -280,7 +308,7 @@ def write(dirs, bench):
         for s in steps:
             lines.append(f"| {s['what']} | {s['figure']} | `{s['command']}` | {s['wall_s']:.0f} s |")
         lines.append("")
-    lines += [END]
+    lines = [compact(l) for l in lines] + [END]
     text = Path(bench).read_text()
     block = "\n".join(lines) + "\n"
     if BEGIN in text and END in text:
@@ -326,6 +354,8 @@ def main(argv):
         print(generate_figure(argv[2]))
     elif cmd == "write":
         write(argv[2:-1], argv[-1])
+    elif cmd == "compact":
+        compact_file(argv[2])
     elif cmd == "selftest":
         selftest()
     else:
@@ -342,6 +372,9 @@ def selftest():
     assert wilson_low(0, 0) is None
     assert abs(mae([0, 1], [1, 1]) - 0.5) < 1e-12
     assert gini([1, 1, 1]) == 0 and abs(gini([0, 0, 3]) - 2 / 3) < 1e-12
+    row = "| judge | n=2 | `agent-seer judge --format json transcripts/a/x.yaml transcripts/a/y.yaml` | 3 s |"
+    assert compact(row) == "| judge | n=2 | `agent-seer judge --format json $SUBSET` | 3 s |", compact(row)
+    assert compact("| one | `check transcripts/a/x.yaml` | 1 s |") == "| one | `check transcripts/a/x.yaml` | 1 s |"
     print("ok")
 
 

@@ -150,17 +150,17 @@ impl Serialize for SubDimension {
 }
 
 macro_rules! codes {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $sub:ident, $sev:ident; )*) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $sub:ident, $sev:ident; )*) => {
         /// A stable finding code. The string form (`lint.unknown_param`) never changes meaning;
         /// labels, reports and users' CI filters rely on it.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Code {
-            $( $(#[$doc])* $variant, )*
+            $( $(#[doc = $doc])* $variant, )*
         }
 
         impl Code {
             /// Every code, in table order.
-            pub(crate) const ALL: &'static [Code] = &[$(Code::$variant),*];
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
 
             /// The code with this string form.
             pub fn parse(s: &str) -> Option<Code> {
@@ -168,7 +168,7 @@ macro_rules! codes {
             }
 
             /// The stable string form, `<engine>.<name>` (`cap.unsupported_value`).
-            pub(crate) fn as_str(self) -> &'static str {
+            pub fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $name,)* }
             }
 
@@ -180,6 +180,12 @@ macro_rules! codes {
             /// The severity a finding with this code has by default.
             pub fn severity(self) -> Severity {
                 match self { $(Code::$variant => Severity::$sev,)* }
+            }
+
+            /// What the code means: its doc comment in this table, one line (SARIF's rule
+            /// descriptions, the reference in the docs).
+            pub fn doc(self) -> &'static str {
+                match self { $(Code::$variant => concat!($($doc),*),)* }
             }
         }
     };
@@ -450,6 +456,19 @@ mod tests {
                 .iter()
                 .any(|p| n.starts_with(p))
         }));
+    }
+
+    /// Every code's doc comment reads as one sentence (SARIF's rule descriptions).
+    #[test]
+    fn every_code_has_its_doc() {
+        for c in Code::ALL {
+            let doc = c.doc();
+            assert!(
+                doc.starts_with(' ') && doc.trim().ends_with('.'),
+                "{c}: {doc:?}"
+            );
+            assert!(!doc.contains("  "), "{c}: {doc:?}");
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub(crate) const ORDER: &[&str] = &[
     "judge",
     "generate",
     "mcp",
+    "ground",
     "agent",
     "report",
     "runner",

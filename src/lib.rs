@@ -48,6 +48,8 @@ pub mod finding;
 pub mod flow;
 #[cfg(feature = "generate")]
 pub mod generate;
+#[cfg(feature = "mcp")]
+pub mod ground;
 #[path = "harness/mod.rs"]
 mod harness_files;
 pub mod ingest;

@@ -1,6 +1,9 @@
 //! Any bytes as an OTLP JSON (Lines) file, read both ways — streamed from disk a line at a
 //! time (`import trace`, `check` on `*.jsonl`) and whole from text: runs, or an error that
-//! renders with its place; never a panic.
+//! renders with its place; never a panic. The whole-text read tells every recorded format
+//! from the content, so the seeds hold the other readers' inputs too (issue 33: runs
+//! stitched from several traces, MCP logs with wrappers, provider HTTP logs and cassettes
+//! with SSE bodies).
 #![no_main]
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -116,6 +116,10 @@ pub struct Outcome {
     /// For a survivor, why it survived.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// The engines' evaluation of the mutant, labelled broken (what the discrimination gate
+    /// of a suite without hand-written broken runs is built from); `None` when it does not load.
+    #[serde(skip)]
+    pub evaluation: Option<crate::check::Evaluation>,
 }
 
 /// A suite's mutation result.
@@ -212,8 +216,14 @@ pub fn mutate_suite(suite: &Suite, transcripts: &[Transcript]) -> SuiteMutation 
             refs: references(suite, &base),
         };
         for m in cx.mutants() {
-            let graded = grade(suite, &m.doc);
-            let (verdict, tc, errors) = graded.unwrap_or((Verdict::Fail, None, Vec::new()));
+            let evaluation = load(&m.doc).and_then(|mut t| {
+                // Named for the discrimination table: its run and what was done to it.
+                t.id = format!("{}~{}", m.source, m.operator.as_str());
+                evaluate(suite, &t).ok()
+            });
+            let (verdict, tc, errors) = evaluation
+                .as_ref()
+                .map_or((Verdict::Fail, None, Vec::new()), summary);
             let killed = verdict == Verdict::Fail;
             let why = (!killed).then(|| cx.why_survived(&m, tc));
             out.outcomes.push(Outcome {
@@ -222,6 +232,7 @@ pub fn mutate_suite(suite: &Suite, transcripts: &[Transcript]) -> SuiteMutation 
                 tc,
                 errors,
                 why,
+                evaluation,
             });
         }
     }
@@ -297,6 +308,11 @@ fn load(d: &TranscriptDoc) -> Option<Transcript> {
 fn grade(suite: &Suite, d: &TranscriptDoc) -> Option<(Verdict, Option<f64>, Vec<String>)> {
     let t = load(d)?;
     let e = evaluate(suite, &t).ok()?;
+    Some(summary(&e))
+}
+
+/// An evaluation's verdict, TC and error codes (sorted, once each).
+fn summary(e: &crate::check::Evaluation) -> (Verdict, Option<f64>, Vec<String>) {
     let mut errors: Vec<String> = e
         .findings
         .iter()
@@ -305,7 +321,7 @@ fn grade(suite: &Suite, d: &TranscriptDoc) -> Option<(Verdict, Option<f64>, Vec<
         .collect();
     errors.sort();
     errors.dedup();
-    Some((e.verdict, e.score.map(|s| s.tc), errors))
+    (e.verdict, e.score.as_ref().map(|s| s.tc), errors)
 }
 
 /// Per call of the run (index across turns): its references, as (pointer, value, producer).

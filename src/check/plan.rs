@@ -94,6 +94,7 @@ enum Work {
     Harness(LazySuite),
     Transcript(LazySuite, PathBuf),
     Gate(LazySuite),
+    Mutation(LazySuite),
     Judge(LazySuite, PathBuf, JudgeSetup),
     /// A setup failure.
     Fail(Failure),
@@ -108,15 +109,20 @@ impl PlannedTrial {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 Ok(suite) => harness_record(&self.id, &suite),
             },
-            Work::Transcript(lazy, path) => {
-                match lazy.get().and_then(|suite| lazy.check(&suite, path)) {
+            Work::Transcript(lazy, path) => match lazy.get() {
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(lazy.unloaded(&e))),
+                Ok(suite) => match lazy.check(&suite, path) {
                     Ok(result) => result.record(&self.id),
                     Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
-                }
-            }
+                },
+            },
             Work::Gate(lazy) => match lazy.get() {
-                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(lazy.unloaded(&e))),
                 Ok(suite) => gate_record(&self.id, discriminate(lazy, &suite)),
+            },
+            Work::Mutation(lazy) => match lazy.get() {
+                Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
+                Ok(suite) => mutation_record(&self.id, lazy, &suite),
             },
             Work::Judge(lazy, path, setup) => match setup {
                 JudgeSetup::Ready(judge) => judged(&self.id, lazy, path, judge.as_ref())
@@ -134,7 +140,7 @@ impl PlannedTrial {
     pub fn files(&self) -> (Option<&Path>, Option<&Path>) {
         match &self.work {
             Work::Fail(_) => (None, None),
-            Work::Harness(l) | Work::Gate(l) => (l.harness.as_deref(), None),
+            Work::Harness(l) | Work::Gate(l) | Work::Mutation(l) => (l.harness.as_deref(), None),
             Work::Transcript(l, p) | Work::Judge(l, p, _) => (l.harness.as_deref(), Some(p)),
         }
     }
@@ -148,7 +154,7 @@ impl PlannedTrial {
             Work::Transcript(l, p) | Work::Judge(l, p, _) => {
                 keep(p) || l.harness.as_deref().is_some_and(keep)
             }
-            Work::Harness(l) | Work::Gate(l) => {
+            Work::Harness(l) | Work::Gate(l) | Work::Mutation(l) => {
                 l.harness.as_deref().is_some_and(keep) || l.transcripts.iter().any(|(_, p)| keep(p))
             }
         }
@@ -228,8 +234,87 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
             let lazy = LazySuite::new(suite, harness, layout, ts);
             Some(trial(id, Work::Gate(lazy)))
         }
+        TrialKind::Mutation => {
+            let harness = harness?;
+            if !asks_for_mutation(&harness) {
+                return None;
+            }
+            let ts = match suite_transcripts(layout, suite) {
+                Ok(ts) => ts,
+                Err(e) => return Some(PlannedTrial::failing(id, e)),
+            };
+            let lazy = LazySuite::new(suite, Some(harness), layout, ts);
+            Some(trial(id, Work::Mutation(lazy)))
+        }
         TrialKind::Live | TrialKind::Setup => None,
     }
+}
+
+/// Whether a harness sets `thresholds.mutation`, read from its text without loading it (the
+/// plan lists trials before any suite loads): a `mutation:` key outside a comment. A harness
+/// that only mentions the word in a string gets a trial that says it has no such gate.
+fn asks_for_mutation(harness: &Path) -> bool {
+    std::fs::read_to_string(harness).is_ok_and(|text| {
+        text.lines().any(|line| {
+            let code = line.split(" #").next().unwrap_or("");
+            !code.trim_start().starts_with('#')
+                && (code.trim_start().starts_with("mutation:")
+                    || (code.contains("thresholds:") && code.contains("mutation:")))
+        })
+    })
+}
+
+/// The mutation gate: the suite's mutants (`agent-seer mutate`), its killed share against
+/// `thresholds.mutation`; a failure lists every survivor with why it got through.
+fn mutation_record(id: &TrialId, lazy: &LazySuite, suite: &Suite) -> TrialRecord {
+    let Some(min) = suite.harness.thresholds.mutation else {
+        return TrialRecord::new(
+            id,
+            Status::Ignored,
+            Some("the harness sets no `thresholds.mutation`".to_owned()),
+        );
+    };
+    let result = match mutants_of(lazy, suite) {
+        Ok(r) => r,
+        Err(e) => return TrialRecord::new(id, Status::Failed, Some(e)),
+    };
+    let Some(score) = result.score() else {
+        return TrialRecord::new(
+            id,
+            Status::Failed,
+            Some("the suite makes no mutants: no correct transcript or oracle passes".to_owned()),
+        );
+    };
+    if score + 1e-9 >= min {
+        return TrialRecord::new(id, Status::Passed, None);
+    }
+    let mut message = format!(
+        "mutation score {score:.3} ({}/{} killed) is below thresholds.mutation {min}; the survivors:\n",
+        result.killed(),
+        result.outcomes.len()
+    );
+    for o in result.outcomes.iter().filter(|o| !o.killed) {
+        message.push_str(&format!(
+            "  {} [{}] {}\n    why: {}\n",
+            o.mutant.source,
+            o.mutant.operator.as_str(),
+            o.mutant.what,
+            o.why.as_deref().unwrap_or("")
+        ));
+    }
+    message.push_str("(`agent-seer mutate --write DIR` writes them out for review)");
+    TrialRecord::new(id, Status::Failed, Some(message))
+}
+
+/// The suite's mutants, from its YAML transcripts (and the oracles of scenarios without one).
+fn mutants_of(lazy: &LazySuite, suite: &Suite) -> Result<super::SuiteMutation, String> {
+    let mut transcripts = Vec::new();
+    for (id, path) in lazy.transcripts.iter() {
+        if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            transcripts.push(Transcript::load(path).map_err(|e| format!("{id}: {e}"))?);
+        }
+    }
+    Ok(super::mutate_suite(suite, &transcripts))
 }
 
 fn no_suites(layout: &Layout) -> String {
@@ -337,6 +422,11 @@ fn suite_trials(files: &SuiteFiles, layout: &Layout, config: &HarnessConfig) -> 
             ));
         }
     }
+    if let Some(h) = files.harness.as_deref()
+        && asks_for_mutation(h)
+    {
+        out.push(trial(TrialId::mutation(name), Work::Mutation(lazy.clone())));
+    }
     if files.harness.is_some() && !files.transcripts.is_empty() {
         out.push(trial(TrialId::discrimination(name), Work::Gate(lazy)));
     }
@@ -396,6 +486,20 @@ impl LazySuite {
         Ok(r)
     }
 
+    /// The failure of a trial whose suite did not load. With a harness file, its own trial
+    /// shows the error in full and this one says so in a line (the same quoted error once per
+    /// trial buried it, issue 34); without one, there is no harness trial, so in full.
+    fn unloaded(&self, e: &SourceError) -> String {
+        if self.harness.is_some() {
+            format!(
+                "not run: the suite's harness does not load ({e}); `{}::harness` shows where",
+                self.name
+            )
+        } else {
+            e.render()
+        }
+    }
+
     fn get(&self) -> Result<Arc<Suite>, SourceError> {
         self.cell
             .get_or_init(|| match &self.harness {
@@ -441,6 +545,15 @@ fn discriminate(lazy: &LazySuite, suite: &Suite) -> Discrimination {
         match lazy.check(suite, path) {
             Ok(r) => evals.push(r.evaluation.clone()),
             Err(e) => errors.push(format!("{id}: {e}")),
+        }
+    }
+    // Without a hand-written broken run, the suite's mutants are its broken runs (beside its
+    // labelled correct ones: without any, there is no gap to measure).
+    let labelled = |x| evals.iter().any(|e| e.label.expect == Some(x));
+    if labelled(Expect::Pass) && !labelled(Expect::Fail) {
+        match mutants_of(lazy, suite) {
+            Ok(m) => evals.extend(m.outcomes.into_iter().filter_map(|o| o.evaluation)),
+            Err(e) => errors.push(e),
         }
     }
     let t = suite.harness.thresholds;
@@ -489,6 +602,22 @@ fn harness_record(id: &TrialId, suite: &Suite) -> TrialRecord {
 /// agents to nothing and cost them score.
 fn check_oracles(suite: &Suite) -> Result<(), String> {
     let mut problems = String::new();
+    // Effects `agent-seer init` proposed from names are guesses until someone checks them.
+    for m in suite.linter.matrices() {
+        let open = m.unreviewed();
+        if !open.is_empty() {
+            let list: Vec<String> = open
+                .iter()
+                .map(|(tool, why)| format!("{} ({why})", tool.unwrap_or("a server-wide entry")))
+                .collect();
+            problems.push_str(&format!(
+                "{}: the effects of {} are proposals nobody has reviewed: {}; check each against the server and delete its `proposed:` (an effect taken on trust grades correct runs as destructive, or lets a destructive call through)\n",
+                m.file.display(),
+                if open.len() == 1 { "1 tool".to_owned() } else { format!("{} tools", open.len()) },
+                list.join(", ")
+            ));
+        }
+    }
     for sc in &suite.harness.scenarios {
         for turn in &sc.turns {
             for o in &turn.workflow {

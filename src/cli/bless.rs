@@ -15,7 +15,8 @@ use super::Outcome;
 pub struct Args {
     /// Transcript files or directories, or harness files. Default: every suite.
     paths: Vec<PathBuf>,
-    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    /// The project root. Default: AGENT_SEER_ROOT, else the nearest directory up from here
+    /// with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
     /// Show the diffs without writing anything; exit 1 when there are any (a CI check).

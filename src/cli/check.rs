@@ -17,7 +17,7 @@ pub struct Args {
     /// Default: every suite of the project.
     paths: Vec<PathBuf>,
     /// The project root (holding harnesses/ and transcripts/). Default: AGENT_SEER_ROOT, else
-    /// the working directory.
+    /// the nearest directory up from here with a harnesses/ folder, as cargo finds its manifest.
     #[arg(long)]
     root: Option<PathBuf>,
     #[command(flatten)]
@@ -65,7 +65,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 /// Whether a trial failed because its files did not load: a failed trial without what it
 /// checks (a harness trial without its coverage, a transcript trial without its transcript, a
 /// gate without its table).
-fn unloadable(r: &TrialRecord) -> bool {
+pub(super) fn unloadable(r: &TrialRecord) -> bool {
     r.status == Status::Failed
         && match r.kind {
             TrialKind::Harness => r.harness.is_none(),

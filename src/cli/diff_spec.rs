@@ -19,7 +19,8 @@ pub struct Args {
     /// Harnesses to check for touched scenarios. Default: every harness of the project.
     #[arg(long = "harness", value_name = "FILE")]
     harnesses: Vec<PathBuf>,
-    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    /// The project root. Default: AGENT_SEER_ROOT, else the nearest directory up from here
+    /// with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t)]

@@ -16,8 +16,9 @@ pub enum Source {
     /// package: BFCL_v4_*.json and possible_answer/).
     Bfcl(BfclArgs),
     /// Recorded runs — OpenAI Chat Completions or Responses logs, Anthropic Messages, Gemini
-    /// contents, MCP JSON-RPC logs, OpenTelemetry GenAI traces (OTLP JSON) — as YAML
-    /// transcripts of a suite, one per run (per trace for OTLP), to edit and bless.
+    /// contents, MCP JSON-RPC logs, OpenTelemetry GenAI traces (OTLP JSON), provider HTTP logs
+    /// and VCR cassettes, OpenAI Agents SDK traces — as YAML transcripts of a suite, one per
+    /// run (per trace, or per stitched run, for OTLP), to edit and bless.
     Trace(TraceArgs),
     /// A Google ADK eval set (`*.evalset.json`, or the legacy `*.test.json`) as a suite: each
     /// eval case a scenario, its expected tool uses the workflow; `--recorded` (the agent's
@@ -98,7 +99,8 @@ pub struct TraceArgs {
     /// Replace transcripts that exist.
     #[arg(long)]
     force: bool,
-    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    /// The project root. Default: AGENT_SEER_ROOT, else the nearest directory up from here
+    /// with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
 }

@@ -47,20 +47,20 @@ pub struct Target {
     /// The server's streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`) instead of a
     /// command.
     #[arg(long, conflicts_with = "command")]
-    url: Option<String>,
+    pub(super) url: Option<String>,
     /// A header for every HTTP request, `Name: value`; `${VAR}` in the value is read from the
     /// environment, so a token need not be on the command line. Values are never printed.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
-    headers: Vec<String>,
+    pub(super) headers: Vec<String>,
     /// The protocol revision.
     #[arg(long, value_enum, default_value_t)]
-    protocol: Revision,
+    pub(super) protocol: Revision,
     /// Seconds to wait for the server to start and for each answer.
     #[arg(long, default_value_t = 30)]
-    timeout: u64,
+    pub(super) timeout: u64,
     /// The server command and its arguments (after `--`).
     #[arg(last = true)]
-    command: Vec<String>,
+    pub(super) command: Vec<String>,
 }
 
 impl Target {
@@ -87,7 +87,7 @@ impl Target {
         })
     }
 
-    async fn connect(&self) -> anyhow::Result<Client> {
+    pub(super) async fn connect(&self) -> anyhow::Result<Client> {
         Ok(Client::connect(
             self.endpoint()?,
             self.protocol.into(),
@@ -99,7 +99,10 @@ impl Target {
 
 /// `Name: value` with `${VAR}` read through `env`; a missing variable is named, never its
 /// value.
-fn header(spec: &str, env: &dyn Fn(&str) -> Option<String>) -> anyhow::Result<(String, String)> {
+pub(super) fn header(
+    spec: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<(String, String)> {
     let (name, value) = spec.split_once(':').ok_or_else(|| {
         anyhow::anyhow!(
             "--header `{}`: write it `Name: value`",

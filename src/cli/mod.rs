@@ -11,7 +11,9 @@ mod bless;
 mod check;
 mod diff_spec;
 mod generate;
+mod ground;
 mod import;
+mod init;
 mod inspect;
 mod judge;
 mod lint;
@@ -90,6 +92,15 @@ enum Command {
     /// repeated or unrequested change, …), graded by the engines; every survivor says why it
     /// got through. `--min-score` makes it a gate.
     Mutate(mutate::Args),
+    /// Start a suite for a server: capture its tools/list and identity into harnesses/, and
+    /// write a capability-matrix scaffold (effects from its annotations, or proposed from tool
+    /// names and marked for review) into capabilities/; then print the next commands.
+    Init(init::Args),
+    /// Ground a suite's mocks in the real server: every scenario's oracle run against a fresh
+    /// server (after the harness's `ground:` set-up), its answers written as `mock_output`
+    /// with `grounding: high`; `--check` writes nothing and exits 1 naming each step whose
+    /// answer drifted.
+    Ground(ground::Args),
     /// Print a tool spec's complexity profile (tools, parameters per tool, optional ratio, …).
     InspectSpec(inspect::Args),
     /// Print the JSON Schema of one of agent-seer's file formats.
@@ -217,6 +228,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Command::InspectSpec(args) => inspect::run(args, out),
         Command::Audit(args) => audit::run(args, out),
         Command::Mutate(args) => mutate::run(args, out),
+        Command::Ground(args) => ground::run(args, out),
+        Command::Init(args) => init::run(args, out),
         Command::Inspect(args) => mcp::inspect(args, out),
         Command::Serve(args) => mcp::serve(args),
         Command::Run(args) => run::run(args, out),
@@ -276,17 +289,36 @@ impl SpecArgs {
     }
 }
 
-/// The project root: `--root`, else `AGENT_SEER_ROOT`, else the working directory. (Not
-/// `CARGO_MANIFEST_DIR`: under `cargo run` that names agent-seer's own manifest.)
+/// The project root: `--root`, else `AGENT_SEER_ROOT`, else the nearest of the working
+/// directory and its parents that holds a project ([`find_root`]), as cargo finds its
+/// manifest; else the working directory. (Not `CARGO_MANIFEST_DIR`: under `cargo run` that
+/// names agent-seer's own manifest.)
 pub fn project_root(flag: Option<std::path::PathBuf>) -> std::path::PathBuf {
     flag.or_else(|| std::env::var_os("AGENT_SEER_ROOT").map(Into::into))
+        .or_else(|| find_root(&std::env::current_dir().ok()?))
         .unwrap_or_default()
 }
 
+/// Walks up from `cwd` to the nearest directory with a `harnesses/` folder, or with a
+/// `Cargo.toml` that moves it (`[package.metadata.agent-seer]`), and names it relative to
+/// `cwd` (`""` for `cwd` itself, `..`, `../..`), so paths in reports stay short and usable
+/// from where the command ran. `None` when no ancestor is a project.
+pub fn find_root(cwd: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut rel = std::path::PathBuf::new();
+    for dir in cwd.ancestors() {
+        let manifest_moves_it = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .is_ok_and(|t| t.contains("[package.metadata.agent-seer]"));
+        if dir.join("harnesses").is_dir() || manifest_moves_it {
+            return Some(rel);
+        }
+        rel.push("..");
+    }
+    None
+}
+
 /// The harness configuration a verb runs with: the environment's, as the harness reads it
-/// ([`HarnessConfig::from_env`]), except that the root is `--root`, else `AGENT_SEER_ROOT`,
-/// else the working directory (a binary run inside a project has no meaningful
-/// `CARGO_MANIFEST_DIR`). No judge: only the `judge` verbs ask for one.
+/// ([`HarnessConfig::from_env`]), except that the root is [`project_root`]'s (a binary run
+/// inside a project has no meaningful `CARGO_MANIFEST_DIR`). No judge: only the `judge` verbs ask for one.
 pub fn project_config(flag: Option<std::path::PathBuf>) -> HarnessConfig {
     let mut config = HarnessConfig::from_env();
     config.root = project_root(flag);

@@ -13,7 +13,8 @@ use super::Outcome;
 pub struct Args {
     /// Suites to mutate, by name or harness file. Default: every suite of the project.
     suites: Vec<String>,
-    /// The project root. Default: AGENT_SEER_ROOT, else the working directory.
+    /// The project root. Default: AGENT_SEER_ROOT, else the nearest directory up from here
+    /// with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
     /// How to print the result.
@@ -46,6 +47,9 @@ pub enum MutateFormat {
     Json,
     /// A Markdown summary (a pull request comment or a job summary).
     Markdown,
+    /// One self-contained HTML page: the score per suite, a suite × operator table shaded by
+    /// the share killed, and every survivor with its reason.
+    Html,
 }
 
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -86,6 +90,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         MutateFormat::Human => human(&results, out)?,
         MutateFormat::Json => writeln!(out, "{}", serde_json::to_string_pretty(&results)?)?,
         MutateFormat::Markdown => markdown(&results, out)?,
+        MutateFormat::Html => out.write_all(html(&results).as_bytes())?,
     }
     let below = args.min_score.is_some_and(|min| {
         results
@@ -177,6 +182,113 @@ fn markdown(results: &[SuiteMutation], out: &mut dyn Write) -> anyhow::Result<()
         }
     }
     Ok(())
+}
+
+/// The HTML page: no script, no fetch, one inline style sheet.
+fn html(results: &[SuiteMutation]) -> String {
+    use std::fmt::Write as _;
+    let mut operators: Vec<&'static str> = Vec::new();
+    for r in results {
+        for (op, _, _) in r.by_operator() {
+            if !operators.contains(&op.as_str()) {
+                operators.push(op.as_str());
+            }
+        }
+    }
+    let mut s = String::from(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>agent-seer mutate</title>\n<style>\n\
+         body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1f2328}\n\
+         table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left}\n\
+         th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}\n\
+         code{font:12px ui-monospace,monospace;background:#f6f8fa;padding:0 .2rem}\n\
+         </style></head><body>\n<h1>agent-seer mutate</h1>\n",
+    );
+    s.push_str("<table data-table=\"scores\"><tr><th>suite</th><th>mutation score</th><th>killed</th><th>mutants</th></tr>\n");
+    for r in results {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&r.suite),
+            score(r),
+            r.killed(),
+            r.outcomes.len()
+        );
+    }
+    s.push_str(
+        "</table>\n<h2>Killed by operator</h2>\n<table data-table=\"operators\"><tr><th>suite</th>",
+    );
+    for op in &operators {
+        let _ = write!(s, "<th>{}</th>", esc(op));
+    }
+    s.push_str("</tr>\n");
+    for r in results {
+        let _ = write!(s, "<tr><td>{}</td>", esc(&r.suite));
+        let by: Vec<_> = r.by_operator();
+        for op in &operators {
+            match by.iter().find(|(o, _, _)| o.as_str() == *op) {
+                Some((_, killed, total)) => {
+                    let share = *killed as f64 / (*total).max(1) as f64;
+                    // Red where mutants survive, white where all are killed.
+                    let tint = (255.0 - (1.0 - share) * 120.0).round() as u8;
+                    let _ = write!(
+                        s,
+                        "<td class=\"n\" style=\"background:rgb(255,{tint},{tint})\">{killed}/{total}</td>"
+                    );
+                }
+                None => s.push_str("<td class=\"n\">-</td>"),
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    for r in results {
+        let survivors: Vec<_> = r.outcomes.iter().filter(|o| !o.killed).collect();
+        if survivors.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "<h2>{}: survivors</h2>", esc(&r.suite));
+        s.push_str("<table data-table=\"survivors\"><tr><th>operator</th><th>source</th><th>mutant</th><th>why it survived</th></tr>\n");
+        for o in survivors {
+            let _ = writeln!(
+                s,
+                "<tr data-mark=\"survivor\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(o.mutant.operator.as_str()),
+                esc(&o.mutant.source),
+                code_spans(&esc(&o.mutant.what)),
+                code_spans(&esc(o.why.as_deref().unwrap_or("")))
+            );
+        }
+        s.push_str("</table>\n");
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+/// Text for HTML: `&`, `<`, `>` and `"` escaped.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `` `x` `` as `<code>x</code>` in text already escaped.
+fn code_spans(escaped: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in escaped.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push_str("<code>");
+            out.push_str(part);
+            out.push_str("</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    if escaped.matches('`').count() % 2 == 1 {
+        // An unpaired backtick: the text as it was.
+        return escaped.to_owned();
+    }
+    out
 }
 
 /// Writes each mutant under `dir/<suite>/`: new files only (`create_new` refuses an existing

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_seer::report::{Report, RunDir, Verbosity, html, junit, markdown};
+use agent_seer::report::{Report, RunDir, Verbosity, ci, html, junit, markdown};
 use clap::ValueEnum;
 
 use super::Outcome;
@@ -24,6 +24,11 @@ pub enum ReportFormat {
     Markdown,
     /// One self-contained HTML page with charts.
     Html,
+    /// GitHub Actions annotations (`::error file=…,line=…::…`), one per finding on its YAML
+    /// line, then the per-suite table.
+    Github,
+    /// SARIF 2.1.0, for GitHub code scanning.
+    Sarif,
 }
 
 /// Report files to write besides what is printed.
@@ -41,6 +46,9 @@ pub struct ReportFiles {
     /// Also write the HTML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write SARIF 2.1.0 to FILE (for `github/codeql-action/upload-sarif`).
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
     /// Also write the results as OpenTelemetry `gen_ai.evaluation.result` events (OTLP JSON
     /// logs) to FILE, linked to the traces recorded runs came from.
     #[arg(long, value_name = "FILE")]
@@ -55,6 +63,7 @@ impl ReportFiles {
             (&self.junit, junit::junit),
             (&self.markdown, markdown::markdown),
             (&self.html, html::html),
+            (&self.sarif, sarif),
         ] {
             if let Some(p) = path {
                 let mut text = render(report);
@@ -104,12 +113,15 @@ impl ReportArgs {
     /// Prints the report in the chosen format, writes the requested files, and concludes.
     pub fn emit(&self, report: &Report, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         self.files.write(report)?;
+        step_summary(report)?;
         let text = match self.format {
             ReportFormat::Human => report.human(self.verbosity()),
             ReportFormat::Json => report.json() + "\n",
             ReportFormat::Junit => junit::junit(report) + "\n",
             ReportFormat::Markdown => markdown::markdown(report),
             ReportFormat::Html => html::html(report),
+            ReportFormat::Github => ci::github(report, &place),
+            ReportFormat::Sarif => sarif(report) + "\n",
         };
         out.write_all(text.as_bytes())?;
         Ok(if report.passed {
@@ -118,6 +130,50 @@ impl ReportArgs {
             Outcome::Findings
         })
     }
+}
+
+/// Where an annotated file is, for GitHub: a report's path resolved from the working
+/// directory (`../../transcripts/a.yaml` from a subfolder, or absolute under nextest), then
+/// made relative to GitHub's workspace (the repository root) when set, else to the working
+/// directory; a path outside it is kept as written.
+fn place(p: &str) -> String {
+    let Ok(cwd) = std::env::current_dir() else {
+        return p.to_owned();
+    };
+    let base = std::env::var_os("GITHUB_WORKSPACE")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| cwd.clone(), PathBuf::from);
+    let abs = agent_seer::source::join_tidy(&cwd, Path::new(p));
+    abs.strip_prefix(&base)
+        .map_or_else(|_| p.to_owned(), |r| r.to_string_lossy().into_owned())
+}
+
+fn sarif(report: &Report) -> String {
+    ci::sarif(report, &place)
+}
+
+/// In a GitHub Actions step (`GITHUB_STEP_SUMMARY` names a file), appends the Markdown report
+/// to the job summary, as GitHub asks: the step's other writes to it are kept.
+fn step_summary(report: &Report) -> anyhow::Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{}: cannot append the job summary: {e}",
+                Path::new(&path).display()
+            )
+        })?;
+    let mut text = markdown::markdown(report);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    file.write_all(text.as_bytes())?;
+    Ok(())
 }
 
 /// Writes every record of a report to a fresh run directory under the project's `target/`, so

@@ -14,7 +14,7 @@ pub struct Args {
     /// `target/agent-seer/latest`.
     run_dir: Option<PathBuf>,
     /// The project root whose `target/` holds the runs. Default: AGENT_SEER_ROOT, else the
-    /// working directory.
+    /// nearest directory up from here with a harnesses/ folder.
     #[arg(long)]
     root: Option<PathBuf>,
     #[command(flatten)]
@@ -31,6 +31,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         || dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let unloadable = records.iter().any(super::check::unloadable);
     let report = Report::new(id, records).with_incomplete(incomplete);
-    args.report.emit(&report, out)
+    let outcome = args.report.emit(&report, out)?;
+    // A run with a file that did not load is bad input, as `check` says of it (exit 2).
+    Ok(if unloadable {
+        Outcome::Failed(super::exit::INPUT)
+    } else {
+        outcome
+    })
 }

@@ -392,6 +392,8 @@ pub struct Scenario {
     pub pass: Option<f64>,
     /// Where the scenario's mapping starts in the harness file.
     pub location: Location,
+    /// The scenario's own `ground:` (setup, files, env, skip); empty when not given.
+    pub ground: Ground,
     /// The flow engine's reference positions inferred from this workflow, per tool: worked
     /// out once (`flow::inferred_references`), read by every transcript of the scenario.
     pub(crate) inferred_references:
@@ -419,6 +421,33 @@ pub struct Thresholds {
     /// whose literal trajectory match (ADK's `tool_trajectory_avg_score`) is below `min` fails,
     /// whatever its TC — what an imported ADK criterion asks.
     pub trajectory: Option<TrajectoryGate>,
+    /// A mutation gate (`thresholds.mutation: 0.9`): the suite's `<suite>::mutation` trial fails
+    /// when fewer than this share of its mutants (`agent-seer mutate`) are caught.
+    pub mutation: Option<f64>,
+}
+
+/// How `agent-seer ground` prepares the real server for a scenario (`ground:` on the suite, a
+/// scenario's own over it): every string may name `{scratch}` (the run's fresh folder),
+/// `{scenario}` (the scenario's id) and `{harness_dir}` (the harness file's folder).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ground {
+    /// A shell command run in the fresh folder before the server starts (`setup:`).
+    pub setup: Option<String>,
+    /// Files written into the fresh folder before the setup runs (`files:`, path → text).
+    pub files: BTreeMap<String, String>,
+    /// The server command when none is given after `--` (`server:`; suite only).
+    pub server: Vec<String>,
+    /// Environment variables for the setup and the server (`env:`).
+    pub env: BTreeMap<String, String>,
+    /// Paths the suite writes, each with where it is in this run (`paths: {/home/dev/repo:
+    /// "{scratch}/repo"}`): arguments are sent with the run's path, answers written back with
+    /// the suite's (suite only).
+    pub paths: BTreeMap<String, String>,
+    /// A frozen clock for the server, UTC `YYYY-MM-DD HH:MM:SS` (`clock:`; suite only), through
+    /// libfaketime, so answers that tell the time are the same on every run.
+    pub clock: Option<String>,
+    /// Why the scenario's oracle is not run against the server (`skip:`; scenario only).
+    pub skip: Option<String>,
 }
 
 /// The least TPR and TNR (point estimates, 0–1) a judge must show on a suite's labelled
@@ -471,6 +500,7 @@ impl Default for Thresholds {
             pass: 0.8,
             min_gap: 0.3,
             trajectory: None,
+            mutation: None,
         }
     }
 }
@@ -499,6 +529,8 @@ pub struct Harness {
     pub certify: Option<CertifyBar>,
     /// The scenarios in file order; ids are unique.
     pub scenarios: Vec<Scenario>,
+    /// How `agent-seer ground` prepares the real server (`ground:`); empty when not given.
+    pub ground: Ground,
     /// The file's text, for errors that quote it.
     pub source: SourceFile,
     // Where each file reference is written, for "missing file" errors.
@@ -562,6 +594,9 @@ impl Harness {
             if let Some(p) = &t.pass {
                 thresholds.pass = threshold(&file, "thresholds.pass", p)?;
             }
+            if let Some(m) = &t.mutation {
+                thresholds.mutation = Some(threshold(&file, "thresholds.mutation", m)?);
+            }
             if let Some(g) = &t.min_gap {
                 thresholds.min_gap = threshold(&file, "thresholds.min_gap", g)?;
             }
@@ -586,6 +621,10 @@ impl Harness {
                 });
             }
         }
+        let suite_ground = match &raw.ground {
+            Some(g) => ground(&file, g, true)?,
+            None => Ground::default(),
+        };
         let certify = match raw.judge.as_ref().and_then(|j| j.certify.as_ref()) {
             Some(c) => Some(CertifyBar {
                 tpr: threshold(&file, "judge.certify.tpr", &c.value.tpr)?,
@@ -641,6 +680,10 @@ impl Harness {
             }
             let location = loc(&file, &sc);
             let scenario_forbid = forbids(&file, &sc.value.forbid)?;
+            let ground = match &sc.value.ground {
+                Some(g) => ground(&file, g, false)?,
+                None => Ground::default(),
+            };
             let pass = match &sc.value.thresholds {
                 Some(t) => Some(threshold(&file, "thresholds.pass", &t.value.pass)?),
                 None => None,
@@ -681,6 +724,7 @@ impl Harness {
                 turns,
                 pass,
                 location,
+                ground,
                 inferred_references: std::sync::OnceLock::new(),
                 sql_known: std::sync::OnceLock::new(),
                 sql_names: std::sync::OnceLock::new(),
@@ -698,6 +742,7 @@ impl Harness {
             severity,
             certify,
             scenarios,
+            ground: suite_ground,
             source: file,
             refs,
         })
@@ -977,6 +1022,102 @@ fn last_key(head: &str, key: &str) -> Option<usize> {
 /// A gate's threshold: a finite number within 0–1. A NaN compares false with every TC and
 /// gap, so it would switch the gate off (issue 18, item 7); out of range it passes or fails
 /// everything.
+/// A `ground:` mapping; `suite` says whether the suite-only keys may appear.
+fn ground(
+    file: &SourceFile,
+    g: &Spanned<super::raw::RawGround>,
+    suite: bool,
+) -> Result<Ground, SourceError> {
+    let v = &g.value;
+    if !suite {
+        let only = [
+            ("server", v.server.is_some()),
+            ("paths", v.paths.is_some()),
+            ("clock", v.clock.is_some()),
+        ];
+        if let Some((key, _)) = only.iter().find(|(_, set)| *set) {
+            return Err(at(
+                file,
+                g,
+                format!(
+                    "`ground.{key}` belongs to the suite's `ground:`, not a scenario's (one server, one clock, one set of paths per suite)"
+                ),
+            ));
+        }
+    } else if let Some(s) = &v.skip {
+        return Err(at(
+            file,
+            s,
+            "`ground.skip` belongs to a scenario: it says why that scenario's oracle is not run against the server".into(),
+        ));
+    }
+    let clock = match &v.clock {
+        Some(c) => Some(clock(&c.value).ok_or_else(|| {
+            at(
+                file,
+                c,
+                format!("`ground.clock` `{}`: write a UTC time `YYYY-MM-DD HH:MM:SS` (or `YYYY-MM-DDTHH:MM:SSZ`)", c.value),
+            )
+        })?),
+        None => None,
+    };
+    if let Some(s) = &v.server
+        && s.value.is_empty()
+    {
+        return Err(at(file, s, "`ground.server` is empty: give the command and its arguments, `[mcp-server-git, --repository, \"{scratch}/repo\"]`".into()));
+    }
+    for name in v.files.keys() {
+        if !relative_inside(name) {
+            return Err(at(
+                file,
+                g,
+                format!(
+                    "`ground.files` `{name}`: a file is named by a relative path inside the run's folder (no `..`, not absolute)"
+                ),
+            ));
+        }
+    }
+    Ok(Ground {
+        setup: v.setup.clone(),
+        files: v.files.clone(),
+        server: v
+            .server
+            .as_ref()
+            .map(|s| s.value.clone())
+            .unwrap_or_default(),
+        env: v.env.clone(),
+        paths: v
+            .paths
+            .as_ref()
+            .map(|p| p.value.clone())
+            .unwrap_or_default(),
+        clock,
+        skip: v.skip.as_ref().map(|s| s.value.clone()),
+    })
+}
+
+/// `a/b.txt`: relative, every component a plain name.
+fn relative_inside(path: &str) -> bool {
+    let p = Path::new(path);
+    !path.is_empty()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// `YYYY-MM-DD HH:MM:SS` (a `T` and a trailing `Z` accepted), as libfaketime reads it.
+fn clock(text: &str) -> Option<String> {
+    let t = text.trim().trim_end_matches('Z').replacen('T', " ", 1);
+    let b = t.as_bytes();
+    let shape = b.len() == 19
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b' ',
+            13 | 16 => *c == b':',
+            _ => c.is_ascii_digit(),
+        });
+    shape.then_some(t)
+}
+
 fn threshold(file: &SourceFile, key: &str, v: &Spanned<f64>) -> Result<f64, SourceError> {
     if v.value.is_finite() && (0.0..=1.0).contains(&v.value) {
         Ok(v.value)

@@ -30,7 +30,29 @@ pub(super) struct RawHarness {
     pub severity: BTreeMap<String, Spanned<String>>,
     #[serde(default, deserialize_with = "crate::source::present")]
     pub judge: Option<RawJudge>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub ground: Option<Spanned<RawGround>>,
     pub scenarios: Vec<Spanned<RawScenario>>,
+}
+
+/// `ground:`, on the suite or a scenario: how `agent-seer ground` prepares the real server.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGround {
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub setup: Option<String>,
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    #[serde(default)]
+    pub server: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub paths: Option<Spanned<BTreeMap<String, String>>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub clock: Option<Spanned<String>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub skip: Option<Spanned<String>>,
 }
 
 /// `judge: { certify: { tpr: 0.8, tnr: 0.8 } }`.
@@ -57,6 +79,8 @@ pub(super) struct RawThresholds {
     pub min_gap: Option<Spanned<f64>>,
     #[serde(default, deserialize_with = "crate::source::present")]
     pub trajectory: Option<Spanned<RawTrajectoryGate>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub mutation: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +115,8 @@ pub(super) struct RawScenario {
     pub forbid: Vec<Spanned<String>>,
     #[serde(default, deserialize_with = "crate::source::present")]
     pub thresholds: Option<Spanned<RawScenarioThresholds>>,
+    #[serde(default, deserialize_with = "crate::source::present")]
+    pub ground: Option<Spanned<RawGround>>,
     pub turns: Vec<RawTurn>,
 }
 

@@ -122,6 +122,7 @@ fn harness_parses_workflow_policies_and_defaults() {
             pass: 0.7,
             min_gap: 0.3,
             trajectory: None,
+            mutation: None,
         }
     );
     let w = &h.scenario("one").unwrap().turns[0].workflow[0];

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 pub const RESERVED_SUITES: &[&str] = &["judge", "run", "agent-seer"];
 
 /// Transcript names a suite's transcripts may not take: they name its suite trials.
-pub const RESERVED_TRANSCRIPTS: &[&str] = &["harness", "discrimination"];
+pub const RESERVED_TRANSCRIPTS: &[&str] = &["harness", "discrimination", "mutation"];
 
 /// What a trial checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -39,6 +39,9 @@ pub enum TrialKind {
     Transcript,
     /// `<suite>::discrimination`: the suite's merge gate.
     Discrimination,
+    /// `<suite>::mutation`: the share of the suite's mutants it catches, against
+    /// `thresholds.mutation`.
+    Mutation,
     /// `judge::<suite>::<transcript>`: the LLM judge's combined verdict.
     Judge,
     /// `run::<suite>::<scenario>#<n>`: one live agent run, graded.
@@ -76,6 +79,11 @@ impl TrialId {
         Self::new(TrialKind::Discrimination, suite, None)
     }
 
+    /// `<suite>::mutation`.
+    pub fn mutation(suite: &str) -> Self {
+        Self::new(TrialKind::Mutation, suite, None)
+    }
+
     /// `judge::<suite>::<transcript>`.
     pub fn judge(suite: &str, transcript: &str) -> Self {
         Self::new(TrialKind::Judge, suite, Some(transcript))
@@ -107,6 +115,7 @@ impl fmt::Display for TrialId {
             TrialKind::Transcript => write!(f, "{}::{t}", self.suite),
             TrialKind::Harness => write!(f, "{}::harness", self.suite),
             TrialKind::Discrimination => write!(f, "{}::discrimination", self.suite),
+            TrialKind::Mutation => write!(f, "{}::mutation", self.suite),
             TrialKind::Judge => write!(f, "judge::{}::{t}", self.suite),
             TrialKind::Live => write!(f, "run::{}::{t}", self.suite),
             TrialKind::Setup => write!(f, "agent-seer::{t}"),
@@ -160,6 +169,7 @@ impl FromStr for TrialId {
             suite => Ok(match rest {
                 "harness" => TrialId::harness(suite),
                 "discrimination" => TrialId::discrimination(suite),
+                "mutation" => TrialId::mutation(suite),
                 t => TrialId::transcript(suite, t),
             }),
         }

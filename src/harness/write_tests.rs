@@ -79,6 +79,7 @@ fn assert_loaded(doc: &HarnessDoc, h: &Harness, text: &str) {
                 kind: g.kind,
                 min: g.min,
             }),
+            mutation: None,
         },
         "{text}"
     );

@@ -1,7 +1,9 @@
 //! Recorded runs in the formats teams already keep, read into the [`Transcript`] the YAML loader
 //! makes: OpenAI Chat Completions `messages` and Responses API items, Anthropic Messages,
-//! Gemini `contents`, MCP JSON-RPC message logs, and OpenTelemetry GenAI traces and logs in OTLP
-//! JSON (the collector's file form and the protobuf-JSON mapping).
+//! Gemini `contents`, MCP JSON-RPC message logs (raw or wrapped), OpenTelemetry GenAI traces and
+//! logs in OTLP JSON (the collector's file form and the protobuf-JSON mapping; a run spread over
+//! several traces is stitched into one), provider HTTP exchange logs and VCR cassettes
+//! (`http.rs`), and the OpenAI Agents SDK's trace export (`agents.rs`).
 //!
 //! The format is told from the content ([`detect`]) and named in every error. Each reader turns
 //! its file into one list of [`Event`]s — a user message, a tool call, a tool's output, the
@@ -20,7 +22,9 @@
 //! sidecar and the harness to a [`Transcript`]).
 
 pub mod adk;
+mod agents;
 mod chat;
+mod http;
 mod jsonrpc;
 mod otlp;
 
@@ -45,11 +49,16 @@ pub enum Format {
     Anthropic,
     /// Gemini `contents`: parts `functionCall`, `functionResponse`, `text`.
     Gemini,
-    /// MCP JSON-RPC messages, one a line, either direction (optionally wrapped as
-    /// `{"dir": …, "msg": {…}}`).
+    /// MCP JSON-RPC messages, one a line, either direction (optionally wrapped with the
+    /// direction beside the message: `{"dir", "msg"}`, `{"seq", "direction", "message"}`, …).
     McpJsonRpc,
     /// OpenTelemetry traces and logs as OTLP JSON, with the GenAI semantic conventions.
     Otlp,
+    /// Provider HTTP exchanges: a recording proxy's `{method, path, request, response}` lines
+    /// or a VCR-style cassette (YAML or JSON), SSE bodies included.
+    Http,
+    /// The OpenAI Agents SDK's trace export (`item.export()` a line, or `{"data": [...]}`).
+    AgentsSdk,
 }
 
 impl Format {
@@ -62,6 +71,8 @@ impl Format {
             Format::Gemini => "Gemini contents log",
             Format::McpJsonRpc => "MCP JSON-RPC log",
             Format::Otlp => "OTLP trace",
+            Format::Http => "provider HTTP log",
+            Format::AgentsSdk => "OpenAI Agents SDK trace",
         }
     }
 }
@@ -194,12 +205,14 @@ fn detect_docs(docs: &Docs) -> Option<Format> {
         Docs::One(v) => detect_value(v),
         Docs::Lines(lines) => {
             let (_, first) = lines.first()?;
-            if first.get("jsonrpc").is_some()
-                || first.get("msg").is_some_and(|m| m.get("jsonrpc").is_some())
-            {
+            if jsonrpc::unwrap(first).is_some() {
                 Some(Format::McpJsonRpc)
             } else if first.get("resourceSpans").is_some() || first.get("resourceLogs").is_some() {
                 Some(Format::Otlp)
+            } else if http::is_exchange(first) {
+                Some(Format::Http)
+            } else if agents::is_item(first) {
+                Some(Format::AgentsSdk)
             } else {
                 None
             }
@@ -212,6 +225,10 @@ fn detect_value(v: &Value) -> Option<Format> {
         Value::Object(o) => {
             if o.contains_key("resourceSpans") || o.contains_key("resourceLogs") {
                 Some(Format::Otlp)
+            } else if http::is_cassette(v) {
+                Some(Format::Http)
+            } else if agents::is_batch(v) {
+                Some(Format::AgentsSdk)
             } else if o.contains_key("jsonrpc") {
                 Some(Format::McpJsonRpc)
             } else if let Some(Value::Array(m)) = o.get("messages") {
@@ -275,6 +292,12 @@ fn parse(file: &SourceFile) -> Result<Docs, SourceError> {
         .find(|l| !l.trim().is_empty())
         .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
     if !first_is_a_document {
+        // A VCR cassette in YAML (vcrpy's default serializer).
+        if file.text.lines().any(|l| l.starts_with("interactions:")) {
+            return serde_saphyr::from_str::<Value>(&file.text)
+                .map(Docs::One)
+                .map_err(|e| file.error(format!("a YAML cassette that does not parse: {e}")));
+        }
         return Err(file.json_error(&whole));
     }
     let mut lines = Vec::new();
@@ -425,12 +448,13 @@ fn stream_otlp(path: &Path, one: bool) -> Result<(SourceFile, Vec<Recorded>), So
     let borrowed: Vec<(usize, &str)> = kept.iter().map(|(i, l)| (*i, l.as_str())).collect();
     let file = SourceFile::from_text(path, sparse_of(&borrowed, count));
     let runs = result.map_err(|r| refusal(&file, Format::Otlp, r))?;
+    let mut locator = Locator::new(&file);
     let runs = runs
         .into_iter()
         .map(|(events, trace)| {
             Ok(Recorded {
                 format: Format::Otlp,
-                turns: assemble(&file, Format::Otlp, events)?,
+                turns: assemble(&mut locator, Format::Otlp, events)?,
                 trace,
             })
         })
@@ -463,8 +487,9 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
     let format = detect_docs(&docs).ok_or_else(|| {
         file.error(
             "not a recorded run agent-seer reads: expected OpenAI `messages` or Responses \
-             items, Anthropic `messages`, Gemini `contents`, MCP JSON-RPC lines, or OTLP JSON \
-             (`resourceSpans` / `resourceLogs`)",
+             items, Anthropic `messages`, Gemini `contents`, MCP JSON-RPC lines, OTLP JSON \
+             (`resourceSpans` / `resourceLogs`), provider HTTP exchanges, a VCR cassette or an \
+             OpenAI Agents SDK trace export",
         )
     })?;
     let refuse = |r: Refusal| refusal(file, format, r);
@@ -476,17 +501,41 @@ fn read_runs(file: &SourceFile, one: bool) -> Result<Vec<Recorded>, SourceError>
             vec![(chat::responses(v).map_err(refuse)?, None)]
         }
         (Format::McpJsonRpc, docs) => vec![(jsonrpc::events(docs).map_err(refuse)?, None)],
+        (Format::Http, docs) => {
+            // A YAML cassette's interactions are placed by line: pointers do not reach YAML.
+            let yaml = !file.text.trim_start().starts_with('{') && matches!(docs, Docs::One(_));
+            let lines = if yaml {
+                http::yaml_interaction_lines(&file.text)
+            } else {
+                Vec::new()
+            };
+            vec![(http::events(docs, &lines).map_err(refuse)?, None)]
+        }
+        (Format::AgentsSdk, docs) => {
+            let runs = agents::runs(docs).map_err(refuse)?;
+            if one && runs.len() > 1 {
+                return Err(file.error(format!(
+                    "{}: {} traces in one file; grade one run a file: `agent-seer import trace` writes one transcript per trace",
+                    format.name(),
+                    runs.len()
+                )));
+            }
+            runs.into_iter().map(|events| (events, None)).collect()
+        }
         (Format::Otlp, docs) => otlp::events(docs, one)
             .map_err(refuse)?
             .into_iter()
             .collect(),
-        (_, Docs::Lines(_)) => unreachable!("only MCP and OTLP are told from JSON Lines"),
+        (_, Docs::Lines(_)) => {
+            unreachable!("only MCP, OTLP, HTTP logs and Agents SDK traces are told from JSON Lines")
+        }
     };
+    let mut locator = Locator::new(file);
     runs.into_iter()
         .map(|(events, trace)| {
             Ok(Recorded {
                 format,
-                turns: assemble(file, format, events)?,
+                turns: assemble(&mut locator, format, events)?,
                 trace,
             })
         })
@@ -520,21 +569,67 @@ fn position(file: &SourceFile, at: &Place) -> (u32, u32) {
     }
 }
 
-fn location(file: &SourceFile, at: &Place) -> Location {
-    let (line, column) = position(file, at);
-    Location {
-        file: file.path.clone(),
-        line,
-        column,
+/// Call locations for one file: line starts found once, and each place's position once (the
+/// calls of a run stitched from many traces share places, and a file may hold thousands of
+/// runs: finding a line by scanning from the top for each call would be quadratic).
+pub(crate) struct Locator<'a> {
+    file: &'a SourceFile,
+    starts: Option<Vec<usize>>,
+    memo: std::collections::HashMap<(Option<usize>, String), (u32, u32)>,
+}
+
+impl<'a> Locator<'a> {
+    pub(crate) fn new(file: &'a SourceFile) -> Self {
+        Self {
+            file,
+            starts: None,
+            memo: Default::default(),
+        }
+    }
+
+    fn location(&mut self, at: &Place) -> Location {
+        let key = (at.line, at.pointer.clone());
+        let (line, column) = match self.memo.get(&key) {
+            Some(&p) => p,
+            None => {
+                let p = match at.line {
+                    None => position(self.file, at),
+                    Some(i) => {
+                        let text = &self.file.text;
+                        let starts = self.starts.get_or_insert_with(|| {
+                            std::iter::once(0)
+                                .chain(text.match_indices('\n').map(|(k, _)| k + 1))
+                                .collect()
+                        });
+                        let line = starts.get(i).map_or("", |&a| {
+                            let rest = &text[a..];
+                            let line = rest.split('\n').next().unwrap_or("");
+                            line.strip_suffix('\r').unwrap_or(line)
+                        });
+                        let column = source::json::locate(line, &at.pointer)
+                            .map_or(1, |p| source::json::line_column(line, p.start()).1);
+                        (i as u32 + 1, column)
+                    }
+                };
+                self.memo.insert(key, p);
+                p
+            }
+        };
+        Location {
+            file: self.file.path.clone(),
+            line,
+            column,
+        }
     }
 }
 
 /// The events in order, made into turns.
 fn assemble(
-    file: &SourceFile,
+    locator: &mut Locator<'_>,
     format: Format,
     events: Vec<Event>,
 ) -> Result<Vec<TranscriptTurn>, SourceError> {
+    let file = locator.file;
     let refuse = |at: &Place, m: String| refusal(file, format, Refusal::at(at, m));
     let mut turns: Vec<TranscriptTurn> = Vec::new();
     // Per turn: which calls still wait for an output, by index into the turn's calls.
@@ -596,7 +691,7 @@ fn assemble(
                     arguments,
                     output,
                     id,
-                    location(file, &at),
+                    locator.location(&at),
                 ));
                 // An agent's text before a call is thinking aloud, not the reply.
                 turn.reply = None;
@@ -705,7 +800,7 @@ pub(crate) fn json_arguments(tool: &str, raw: &Value, at: &Place) -> Result<Valu
     }
 }
 
-/// A recorded run's id: its file name without `.json` / `.jsonl`.
+/// A recorded run's id: its file name without `.json` / `.jsonl` (`.yaml` / `.yml`: a cassette).
 pub fn run_id(path: &Path) -> String {
     let name = path
         .file_name()
@@ -713,6 +808,8 @@ pub fn run_id(path: &Path) -> String {
         .unwrap_or_default();
     name.strip_suffix(".jsonl")
         .or_else(|| name.strip_suffix(".json"))
+        .or_else(|| name.strip_suffix(".yaml"))
+        .or_else(|| name.strip_suffix(".yml"))
         .unwrap_or(&name)
         .to_owned()
 }
@@ -819,15 +916,20 @@ pub fn scenario_for(
         .collect();
     match hits.as_slice() {
         [one] => Ok((*one).to_owned()),
+        // No scenario fits: the fix is a scenario for this prompt, not a label pointing at
+        // some other scenario (issue 34).
         [] => Err(file.error(format!(
-            "the first user prompt ({:?}) is no scenario's of suite `{}`: give a label file {} with `scenario:` (one of {})",
+            "the first user prompt of this {} ({:?}) is no scenario's of suite `{}`: add a scenario for this prompt to {} (or `agent-seer import trace` the run as an editable transcript); if a scenario asks the same in other words, give a label file {} with `scenario:` (one of {})",
+            run.format.name(),
             cut(prompt, 80),
             harness.suite,
+            harness.path.display(),
             sidecar(&file.path).display(),
             candidates()
         ))),
         many => Err(file.error(format!(
-            "the first user prompt is that of several scenarios ({}): give a label file {} with `scenario:`",
+            "the first user prompt of this {} is that of several scenarios ({}): give a label file {} with `scenario:`",
+            run.format.name(),
             many.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
             sidecar(&file.path).display()
         ))),

@@ -153,6 +153,8 @@ struct Log {
 pub(super) struct Collector {
     /// Traces with GenAI content, in the order they first appear.
     order: Vec<String>,
+    /// The same traces, for a membership test in constant time.
+    seen: std::collections::HashSet<String>,
     /// Per trace: the spans kept, by start time once finished.
     spans: std::collections::HashMap<String, Vec<Span>>,
     /// Per trace: the GenAI log events of the latest span that logged any.
@@ -161,7 +163,8 @@ pub(super) struct Collector {
 
 impl Collector {
     fn genai(&mut self, trace: &str) {
-        if !self.order.iter().any(|t| t == trace) {
+        if !self.seen.contains(trace) {
+            self.seen.insert(trace.to_owned());
             self.order.push(trace.to_owned());
         }
     }
@@ -194,8 +197,11 @@ impl Collector {
             // is also an `execute_tool` span is a call, and kept.)
             return;
         }
-        s.attrs
-            .retain(|k, _| k.starts_with("gen_ai.") || k.starts_with("mcp."));
+        s.attrs.retain(|k, _| {
+            k.starts_with("gen_ai.")
+                || k.starts_with("mcp.")
+                || CONVERSATION_KEYS.contains(&k.as_str())
+        });
         kept.push(s);
     }
 
@@ -361,79 +367,338 @@ pub(super) fn events(docs: &Docs, one: bool) -> Result<Vec<TraceRun>, Refusal> {
     c.finish(one)
 }
 
+/// Span attributes that name the conversation a trace belongs to: traces that share one are
+/// one run, in start-time order.
+const CONVERSATION_KEYS: &[&str] = &["gen_ai.conversation.id", "session.id"];
+
+/// One trace, read: its events and what says which run it belongs to.
+struct TraceRead {
+    /// Its id, as written.
+    name: String,
+    events: Vec<Event>,
+    link: Option<TraceLink>,
+    /// It has an agent-level span (`invoke_agent`): a whole run on its own, never stitched.
+    whole: bool,
+    conversation: Option<String>,
+    /// Its earliest span's start.
+    start: u128,
+    /// Its first span, for a refusal about the trace.
+    at: Place,
+}
+
 impl Collector {
-    /// The GenAI traces seen, in the order they first appeared: each trace's events and link.
-    /// With `one`, more than one trace is refused.
+    /// The GenAI runs seen, in the order they first appeared: each run's events and link. A
+    /// run is one trace, or traces stitched together ([`stitch`]); traces that hold only the
+    /// MCP SDK's client spans (no arguments, no content) are left out when any trace holds
+    /// content. With `one`, more than one run is refused.
     pub(super) fn finish(mut self, one: bool) -> Result<Vec<TraceRun>, Refusal> {
-        match self.order.as_slice() {
-            [] => {
-                return Err(Refusal::file(
-                    "no GenAI span or event in it (no `gen_ai.*` attributes)",
-                ));
-            }
-            [_] => {}
-            many if one => {
-                // The first few ids: 3,000 of them would bury the advice (issue 32, item 15).
-                const SHOWN: usize = 5;
-                let mut ids = many[..many.len().min(SHOWN)].join(", ");
-                if many.len() > SHOWN {
-                    ids.push_str(&format!(" and {} more", many.len() - SHOWN));
-                }
-                return Err(Refusal::file(format!(
-                    "{} traces in one file ({ids}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
-                    many.len(),
-                )));
-            }
-            _ => {}
+        if self.order.is_empty() {
+            return Err(Refusal::file(
+                "no GenAI span or event in it (no `gen_ai.*` attributes)",
+            ));
         }
         let order = std::mem::take(&mut self.order);
-        order
-            .iter()
-            .map(|trace| {
-                let mut mine: Vec<Span> = self.spans.remove(trace).unwrap_or_default();
-                mine.sort_by_key(|s| s.start);
-                let mine: Vec<&Span> = mine.iter().collect();
-                // The chat span whose events hold the most: the latest history.
-                let logs = self
-                    .logs
-                    .remove(trace)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .max_by_key(|(_, start, events)| (events.len(), *start))
-                    .map(|(_, _, events)| events)
-                    .unwrap_or_default();
-                let logs: Vec<&Log> = logs.iter().collect();
-                // The run's root: the agent's invocation, else the outermost GenAI span (one
-                // whose parent is no GenAI span).
-                let root = mine
+        let mut reads = Vec::new();
+        let mut bare_mcp: Option<Vec<Span>> = None;
+        for trace in &order {
+            let mut mine: Vec<Span> = self.spans.remove(trace).unwrap_or_default();
+            mine.sort_by_key(|s| s.start);
+            // The chat span whose events hold the most: the latest history.
+            let logs = self
+                .logs
+                .remove(trace)
+                .unwrap_or_default()
+                .into_iter()
+                .max_by_key(|(_, start, events)| (events.len(), *start))
+                .map(|(_, _, events)| events)
+                .unwrap_or_default();
+            if logs.is_empty()
+                && mine.iter().all(|s| {
+                    s.attrs.get("gen_ai.operation.name").is_none()
+                        && s.attrs.contains_key("mcp.method.name")
+                })
+            {
+                // Only MCP client spans: a run recorded without a parent span has one such
+                // trace per MCP request.
+                bare_mcp.get_or_insert(mine);
+                continue;
+            }
+            let mine: Vec<&Span> = mine.iter().collect();
+            let logs: Vec<&Log> = logs.iter().collect();
+            // The run's root: the agent's invocation, else the outermost GenAI span (one
+            // whose parent is no GenAI span).
+            let agent = mine.iter().copied().find(|s| {
+                s.attrs.get("gen_ai.operation.name").and_then(Value::as_str) == Some("invoke_agent")
+            });
+            let ids: std::collections::HashSet<&str> = mine.iter().map(|s| s.id.as_str()).collect();
+            let root = agent
+                .or_else(|| {
+                    mine.iter()
+                        .copied()
+                        .find(|s| !ids.contains(s.parent.as_str()))
+                })
+                .and_then(|s| hex_id(&s.id, 8));
+            // An id that is neither hex nor base64 of 16 bytes links to nothing: an OTLP
+            // receiver would refuse the whole batch of results over it.
+            let link = hex_id(trace, 16).map(|trace_id| TraceLink {
+                trace_id,
+                span_id: root,
+            });
+            let events = trace_events(&mine, &logs)?;
+            if events.is_empty() {
+                return Err(Refusal::file(format!(
+                    "trace {trace}: its GenAI spans and events hold no message and no tool call"
+                )));
+            }
+            let conversation = mine.iter().find_map(|s| {
+                CONVERSATION_KEYS
                     .iter()
-                    .copied()
-                    .find(|s| {
-                        s.attrs.get("gen_ai.operation.name").and_then(Value::as_str)
-                            == Some("invoke_agent")
-                    })
-                    .or_else(|| {
-                        mine.iter()
-                            .copied()
-                            .find(|s| !mine.iter().any(|p| p.id == s.parent))
-                    })
-                    .and_then(|s| hex_id(&s.id, 8));
-                // An id that is neither hex nor base64 of 16 bytes links to nothing: an OTLP
-                // receiver would refuse the whole batch of results over it.
-                let link = hex_id(trace, 16).map(|trace_id| TraceLink {
-                    trace_id,
-                    span_id: root,
-                });
-                let events = trace_events(&mine, &logs)?;
-                if events.is_empty() {
-                    return Err(Refusal::file(format!(
-                        "trace {trace}: its GenAI spans and events hold no message and no tool call"
-                    )));
-                }
-                Ok((events, link))
-            })
-            .collect()
+                    .find_map(|k| s.attrs.get(*k).and_then(Value::as_str))
+                    .map(str::to_owned)
+            });
+            reads.push(TraceRead {
+                name: trace.clone(),
+                events,
+                link,
+                whole: agent.is_some(),
+                conversation,
+                start: mine.first().map_or(0, |s| s.start),
+                at: mine
+                    .first()
+                    .map(|s| s.at.clone())
+                    .or_else(|| logs.first().map(|l| l.at.clone()))
+                    .unwrap_or_default(),
+            });
+        }
+        if reads.is_empty() {
+            // Only MCP client spans: they record no arguments.
+            let spans = bare_mcp.unwrap_or_default();
+            let spans: Vec<&Span> = spans.iter().collect();
+            tool_spans(&spans)?;
+            return Err(Refusal::file(
+                "no GenAI span or event in it (no `gen_ai.*` attributes)",
+            ));
+        }
+        let runs = stitch(reads)?;
+        if one && runs.len() > 1 {
+            // The first few ids: 3,000 of them would bury the advice (issue 32, item 15).
+            const SHOWN: usize = 5;
+            let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+            let mut ids = names[..names.len().min(SHOWN)].join(", ");
+            if names.len() > SHOWN {
+                ids.push_str(&format!(" and {} more", names.len() - SHOWN));
+            }
+            return Err(Refusal::file(format!(
+                "{} traces in one file ({ids}); grade one run a file: `agent-seer import trace` writes one transcript per trace",
+                names.len(),
+            )));
+        }
+        Ok(runs.into_iter().map(|r| (r.events, r.link)).collect())
     }
+}
+
+/// An event's content, hashed: what two traces must agree on for one to continue the other
+/// (not where the file records it).
+pub(super) fn fingerprint(e: &Event) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match e {
+        Event::User { text } => (0u8, text).hash(&mut h),
+        Event::Text { text } => (1u8, text).hash(&mut h),
+        Event::Call {
+            id,
+            tool,
+            arguments,
+            output,
+            ..
+        } => (
+            2u8,
+            id,
+            tool,
+            arguments.to_string(),
+            output.as_ref().map(Value::to_string),
+        )
+            .hash(&mut h),
+        Event::Output {
+            id, tool, output, ..
+        } => (3u8, id, tool, output.to_string()).hash(&mut h),
+    }
+    h.finish()
+}
+
+/// Runs spread over several traces, made one: a run recorded without an agent-level parent
+/// span has one trace per model request (and each request repeats the history so far).
+///
+/// - Traces with an `invoke_agent` span are whole runs, left alone.
+/// - Traces that share a conversation id ([`CONVERSATION_KEYS`]) are one run, in start-time
+///   order: a trace whose history extends the run so far replaces it; one that holds only new
+///   items (a request sent with `previous_response_id`) is appended; one that starts like
+///   the run but does not extend it is refused.
+/// - The rest by history: a trace continues the trace whose whole history is the longest
+///   proper prefix of its own. Two traces it could continue, or two traces continuing one,
+///   is ambiguous and refused; so is a trace recorded twice.
+///
+/// Cost: one hash per event and one per history prefix, a hash-map lookup per prefix, and one
+/// comparison of the prefix found: linear in the events of all traces.
+fn stitch(reads: Vec<TraceRead>) -> Result<Vec<TraceRead>, Refusal> {
+    use std::collections::HashMap;
+    let n = reads.len();
+    // Which run each trace ends up in: the index of the run's first trace.
+    let mut head: Vec<usize> = (0..n).collect();
+    // The trace whose events the run takes (the latest of the chain), or a run built of
+    // several traces' events (a conversation appended to).
+    let mut appended: HashMap<usize, Vec<Event>> = HashMap::new();
+    let mut last: Vec<usize> = (0..n).collect();
+    let fps: Vec<Vec<u64>> = reads
+        .iter()
+        .map(|r| r.events.iter().map(fingerprint).collect())
+        .collect();
+    let prefix_hashes = |fp: &[u64]| -> Vec<u64> {
+        use std::hash::{Hash, Hasher};
+        let mut out = Vec::with_capacity(fp.len() + 1);
+        let mut acc = 0u64;
+        out.push(acc);
+        for f in fp {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (acc, f).hash(&mut h);
+            acc = h.finish();
+            out.push(acc);
+        }
+        out
+    };
+    let prefixes: Vec<Vec<u64>> = fps.iter().map(|f| prefix_hashes(f)).collect();
+
+    // By conversation id.
+    let mut conversations: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_history = Vec::new();
+    for (i, r) in reads.iter().enumerate() {
+        match (&r.conversation, r.whole) {
+            (_, true) => {}
+            (Some(c), false) => conversations.entry(c.as_str()).or_default().push(i),
+            (None, false) => by_history.push(i),
+        }
+    }
+    for (id, mut members) in conversations {
+        members.sort_by_key(|&i| (reads[i].start, i));
+        let first = members[0];
+        let mut run: Vec<u64> = fps[first].clone();
+        let mut events: Option<Vec<Event>> = None;
+        for &i in &members[1..] {
+            head[i] = first;
+            if fps[i].starts_with(&run) {
+                run = fps[i].clone();
+                events = None;
+                last[first] = i;
+            } else if !fps[i].is_empty() && fps[i].first() == run.first() {
+                return Err(Refusal::at(
+                    &reads[i].at,
+                    format!(
+                        "trace {}: conversation `{id}` goes on in it, but its history is not the one recorded so far (trace {}); which is the run cannot be told",
+                        reads[i].name, reads[last[first]].name
+                    ),
+                ));
+            } else {
+                let so_far = events.get_or_insert_with(|| reads[last[first]].events.clone());
+                so_far.extend(reads[i].events.iter().cloned());
+                run.extend(fps[i].iter().copied());
+                last[first] = i;
+            }
+        }
+        if let Some(e) = events {
+            appended.insert(first, e);
+        }
+    }
+
+    // By history: each trace's whole history, by its hash.
+    let mut whole_history: HashMap<u64, Vec<usize>> = HashMap::new();
+    for &i in &by_history {
+        whole_history
+            .entry(*prefixes[i].last().unwrap_or(&0))
+            .or_default()
+            .push(i);
+    }
+    let mut continues: Vec<Option<usize>> = vec![None; n];
+    let mut continued_by: Vec<Option<usize>> = vec![None; n];
+    for &u in &by_history {
+        let len = fps[u].len();
+        // The longest prefix of u's history that is another trace's whole history.
+        for k in (1..=len).rev() {
+            let Some(candidates) = whole_history.get(&prefixes[u][k]) else {
+                continue;
+            };
+            let found: Vec<usize> = candidates
+                .iter()
+                .copied()
+                .filter(|&t| t != u && fps[t].len() == k && fps[t][..] == fps[u][..k])
+                .collect();
+            match found.as_slice() {
+                [] => continue,
+                [t] if k < len => {
+                    if let Some(other) = continued_by[*t] {
+                        return Err(Refusal::at(
+                            &reads[u].at,
+                            format!(
+                                "traces {} and {} both continue the history of trace {}: which one the run went on in cannot be told; record a conversation id (`gen_ai.conversation.id`) or wrap each run in a span",
+                                reads[other].name, reads[u].name, reads[*t].name
+                            ),
+                        ));
+                    }
+                    continues[u] = Some(*t);
+                    continued_by[*t] = Some(u);
+                }
+                [t, ..] => {
+                    let (a, b) = if k == len {
+                        (*t, u)
+                    } else {
+                        (found[0], found[1])
+                    };
+                    return Err(Refusal::at(
+                        &reads[u].at,
+                        format!(
+                            "traces {} and {} record the same requests, so which run {} continues cannot be told; record a conversation id (`gen_ai.conversation.id`) or wrap each run in a span",
+                            reads[a.min(b)].name,
+                            reads[a.max(b)].name,
+                            if k == len { "each" } else { "the next" }
+                        ),
+                    ));
+                }
+            }
+            break;
+        }
+    }
+    for &u in &by_history {
+        if continues[u].is_some() {
+            continue;
+        }
+        // A chain's first trace: follow it to its end.
+        let mut at = u;
+        while let Some(next) = continued_by[at] {
+            head[next] = u;
+            at = next;
+        }
+        last[u] = at;
+    }
+
+    // One run per head, in the order its first trace appeared in the file.
+    let mut first_seen = vec![usize::MAX; n];
+    for (i, &h) in head.iter().enumerate() {
+        first_seen[h] = first_seen[h].min(i);
+    }
+    let mut heads: Vec<usize> = (0..n).filter(|&i| head[i] == i).collect();
+    heads.sort_by_key(|&h| first_seen[h]);
+    let mut reads: Vec<Option<TraceRead>> = reads.into_iter().map(Some).collect();
+    let mut runs = Vec::new();
+    for i in heads {
+        let end = last[i];
+        let mut run = reads[end]
+            .take()
+            .ok_or_else(|| Refusal::file("internal: a trace stitched into two runs"))?;
+        if let Some(events) = appended.remove(&i) {
+            run.events = events;
+        }
+        runs.push(run);
+    }
+    Ok(runs)
 }
 
 /// One trace's events, from the best source it has (see the module's documentation).
@@ -545,7 +810,46 @@ fn parts_messages(s: &Span) -> Result<Vec<Event>, Refusal> {
             }
         }
     }
+    rejoin_responses_ids(&mut events);
     Ok(events)
+}
+
+/// Traceloop's Responses instrumentation (0.55.0 to 0.62.4 at least) writes a `function_call`
+/// input item as a tool-call part with the item's `id` (`fc_…`), but its output with the
+/// item's `call_id` (`call_…`): the two ids of one call differ
+/// (`responses_wrappers.py: _set_responses_json_messages`). An output whose id is no call's
+/// takes the earliest `fc_` call that no output names, in order (the order the app sent the
+/// outputs in), and the call gets the output's id; every other mismatch stays, and is refused
+/// where outputs are joined to calls.
+fn rejoin_responses_ids(events: &mut [Event]) {
+    use std::collections::{HashSet, VecDeque};
+    let mut calls = HashSet::new();
+    let mut outputs = HashSet::new();
+    for e in events.iter() {
+        match e {
+            Event::Call { id: Some(id), .. } => calls.insert(id.clone()),
+            Event::Output { id: Some(id), .. } => outputs.insert(id.clone()),
+            _ => false,
+        };
+    }
+    let mut waiting: VecDeque<usize> = VecDeque::new();
+    for i in 0..events.len() {
+        let renamed = match &events[i] {
+            Event::Call { id: Some(id), .. } if id.starts_with("fc_") && !outputs.contains(id) => {
+                waiting.push_back(i);
+                None
+            }
+            Event::Output { id: Some(id), .. } if !calls.contains(id) => {
+                waiting.pop_front().map(|c| (c, id.clone()))
+            }
+            _ => None,
+        };
+        if let Some((c, new)) = renamed
+            && let Event::Call { id, .. } = &mut events[c]
+        {
+            *id = Some(new);
+        }
+    }
 }
 
 /// A recorded tool result as a CallToolResult: a string is its text (JSON inside it is read

@@ -313,6 +313,18 @@ impl Linter {
 
     /// The matrices whose server-wide facts apply to `tool`: the one that lists it, or, for a
     /// tool no matrix lists, every matrix (a server described only by patterns).
+    /// Whether an answer's text is a refusal in one of the common shapes every suite knows
+    /// (`Error:`, `Error executing tool …`, a database or SQL engine's error, Redis `ERR `, a
+    /// Python traceback) — what a matrix need not list under `errors:`.
+    pub fn refuses_text_by_default(text: &str) -> bool {
+        looks_like_error_text(text)
+    }
+
+    /// The capability matrices, in the order given.
+    pub fn matrices(&self) -> &[Capabilities] {
+        &self.caps
+    }
+
     fn matrices_of(&self, tool: &str) -> impl Iterator<Item = &Capabilities> {
         let listed = self.by_name.get(tool).and_then(|&ti| self.caps_of[ti]);
         self.caps

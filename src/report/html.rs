@@ -23,6 +23,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .charts { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
 .chart { border: 1px solid #eee; padding: 6px; overflow-x: auto; max-width: 100%; }
 .legend span { margin-right: 14px; } .sw { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+.ln { display: inline-block; width: 18px; height: 0; border-top: 2px solid #555; opacity: 0.6; vertical-align: middle; margin-right: 4px; } .ln.dash { border-top-style: dashed; opacity: 1; }
 pre { background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }
 .diff .del { color: #b71c1c; background: #fdecea; display: block; } .diff .ins { color: #1b5e20; background: #e8f5e9; display: block; }
 .case { border-left: 4px solid #c62828; padding-left: 10px; margin: 16px 0; }
@@ -54,8 +55,15 @@ pub fn html(report: &Report) -> String {
         t.ignored
     );
 
-    s.push_str(
-        "<h2>Suites</h2><table id=\"suites\"><tr><th>suite</th><th>trials</th><th>passed</th><th>failed</th><th>xfailed</th><th>correct passed</th><th>broken caught</th><th>gap</th></tr>\n",
+    let unlabelled = report.has_unlabelled();
+    let _ = writeln!(
+        s,
+        "<h2>Suites</h2><table id=\"suites\"><tr><th>suite</th><th>trials</th><th>passed</th><th>failed</th><th>xfailed</th><th>correct passed</th><th>broken caught</th>{}<th>gap</th></tr>",
+        if unlabelled {
+            "<th>unlabelled passed</th>"
+        } else {
+            ""
+        }
     );
     for (name, c) in &report.suites {
         let gap = report
@@ -63,7 +71,7 @@ pub fn html(report: &Report) -> String {
             .find_map(|t| t.discrimination.as_ref()?.gap)
             .map_or("–".to_owned(), |g| format!("{g:.3}"));
         let cells: String = c
-            .cells()
+            .cells(unlabelled)
             .iter()
             .map(|v| format!(r#"<td class="n">{v}</td>"#))
             .collect();
@@ -77,7 +85,7 @@ pub fn html(report: &Report) -> String {
 
     let _ = writeln!(
         s,
-        r#"<h2>Scores by suite</h2><p class="legend"><span><i class="sw" style="background:{}"></i>correct transcripts</span><span><i class="sw" style="background:{}"></i>broken transcripts</span><span>hollow dot: decided wrong · dashed line: pass threshold</span></p>"#,
+        r#"<h2>Scores by suite</h2><p class="legend" id="legend"><span><i class="sw" style="background:{0}"></i>correct transcripts</span><span><i class="sw" style="background:{1}"></i>broken transcripts</span><span><i class="ln" style="border-color:{0}"></i>mean TC of the correct</span><span><i class="ln" style="border-color:{1}"></i>mean TC of the broken</span><span><i class="ln dash"></i>pass threshold</span><span>hollow dot: decided wrong</span><span><b>×</b> on a dot: failed by an error finding although its TC is above the pass line</span></p>"#,
         svg::CORRECT,
         svg::BROKEN
     );
@@ -103,6 +111,10 @@ pub fn html(report: &Report) -> String {
                     correct: tr.expects() == Expect::Pass,
                     tc: tr.tc()?,
                     agrees: t.status != Status::Failed,
+                    failed_by: (tr.verdict == crate::check::Verdict::Fail)
+                        .then(|| tr.findings.iter().find(|f| f.severity == "error"))
+                        .flatten()
+                        .map(|f| f.code.as_str()),
                 })
             })
             .collect();
@@ -126,7 +138,7 @@ pub fn html(report: &Report) -> String {
         let cols: Vec<&str> = SubDimension::ALL.iter().map(|d| d.as_str()).collect();
         let _ = writeln!(
             s,
-            r#"<h2>Sub-dimensions</h2><p class="muted">Mean score of each of the 14 sub-dimensions over a suite's graded transcripts (correct and broken).</p><div class="chart">{}</div>"#,
+            r#"<h2>Sub-dimensions</h2><p class="muted">Mean score of each of the 14 sub-dimensions over a suite's correct transcripts (and unlabelled ones): how well the agent does. Broken fixtures are left out, so a suite's colour does not depend on how many it has.</p><div class="chart">{}</div>"#,
             svg::heat_map("sub-dimension means by suite", &cols, &rows)
         );
     }
@@ -197,6 +209,7 @@ fn kind(k: TrialKind) -> &'static str {
         TrialKind::Harness => "harness",
         TrialKind::Transcript => "transcript",
         TrialKind::Discrimination => "gate",
+        TrialKind::Mutation => "mutation gate",
         TrialKind::Judge => "judge",
         TrialKind::Live => "live run",
         TrialKind::Setup => "setup",
@@ -253,7 +266,7 @@ fn case(s: &mut String, t: &TrialRecord, class: &str) {
                     f.rule
                         .as_deref()
                         .map_or(String::new(), |r| format!(" ({})", esc(r))),
-                    esc(&f.message),
+                    prose(&f.message),
                     esc(f.location.as_deref().unwrap_or(""))
                 );
             }
@@ -284,4 +297,38 @@ fn case(s: &mut String, t: &TrialRecord, class: &str) {
         );
     }
     s.push_str("</div>\n");
+}
+
+/// Escaped text whose `backtick` spans become `<code>` (messages are written with Markdown's
+/// code spans; shown literally they read as stray backticks).
+fn prose(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    // An odd count of backticks leaves the last one as it is.
+    let pairs = (parts.len() - 1) / 2;
+    let mut s = String::with_capacity(text.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            if i <= pairs * 2 {
+                s.push_str(if i % 2 == 1 { "<code>" } else { "</code>" });
+            } else {
+                s.push('`');
+            }
+        }
+        s.push_str(&esc(part));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prose;
+
+    #[test]
+    fn code_spans_become_code() {
+        assert_eq!(
+            prose("unknown parameter `promt` (did you mean `prompt`?) <b>"),
+            "unknown parameter <code>promt</code> (did you mean <code>prompt</code>?) &lt;b&gt;"
+        );
+        assert_eq!(prose("a ` b"), "a ` b");
+    }
 }

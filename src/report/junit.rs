@@ -424,6 +424,8 @@ mod tests {
                 TrialKind::Harness
             } else if name.ends_with("::discrimination") {
                 TrialKind::Discrimination
+            } else if name.ends_with("::mutation") {
+                TrialKind::Mutation
             } else {
                 TrialKind::Transcript
             };

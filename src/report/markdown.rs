@@ -39,11 +39,16 @@ pub fn markdown(report: &Report) -> String {
         }
     );
     let _ = writeln!(s, "Run `{}`.\n", report.run_id);
-    s.push_str("| suite | trials | passed | failed | xfailed | correct passed | broken caught |\n");
-    s.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    let unlabelled = report.has_unlabelled();
+    s.push_str("| suite | trials | passed | failed | xfailed | correct passed | broken caught |");
+    s.push_str(if unlabelled {
+        " unlabelled passed |\n|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    } else {
+        "\n|---|---:|---:|---:|---:|---:|---:|\n"
+    });
     let mut row = |name: &str, c: &super::SuiteCounts, bold: bool| {
         let b = if bold { "**" } else { "" };
-        let _ = writeln!(s, "| {b}{name}{b} | {} |", c.cells().join(" | "));
+        let _ = writeln!(s, "| {b}{name}{b} | {} |", c.cells(unlabelled).join(" | "));
     };
     for (name, c) in &report.suites {
         row(name, c, false);

@@ -4,9 +4,11 @@
 //! ([`RunDir`]), `check` and `run` build them directly, and [`Report::new`] gathers them. A
 //! report renders as a terminal summary ([`Report::human`]), stable JSON ([`Report::json`],
 //! schema in `schemas/report.schema.json`), JUnit XML ([`junit`]), a PR-comment Markdown
-//! summary ([`markdown`]) and a self-contained HTML page with inline SVG charts ([`html`]).
+//! summary ([`markdown`]), a self-contained HTML page with inline SVG charts ([`html`]), and
+//! GitHub annotations and SARIF for CI ([`ci`]).
 //! Rendering returns strings; the library never prints.
 
+pub mod ci;
 pub mod html;
 pub mod junit;
 pub mod markdown;
@@ -167,17 +169,28 @@ impl Report {
             .max()
             .unwrap_or(5)
             .max(5);
+        let unlabelled = self.has_unlabelled();
         let _ = writeln!(
             s,
-            "{:w$}  trials  passed  failed  xfailed  correct passed  broken caught",
-            "suite"
+            "{:w$}  trials  passed  failed  xfailed  correct passed  broken caught{}",
+            "suite",
+            if unlabelled {
+                "  unlabelled passed"
+            } else {
+                ""
+            }
         );
         let mut row = |name: &str, c: &SuiteCounts| {
-            let [trials, passed, failed, xfailed, correct, broken] = c.cells();
-            let _ = writeln!(
+            let cells = c.cells(unlabelled);
+            let _ = write!(
                 s,
-                "{name:w$}  {trials:>6}  {passed:>6}  {failed:>6}  {xfailed:>7}  {correct:>14}  {broken:>13}"
+                "{name:w$}  {:>6}  {:>6}  {:>6}  {:>7}  {:>14}  {:>13}",
+                cells[0], cells[1], cells[2], cells[3], cells[4], cells[5]
             );
+            if let Some(u) = cells.get(6) {
+                let _ = write!(s, "  {u:>17}");
+            }
+            s.push('\n');
         };
         for (name, c) in &self.suites {
             row(name, c);

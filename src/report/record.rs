@@ -27,7 +27,7 @@ pub struct SuiteCounts {
     pub xfailed: usize,
     /// Not run (a judge without a judge, a gate with nothing labelled).
     pub ignored: usize,
-    /// Transcripts labelled `expect: pass` (or unlabelled), and how many passed.
+    /// Transcripts labelled `expect: pass`.
     pub correct: usize,
     /// Of the correct transcripts, those that passed.
     pub correct_passed: usize,
@@ -35,20 +35,36 @@ pub struct SuiteCounts {
     pub broken: usize,
     /// Of the broken transcripts, those caught with their faults.
     pub broken_caught: usize,
+    /// Transcripts without a label (a recorded run dropped in): graded as if correct, but
+    /// counted apart, since nobody said they are.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlabelled: usize,
+    /// Of the unlabelled transcripts, those that passed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlabelled_passed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl SuiteCounts {
     /// The row every view shows: trials, passed, failed, xfailed, `correct passed` and
-    /// `broken caught` (as `n/of`).
-    pub fn cells(&self) -> [String; 6] {
-        [
+    /// `broken caught` (as `n/of`), and `unlabelled passed` when `unlabelled` (a report with
+    /// an unlabelled transcript: [`Report::has_unlabelled`]).
+    pub fn cells(&self, unlabelled: bool) -> Vec<String> {
+        let mut cells = vec![
             self.trials.to_string(),
             self.passed.to_string(),
             self.failed.to_string(),
             self.xfailed.to_string(),
             format!("{}/{}", self.correct_passed, self.correct),
             format!("{}/{}", self.broken_caught, self.broken),
-        ]
+        ];
+        if unlabelled {
+            cells.push(format!("{}/{}", self.unlabelled_passed, self.unlabelled));
+        }
+        cells
     }
 
     fn add(&mut self, t: &TrialRecord) {
@@ -61,14 +77,18 @@ impl SuiteCounts {
         }
         if let (TrialKind::Transcript | TrialKind::Live, Some(tr)) = (t.kind, &t.transcript) {
             let ok = t.status == Status::Passed;
-            match tr.expects() {
-                Expect::Pass => {
+            match tr.expect {
+                Some(Expect::Pass) => {
                     self.correct += 1;
                     self.correct_passed += usize::from(ok);
                 }
-                Expect::Fail => {
+                Some(Expect::Fail) => {
                     self.broken += 1;
                     self.broken_caught += usize::from(ok);
+                }
+                None => {
+                    self.unlabelled += 1;
+                    self.unlabelled_passed += usize::from(ok);
                 }
             }
         }
@@ -84,6 +104,8 @@ impl SuiteCounts {
         self.correct_passed += o.correct_passed;
         self.broken += o.broken;
         self.broken_caught += o.broken_caught;
+        self.unlabelled += o.unlabelled;
+        self.unlabelled_passed += o.unlabelled_passed;
     }
 }
 
@@ -169,6 +191,12 @@ impl Report {
         self
     }
 
+    /// Whether a transcript of the run had no label: the tables then show `unlabelled
+    /// passed` beside `correct passed`.
+    pub fn has_unlabelled(&self) -> bool {
+        self.totals.unlabelled > 0
+    }
+
     /// The report's trials of one suite.
     pub fn suite_trials<'a>(&'a self, suite: &'a str) -> impl Iterator<Item = &'a TrialRecord> {
         self.trials.iter().filter(move |t| t.suite == suite)
@@ -184,8 +212,9 @@ impl Report {
             })
     }
 
-    /// Mean of each sub-dimension per suite over its graded transcripts (`None` where no
-    /// transcript has it).
+    /// Mean of each sub-dimension per suite over its correct and unlabelled transcripts
+    /// (`None` where none has it): how good the agent is. Broken transcripts are left out —
+    /// with them, a cell's colour said how many broken fixtures a suite has.
     pub fn heat_map(&self) -> BTreeMap<String, Vec<Option<f64>>> {
         let mut out = BTreeMap::new();
         for suite in self.suites.keys() {
@@ -194,7 +223,7 @@ impl Report {
                 .map(|d| {
                     let vals: Vec<f64> = self
                         .graded()
-                        .filter(|(t, _)| &t.suite == suite)
+                        .filter(|(t, tr)| &t.suite == suite && tr.expects() == Expect::Pass)
                         .filter_map(|(_, tr)| tr.score.as_ref()?.get(*d))
                         .collect();
                     (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)

@@ -53,14 +53,22 @@ fn y_axis(s: &mut String, left: f64, top: f64, height: f64, right: f64, label: &
     );
 }
 
+/// The dashed pass line across the plot, labelled in the margin right of it (inside the plot
+/// the label sat on the cases' dots).
 fn threshold_line(s: &mut String, left: f64, right: f64, y: f64, label: &str) {
     let _ = write!(
         s,
-        r#"<line data-mark="threshold" x1="{left}" y1="{y:.1}" x2="{right}" y2="{y:.1}" stroke="{AXIS}" stroke-width="1.5" stroke-dasharray="5 3"/><text x="{right}" y="{:.1}" text-anchor="end" fill="{AXIS}">{}</text>"#,
-        y - 4.0,
+        r#"<line data-mark="threshold" x1="{left}" y1="{y:.1}" x2="{right}" y2="{y:.1}" stroke="{AXIS}" stroke-width="1.5" stroke-dasharray="5 3"/><text data-mark="threshold-label" x="{:.1}" y="{:.1}" text-anchor="start" fill="{AXIS}">{}</text>"#,
+        right + 4.0,
+        y + 4.0,
         esc(label)
     );
 }
+
+/// The margin [`threshold_line`]'s label needs right of the plot.
+const THRESHOLD_LABEL: f64 = 76.0;
+/// The width of a character of a 10px label, generously (system-ui varies).
+const CHAR_W: f64 = 6.2;
 
 /// A histogram of TC in ten bins over [0, 1], correct and broken transcripts stacked, with the
 /// pass threshold marked.
@@ -139,16 +147,30 @@ pub struct Case<'a> {
     pub tc: f64,
     /// Whether the trial went as labelled.
     pub agrees: bool,
+    /// The code of the error finding that failed it, when one did: a case drawn above the pass
+    /// line that still failed says so with a cross.
+    pub failed_by: Option<&'a str>,
 }
 
 /// The per-case discrimination chart: each labelled transcript's TC, correct ones then broken
-/// ones, with the pass threshold and both means.
+/// ones, with the pass threshold and both means. Case names are written in full, slanted
+/// below the axis; the chart grows to hold the longest.
 pub fn discrimination(label: &str, cases: &[Case<'_>], threshold: f64) -> String {
     let n = cases.len().max(1) as f64;
     let step = 26.0;
     let (left, top, ph) = (44.0, 14.0, 150.0);
     let pw = (step * n).max(240.0);
-    let (w, h) = (left + pw + 16.0, top + ph + 92.0);
+    // A name slanted 60° down-right takes sin 60° of its length below the axis and cos 60°
+    // (half) of it to the right of its dot.
+    let longest = cases
+        .iter()
+        .map(|c| c.name.chars().count())
+        .max()
+        .unwrap_or(0) as f64
+        * CHAR_W;
+    let last_x = left + step * (n - 0.5);
+    let right = (last_x + longest * 0.5 + 8.0).max(left + pw + THRESHOLD_LABEL);
+    let (w, h) = (right, top + ph + 24.0 + longest * 0.87);
     let mut s = open("discrimination", label, w, h);
     y_axis(&mut s, left, top, ph, left + pw, "TC");
     let y = |v: f64| top + ph * (1.0 - v.clamp(0.0, 1.0));
@@ -186,29 +208,53 @@ pub fn discrimination(label: &str, cases: &[Case<'_>], threshold: f64) -> String
         } else {
             ("#fff", color)
         };
+        let above = c.tc >= threshold;
+        let why = match c.failed_by {
+            Some(code) if above => {
+                format!(
+                    " — failed by an error finding ({code}) although its TC is above the pass line"
+                )
+            }
+            Some(code) => format!(" — failed ({code})"),
+            None => String::new(),
+        };
         let _ = write!(
             s,
-            r#"<circle data-mark="case" cx="{x:.1}" cy="{:.1}" r="5" fill="{fill}" stroke="{stroke}" stroke-width="2"><title>{} ({}): TC {:.3}{}</title></circle><text transform="translate({:.1} {:.1}) rotate(60)" font-size="10">{}</text>"#,
-            y(c.tc),
+            r#"<circle data-mark="case" data-case="{0}" cx="{x:.1}" cy="{1:.1}" r="5" fill="{fill}" stroke="{stroke}" stroke-width="2"><title>{0} ({2}): TC {3:.3}{4}{5}</title></circle>"#,
             esc(c.name),
+            y(c.tc),
             if c.correct { "correct" } else { "broken" },
             c.tc,
+            esc(&why),
             if c.agrees { "" } else { " — decided wrong" },
+        );
+        if let (Some(code), true) = (c.failed_by, above) {
+            let (cx, cy) = (x, y(c.tc));
+            let _ = write!(
+                s,
+                r##"<path data-mark="error-cross" d="M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}" stroke="#000" stroke-width="1.6"><title>{}: failed by an error finding ({}) although its TC is above the pass line</title></path>"##,
+                cx - 3.5,
+                cy - 3.5,
+                cx + 3.5,
+                cy + 3.5,
+                cx - 3.5,
+                cy + 3.5,
+                cx + 3.5,
+                cy - 3.5,
+                esc(c.name),
+                esc(code)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text data-mark="case-label" transform="translate({:.1} {:.1}) rotate(60)" font-size="10">{}</text>"#,
             x - 3.0,
             top + ph + 10.0,
-            esc(&truncate(c.name, 14))
+            esc(c.name)
         );
     }
     s.push_str("</svg>");
     s
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        format!("{}…", s.chars().take(n - 1).collect::<String>())
-    }
 }
 
 /// The color of a 0–1 score: red through amber to green.

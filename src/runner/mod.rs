@@ -40,11 +40,13 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let t = PlannedTrial::failing(TrialId::setup("configuration"), e);
             (
-                vec![wrap(t, config.root.clone(), false)],
+                vec![(wrap(t, config.root.clone(), false), None)],
                 config.root.clone(),
             )
         }
     };
+    ignored_note(&args, &trials);
+    let trials = trials.into_iter().map(|(t, _)| t).collect();
     // Return the code instead of calling `Conclusion::exit` (datatest-stable#20: exit() breaks
     // coverage tools).
     let code = libtest_mimic::run(&args, trials).exit_code();
@@ -73,8 +75,44 @@ fn attach_judge(config: &mut HarnessConfig, layout: &Layout) {
     let _ = (config, layout);
 }
 
-/// The libtest trials: the `--exact` fast path, or the whole plan.
-fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Trial> {
+/// Says on stderr why the trials this run leaves out as ignored are ignored, one line per
+/// reason (libtest prints a bare `ignored` for a trial ignored at discovery, and a lean build's
+/// `judge::` trials looked broken). Not when listing (nextest reads the list), nor when the
+/// ignored trials run anyway (`--ignored`, `--include-ignored`: each then ends with its reason).
+fn ignored_note(args: &Arguments, trials: &[(Trial, Option<String>)]) {
+    if args.list || args.ignored || args.include_ignored {
+        return;
+    }
+    let mut reasons: std::collections::BTreeMap<&str, (usize, &str)> = Default::default();
+    for (t, why) in trials {
+        if let Some(why) = why
+            && !args.is_filtered_out(t)
+        {
+            let e = reasons.entry(why.as_str()).or_insert((0, t.name()));
+            e.0 += 1;
+        }
+    }
+    for (why, (n, first)) in reasons {
+        let others = match n {
+            1 => String::new(),
+            2 => " and 1 other".to_owned(),
+            _ => format!(" and {} others", n - 1),
+        };
+        // The harness binary is the program here; libtest's stderr is the user's.
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("agent-seer: {first}{others} ignored: {why}");
+        }
+    }
+}
+
+/// The libtest trials (each with why it is ignored, if it is): the `--exact` fast path, or the
+/// whole plan.
+fn trials(
+    args: &Arguments,
+    layout: &Layout,
+    config: &HarnessConfig,
+) -> Vec<(Trial, Option<String>)> {
     let root = layout.root.clone();
     let exact = args
         .filter
@@ -83,7 +121,8 @@ fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Tria
     if let Some(name) = exact
         && let Some(t) = plan_exact(name, layout, config)
     {
-        return vec![wrap(t, root, config.bless)];
+        let why = t.ignored.clone();
+        return vec![(wrap(t, root, config.bless), why)];
     }
     // Tests of the fast path set this: listing may scan, running one trial may not.
     if config.full_scan_forbidden && !args.list {
@@ -91,7 +130,7 @@ fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Tria
             TrialId::setup("full-scan-forbidden"),
             "AGENT_SEER_FULL_SCAN_FORBIDDEN is set but this run needs a full scan".to_owned(),
         );
-        return vec![wrap(t, root, false)];
+        return vec![(wrap(t, root, false), None)];
     }
     let planned = plan(layout, config);
     // `--exact NAME` of a project the harness cannot start on: NAME fails with the reason,
@@ -103,11 +142,17 @@ fn trials(args: &Arguments, layout: &Layout, config: &HarnessConfig) -> Vec<Tria
             .filter(|t| t.id.kind == TrialKind::Setup)
             .find_map(PlannedTrial::failure)
     {
-        return vec![wrap(PlannedTrial::failing(id, why.clone()), root, false)];
+        return vec![(
+            wrap(PlannedTrial::failing(id, why.clone()), root, false),
+            None,
+        )];
     }
     planned
         .into_iter()
-        .map(|t| wrap(t, root.clone(), config.bless))
+        .map(|t| {
+            let why = t.ignored.clone();
+            (wrap(t, root.clone(), config.bless), why)
+        })
         .collect()
 }
 

@@ -127,6 +127,10 @@ pub struct EffectRule {
     /// `openWorldHint`.
     #[serde(default)]
     pub open_world: Option<bool>,
+    /// Why a tool (`agent-seer init`) proposed this entry without the server saying so: the
+    /// harness trial fails until someone checks it against the server and removes the key.
+    #[serde(default)]
+    pub proposed: Option<String>,
 }
 
 impl EffectRule {
@@ -400,6 +404,21 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Every effects entry still marked `proposed:`: the tool (`None` for a server-wide
+    /// entry) and why it was proposed.
+    pub fn unreviewed(&self) -> Vec<(Option<&str>, &str)> {
+        let top = self
+            .effects
+            .iter()
+            .filter_map(|e| e.proposed.as_deref().map(|why| (None, why)));
+        let tools = self.tools.iter().flat_map(|(name, t)| {
+            t.effects
+                .iter()
+                .filter_map(move |e| e.proposed.as_deref().map(|why| (Some(name.as_str()), why)))
+        });
+        top.chain(tools).collect()
+    }
+
     /// Reads and loads a matrix file.
     pub fn load(path: &Path) -> Result<Self, SourceError> {
         Self::from_source(&SourceFile::read(path)?)

@@ -9,6 +9,7 @@
 pub mod capability;
 pub mod diff;
 mod profile;
+pub mod scaffold;
 
 use std::collections::HashMap;
 use std::path::Path;

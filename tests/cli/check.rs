@@ -324,3 +324,187 @@ fn references_outside_the_project_are_refused_unread() {
     let o = run_in(&proj, &["check", "--no-save"], None);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+/// An effect `agent-seer init` proposed is a guess: the suite's harness trial fails, naming the
+/// tool and why it was proposed, until someone deletes the `proposed:`.
+#[test]
+fn proposed_effects_fail_the_harness_trial_until_reviewed() {
+    let caps = TINY_CAPS.replace(
+        "  paint: {}\n",
+        "  paint:\n    effects: [{ read_only: false, destructive: false, idempotent: false, proposed: \"the name says `paint`\" }]\n",
+    );
+    let dir = project(&[
+        ("harnesses/tiny.tools.json", TINY_TOOLS),
+        ("capabilities/tiny.yaml", &caps),
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+    ]);
+    let o = run_in(dir.path(), &["check"], None);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tiny::harness"), "{out}");
+    assert!(
+        out.contains(
+            "the effects of 1 tool are proposals nobody has reviewed: paint (the name says `paint`)"
+        ),
+        "{out}"
+    );
+    let reviewed = caps.replace(", proposed: \"the name says `paint`\"", "");
+    std::fs::write(dir.path().join("capabilities/tiny.yaml"), reviewed).unwrap();
+    let o = run_in(dir.path(), &["check"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// `thresholds.mutation` adds a `<suite>::mutation` trial. The shipped SQL suite passes it;
+/// the same suite with `semantic` where its regexes were (what a newcomer writes for a SQL
+/// parameter) fails it, naming each survivor and the policy that let it through: an UPDATE
+/// without its WHERE passes at TC 1.000.
+#[test]
+fn the_mutation_gate_names_its_survivors() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for sub in ["harnesses", "capabilities", "transcripts/sqlite"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    for f in [
+        "harnesses/sqlite.yaml",
+        "harnesses/sqlite.tools.json",
+        "harnesses/sqlite.server.json",
+        "capabilities/mcp-server-sqlite.yaml",
+    ] {
+        std::fs::copy(repo().join(f), root.join(f)).unwrap();
+    }
+    for e in std::fs::read_dir(repo().join("transcripts/sqlite")).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(
+                &p,
+                root.join("transcripts/sqlite").join(p.file_name().unwrap()),
+            )
+            .unwrap();
+        }
+    }
+    let o = run_in(root, &["check", "harnesses/sqlite.yaml"], None);
+    assert!(
+        stdout(&o).contains("PASS  sqlite::mutation"),
+        "{}",
+        stdout(&o)
+    );
+    let harness = root.join("harnesses/sqlite.yaml");
+    let text = std::fs::read_to_string(&harness).unwrap();
+    let regexes = regex::Regex::new(r"query: \{ regex: '(?:[^']|'')*' \}").unwrap();
+    assert!(regexes.find_iter(&text).count() >= 8);
+    let semantic = regexes.replace_all(&text, "query: semantic");
+    std::fs::write(&harness, semantic.replace("mutation: 0.9", "mutation: 1.0")).unwrap();
+    let o = run_in(root, &["check", "harnesses/sqlite.yaml"], None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAIL  sqlite::mutation"), "{out}");
+    let failure = out.split("---- sqlite::mutation ----").nth(1).unwrap();
+    let failure = failure.split("\n---- ").next().unwrap();
+    insta::assert_snapshot!(failure.trim(), @r#"
+    mutation score 0.986 (143/145 killed) is below thresholds.mutation 1; the survivors:
+      s08-return-correct [sql_drop_where] call 3 (`write_query`): `query` without its WHERE: "UPDATE loans SET returned_on = '2026-06-01'"
+        why: `semantic` on `/query` accepts it: the statement is not compared (`sql` would compare it) (TC 1.000)
+      s09-return-guarded-update [sql_drop_where] call 2 (`write_query`): `query` without its WHERE: "update loans set returned_on = '2026-06-01'"
+        why: `semantic` on `/query` accepts it: the statement is not compared (`sql` would compare it) (TC 1.000)
+    (`agent-seer mutate --write DIR` writes them out for review)
+    "#);
+}
+
+/// A harness whose `tools:` file is missing: exit 2, the quoted error once (in the harness
+/// trial), each other trial of the suite (three transcripts, the gate) a one-line pointer to it
+/// (issue 34).
+#[test]
+fn a_harness_that_does_not_load_exits_2_and_quotes_its_error_once() {
+    let dir = project(&[
+        ("harnesses/tiny.yaml", TINY_HARNESS),
+        ("transcripts/tiny/t1.yaml", "scenario: square\ncalls: []\n"),
+        ("transcripts/tiny/t2.yaml", "scenario: square\ncalls: []\n"),
+        (
+            "transcripts/tiny/t3.yaml",
+            "scenario: square\nexpect: fail\ncalls: []\n",
+        ),
+    ]);
+    let o = run_in(dir.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.matches("--> harnesses/tiny.yaml:1:9").count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("not run: the suite's harness does not load")
+            .count(),
+        4,
+        "{out}"
+    );
+    // `report` on the saved run says the same, with the same code.
+    let o = run_in(dir.path(), &["check", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run_in(dir.path(), &["report", "--quiet"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+}
+
+/// `check` from a folder inside the project walks up to the directory with `harnesses/`, as
+/// cargo finds its manifest (issue 34); paths in the report stay relative to where it ran.
+#[test]
+fn check_from_a_subfolder_finds_the_project_root() {
+    let dir = super::report::mixed();
+    let sub = dir.path().join("transcripts/tiny");
+    let o = run_in(&sub, &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("tiny::t0-correct"), "{out}");
+    assert!(
+        out.contains("--> ../../transcripts/tiny/t1-wide.yaml:"),
+        "{out}"
+    );
+    // Annotations name the file from the repository root (GitHub's workspace, the project
+    // here), not `../../`.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+        .args(["check", "--no-save", "--format", "github"])
+        .current_dir(&sub)
+        .env_remove("AGENT_SEER_ROOT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env("GITHUB_WORKSPACE", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("::error file=transcripts/tiny/t1-wide.yaml,line=7,col=14,"),
+        "{}",
+        stdout(&o)
+    );
+    // A path given from there selects as it reads.
+    let o = run_in(&sub, &["check", "--no-save", "t0-correct.yaml"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("t1-wide"), "{}", stdout(&o));
+}
+
+/// An unlabelled transcript (a recorded run dropped in) is graded, but counted apart from
+/// the transcripts labelled correct (issue 34).
+#[test]
+fn unlabelled_transcripts_are_not_counted_as_correct() {
+    let dir = super::report::mixed();
+    let o = run_in(dir.path(), &["check", "--no-save", "--quiet"], None);
+    let out = stdout(&o);
+    let header = out.lines().find(|l| l.starts_with("suite ")).unwrap();
+    assert!(
+        header.ends_with("broken caught  unlabelled passed"),
+        "{out}"
+    );
+    let tiny = out.lines().find(|l| l.starts_with("tiny ")).unwrap();
+    let cells: Vec<&str> = tiny.split_whitespace().collect();
+    // correct passed 1/1 (t0), broken caught 1/1 (t2), unlabelled passed 0/1 (t1-wide).
+    assert_eq!(&cells[5..], ["1/1", "1/1", "0/1"], "{out}");
+    let o = run_in(
+        dir.path(),
+        &["check", "--no-save", "--format", "json"],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["totals"]["correct"], 1);
+    assert_eq!(v["totals"]["unlabelled"], 1);
+    // Counts of 0 are left out of the JSON, as the schema says.
+    assert_eq!(v["totals"].get("unlabelled_passed"), None);
+}

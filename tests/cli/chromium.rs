@@ -69,8 +69,24 @@ fn html_report_renders_in_headless_chromium() {
         eprintln!("skipped: no chromium on PATH (CI installs it)");
         return;
     };
-    // A correct transcript, a caught broken one, and one failing its label.
+    // A correct transcript, a caught broken one, and one failing its label; and, with the
+    // pass line lowered to 0.6, a broken one with a long name above the line, caught by an
+    // error finding (issue 34's glitches).
     let dir = super::report::mixed();
+    std::fs::write(
+        dir.path().join("harnesses/tiny.yaml"),
+        format!("thresholds: {{ pass: 0.6, min_gap: 0.2 }}\n{TINY_HARNESS}"),
+    )
+    .unwrap();
+    let call = "  - tool: paint\n    arguments: {prompt: a cat, model: m1, ratio: \"1:1\"}\n";
+    std::fs::write(
+        dir.path()
+            .join("transcripts/tiny/t4-broken-above-the-pass-line.yaml"),
+        format!(
+            "scenario: square\nexpect: fail\nfaults: [flow.redundant_call]\ncalls:\n{call}{call}"
+        ),
+    )
+    .unwrap();
     let o = run_in(
         dir.path(),
         &["check", "--quiet", "--html", "report.html"],
@@ -142,4 +158,62 @@ fn html_report_renders_in_headless_chromium() {
         dom.contains("id=\"verdict\">failed<"),
         "the verdict is missing"
     );
+
+    // Issue 34's glitches, by assertion (the screenshot is kept as `report.png` when
+    // AGENT_SEER_KEEP_SCREENSHOT names a path, for a person to look at).
+    if let Some(keep) = std::env::var_os("AGENT_SEER_KEEP_SCREENSHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+    // The mean lines are in the legend.
+    let legend = between(&dom, "id=\"legend\"", "</p>");
+    for want in [
+        "mean TC of the correct",
+        "mean TC of the broken",
+        "pass threshold",
+    ] {
+        assert!(legend.contains(want), "legend lacks {want}: {legend}");
+    }
+    // Case names are written in full (they were cut at 13 characters).
+    assert!(
+        dom.contains(">t4-broken-above-the-pass-line</text>"),
+        "the long case name is cut"
+    );
+    // A broken case above the pass line says it was failed by an error finding.
+    let chart = between(&dom, "data-chart=\"discrimination\"", "</svg>");
+    assert!(
+        chart.contains("data-mark=\"error-cross\"")
+            && chart.contains("failed by an error finding (flow.redundant_call)"),
+        "no error mark on the caught case above the line"
+    );
+    // The threshold's label is right of the plot, off the dots.
+    let x_of = |mark: &str, attr: &str| -> f64 {
+        let at = chart.find(&format!("data-mark=\"{mark}\"")).unwrap();
+        let rest = &chart[at..];
+        let v = rest.split(&format!("{attr}=\"")).nth(1).unwrap();
+        v[..v.find('"').unwrap()].parse().unwrap()
+    };
+    assert!(x_of("threshold-label", "x") > x_of("threshold", "x2"));
+    // Code spans in messages are code, not backticks.
+    let tables: Vec<&str> = dom
+        .split("class=\"findings\"")
+        .skip(1)
+        .map(|t| &t[..t.find("</table>").unwrap()])
+        .collect();
+    assert!(!tables.is_empty());
+    for t in &tables {
+        assert!(!t.contains('`'), "literal backticks: {t}");
+    }
+    assert!(
+        tables.iter().any(|t| t.contains("<code>ratio</code>")),
+        "{tables:?}"
+    );
+}
+
+/// The text of `hay` from `start` to the next `end` after it.
+fn between<'a>(hay: &'a str, start: &str, end: &str) -> &'a str {
+    let from = hay
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in the page"));
+    let rest = &hay[from..];
+    &rest[..rest.find(end).unwrap_or(rest.len())]
 }

@@ -7,6 +7,7 @@ mod audit;
 mod bless;
 mod check;
 mod chromium;
+mod ci;
 mod diff_spec;
 mod faults;
 mod format_agreement;
@@ -38,6 +39,9 @@ pub fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     cmd.args(args)
         .current_dir(dir)
         .env_remove("AGENT_SEER_ROOT")
+        // A test run inside a GitHub Actions step must not write into its job summary.
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_WORKSPACE")
         .env("NO_COLOR", "1");
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -47,6 +47,22 @@ fn mutate_reports_every_operator_and_names_what_let_a_survivor_through() {
     );
     let o = run_in(dir.path(), &["mutate", "--format", "markdown"], None);
     insta::assert_snapshot!("mutate_weak_markdown", stdout(&o));
+    let o = run_in(dir.path(), &["mutate", "--format", "html"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = stdout(&o);
+    insta::assert_snapshot!("mutate_weak_html", html);
+    // One survivor row per survivor, its reason with the policy as code; nothing to fetch.
+    assert_eq!(
+        html.matches(r#"data-mark="survivor""#).count(),
+        survivors.len()
+    );
+    assert!(
+        html.contains("<code>semantic</code> on <code>/query</code>"),
+        "{html}"
+    );
+    for needle in ["<script", "<link", "src=", "url("] {
+        assert!(!html.contains(needle), "{needle}");
+    }
     let o = run_in(dir.path(), &["mutate", "nosuch"], None);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no suite `nosuch`"), "{}", stderr(&o));

@@ -65,6 +65,7 @@ pub fn run_documented(cmds: Vec<Command>) {
         cmd.args(&args)
             .current_dir(repo())
             .env_remove("AGENT_SEER_JUDGE")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .env("PATH", path)
             .envs(env);
         let o = cmd.output().unwrap();
@@ -156,6 +157,21 @@ fn readme_discrimination_table_is_real() {
         assert!(
             out.contains(line),
             "README line not in `agent-seer check transcripts/veo`:\n{line}\n---\n{out}"
+        );
+    }
+}
+
+/// BENCHMARKS.md's generated tables name a subset of files once, above the table, not in
+/// every row's command (`bench/llm_quality.py compact`; issue 34).
+#[test]
+fn benchmark_tables_do_not_repeat_file_lists() {
+    let text = std::fs::read_to_string(repo().join("BENCHMARKS.md")).unwrap();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| l.starts_with('|')) {
+        let files = line.matches("transcripts/").count() + line.matches("harnesses/").count();
+        assert!(
+            files <= 2,
+            "BENCHMARKS.md:{}: a table row naming {files} files",
+            i + 1
         );
     }
 }

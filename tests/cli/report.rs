@@ -182,10 +182,10 @@ fn the_shipped_suites_in_every_format() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     settings().bind(|| insta::assert_snapshot!("report_shipped_markdown", stdout(&o)));
     let v = assert_valid_report(&read(&dir.path().join("r.json")));
-    assert_eq!(v["totals"]["trials"], 230);
+    assert_eq!(v["totals"]["trials"], 236);
     let junit =
         quick_junit::Report::deserialize_from_str(&read(&dir.path().join("j.xml"))).unwrap();
-    assert_eq!((junit.tests, junit.failures, junit.errors), (230, 0, 0));
+    assert_eq!((junit.tests, junit.failures, junit.errors), (236, 0, 0));
     assert_eq!(junit.test_suites.len(), 12);
     let html = read(&dir.path().join("r.html"));
     assert_eq!(html.matches(r#"data-chart="histogram""#).count(), 12);

@@ -4,9 +4,9 @@
 //! (`AGENT_SEER_NPM`). `inspect` against the real server must save exactly the shipped
 //! `harnesses/<suite>.tools.json`: a server whose tools/list drifted from what the suite was
 //! written against fails here (re-capture with `.ci/servers-npm.sh`, then review the diff).
-//! And every transcript's recorded `output:` must be what the real server answers to its calls,
-//! replayed from the scenario's starting state (`harnesses/memory.graph.json`,
-//! `harnesses/filesystem.tree.json`), so the suites' mocks stay the server's real answers.
+//! And every mock and transcript `output:` must be what the real server answers, each scenario
+//! from the starting state its harness's `ground:` declares (`agent-seer ground --check`), so
+//! the suites' mocks stay the server's real answers.
 
 use std::process::Command;
 
@@ -99,185 +99,203 @@ fn real_server_filesystem_matches_the_filesystem_suite() {
     );
 }
 
-/// One stdio session with a real server, without our client: initialize, then each call's
-/// `tools/call` in order; the results as the server sent them.
-fn session(
-    program: &str,
-    a: &[String],
-    env: &[(&str, String)],
-    calls: &[(String, Value)],
-) -> Vec<Value> {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
-    let mut cmd = Command::new(program);
-    cmd.args(a)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut answer = |id: u64| -> Value {
-        lines
-            .find_map(|l| {
-                let v: Value = serde_json::from_str(&l.ok()?).ok()?;
-                (v["id"] == id).then_some(v)
-            })
-            .unwrap_or_else(|| panic!("no answer to request {id}"))
-    };
-    let mut send = |m: Value| writeln!(stdin, "{m}").unwrap();
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
-    );
-    answer(0);
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let mut results = Vec::new();
-    for (i, (tool, arguments)) in calls.iter().enumerate() {
-        let id = i as u64 + 1;
-        send(
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
-        );
-        let a = answer(id);
-        results.push(
-            a.get("result")
-                .cloned()
-                .unwrap_or_else(|| a["error"].clone()),
-        );
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    results
-}
-
-/// Every string in `v` with `from` replaced by `to`.
-pub(crate) fn rebase(v: &Value, from: &str, to: &str) -> Value {
-    match v {
-        Value::String(s) => Value::String(s.replace(from, to)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| rebase(x, from, to)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), rebase(x, from, to)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// Replays every transcript of `suite` against a fresh server (`start` prepares its state for
-/// the transcript's scenario and returns the command, its environment and the path prefix the
-/// recorded outputs use with the one this run uses) and asserts each recorded `output:` is what
-/// the real server answers now.
-fn replay(
-    suite: &str,
-    start: impl Fn(
-        &str,
-        &std::path::Path,
-    ) -> (
-        Vec<String>,
-        Vec<(&'static str, String)>,
-        Option<(String, String)>,
-    ),
-) {
-    let dir = repo().join("transcripts").join(suite);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+/// `agent-seer ground HARNESS --check --transcripts -- SERVER…`: exit 0 when every mock and
+/// recorded output is what the real server answers, from each scenario's set-up in the harness.
+pub(crate) fn ground_check(harness: &std::path::Path, server: &[String]) -> std::process::Output {
+    Command::new(bin())
+        .args(["ground", "--check", "--transcripts", "--timeout", "60"])
+        .arg(harness)
+        .arg("--")
+        .args(server)
+        .current_dir(repo())
+        .output()
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 12, "{files:?}");
-    for file in files {
-        let t = Transcript::load(&file).unwrap();
-        let scenario = t.scenario.clone().unwrap();
-        let scratch = tempfile::tempdir().unwrap();
-        let (a, env, rebase_paths) = start(&scenario, scratch.path());
-        let (from, to) = rebase_paths.unwrap_or_default();
-        let calls: Vec<(String, Value)> = t
-            .calls()
-            .map(|(_, c)| (c.tool.clone(), rebase(&c.arguments, &from, &to)))
-            .collect();
-        let got = session("node", &a, &env, &calls);
-        for ((_, call), got) in t.calls().zip(got) {
-            let recorded = call.output.as_ref().unwrap_or_else(|| {
-                panic!(
-                    "{}: call `{}` has no recorded output",
-                    file.display(),
-                    call.tool
-                )
-            });
-            assert_eq!(
-                rebase(recorded, &from, &to),
-                got,
-                "{}: `{}` answers otherwise now",
-                file.display(),
-                call.tool
-            );
-        }
+}
+
+pub(crate) fn assert_grounded(suite: &str, server: &[String]) {
+    let o = ground_check(&repo().join(format!("harnesses/{suite}.yaml")), server);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{suite}: the real server answers otherwise than the suite records:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains(" 0 drifted, 0 refused"), "{stdout}");
+}
+
+/// Every memory mock and transcript output is the real server's answer, each scenario on a
+/// fresh copy of the harness's graph (`ground.files`).
+#[test]
+#[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
+fn real_server_memory_answers_what_the_memory_suite_records() {
+    assert_grounded("memory", &["node".into(), script("server-memory")]);
+}
+
+/// The same for the filesystem suite, on a fresh copy of its project (`/srv/project` in the
+/// suite is the run's folder, both ways).
+#[test]
+#[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
+fn real_server_filesystem_answers_what_the_filesystem_suite_records() {
+    assert_grounded(
+        "filesystem",
+        &[
+            "node".into(),
+            script("server-filesystem"),
+            "{scratch}/project".into(),
+        ],
+    );
+}
+
+/// One edited mock is drift: `ground --check` exits 1 naming the step, its place and the
+/// difference; without `--check` it writes the real answer back.
+#[test]
+#[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
+fn an_edited_mock_is_drift_named_by_its_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let harnesses = dir.path().join("harnesses");
+    std::fs::create_dir(&harnesses).unwrap();
+    for f in ["memory.yaml", "memory.tools.json"] {
+        std::fs::copy(repo().join("harnesses").join(f), harnesses.join(f)).unwrap();
+    }
+    let caps = dir.path().join("capabilities");
+    std::fs::create_dir(&caps).unwrap();
+    std::fs::copy(
+        repo().join("capabilities/server-memory.yaml"),
+        caps.join("server-memory.yaml"),
+    )
+    .unwrap();
+    let harness = harnesses.join("memory.yaml");
+    let text = std::fs::read_to_string(&harness).unwrap();
+    let needle = "Wrote the first published algorithm for the Analytical Engine";
+    let mock = text.find("\nscenarios:").unwrap();
+    let at = mock + text[mock..].find(needle).unwrap();
+    let edited = format!(
+        "{}Wrote the second published algorithm{}",
+        &text[..at],
+        &text[at + "Wrote the first published algorithm".len()..]
+    );
+    std::fs::write(&harness, &edited).unwrap();
+    let server = ["node".to_owned(), script("server-memory")];
+    let o = Command::new(bin())
+        .args(["ground", "--check", "--timeout", "60"])
+        .arg(&harness)
+        .arg("--")
+        .args(&server)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    let drift: Vec<&str> = stdout.lines().filter(|l| l.starts_with("drift")).collect();
+    assert_eq!(drift.len(), 1, "{stdout}");
+    // The step's place (where its mapping starts, above the edited line) and its name.
+    let place = drift[0].split("memory.yaml:").nth(1).unwrap();
+    let step_line: usize = place.split(':').next().unwrap().parse().unwrap();
+    let edited_line = edited[..at].lines().count();
+    assert!(step_line <= edited_line, "{stdout}");
+    let step = edited.lines().nth(step_line - 1).unwrap().trim_start();
+    assert!(
+        step.trim_start_matches("- ")
+            .starts_with("tool: read_graph"),
+        "{step}\n{stdout}"
+    );
+    assert!(drift[0].contains("(`read_graph`)"), "{stdout}");
+    assert!(
+        drift[0].contains("scenario `") && drift[0].contains(", step "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-") && stdout.contains("Wrote the second published algorithm"),
+        "{stdout}"
+    );
+    // Grounding writes the server's answer back, and only there: the check passes again.
+    let o = Command::new(bin())
+        .args(["ground", "--timeout", "60"])
+        .arg(&harness)
+        .arg("--")
+        .args(&server)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let after = std::fs::read_to_string(&harness).unwrap();
+    assert!(!after.contains("second published"), "{after}");
+    // One block rewritten as one line of JSON, at the step; every other line kept.
+    let (old, new): (Vec<&str>, Vec<&str>) = (edited.lines().collect(), after.lines().collect());
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    assert!(
+        prefix >= step_line && prefix + suffix + 1 == new.len(),
+        "{prefix} {suffix} {}",
+        new.len()
+    );
+    assert!(
+        new[prefix].trim_start().starts_with("mock_output: {"),
+        "{}",
+        new[prefix]
+    );
+    let o = ground_check(&harness, &server);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// `agent-seer init --suite s -- SERVER…` in a fresh project: the captured tools and the
+/// scaffold, loaded as a capability matrix.
+pub(crate) fn init(server: &[String]) -> (tempfile::TempDir, Vec<Value>, agent_seer::Capabilities) {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(bin())
+        .args(["init", "--suite", "s", "--timeout", "60", "--root"])
+        .arg(dir.path())
+        .arg("--")
+        .args(server)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("agent-seer ground harnesses/s.yaml -- "),
+        "{stdout}"
+    );
+    let tools: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("harnesses/s.tools.json")).unwrap(),
+    )
+    .unwrap();
+    let caps = agent_seer::Capabilities::load(&dir.path().join("capabilities/s.yaml")).unwrap();
+    (dir, tools, caps)
+}
+
+/// Every tool's scaffolded effects are exactly its annotations, and none is marked proposed.
+pub(crate) fn assert_effects_are_the_annotations(tools: &[Value], caps: &agent_seer::Capabilities) {
+    assert!(!tools.is_empty());
+    assert!(caps.unreviewed().is_empty(), "{:?}", caps.unreviewed());
+    for t in tools {
+        let name = t["name"].as_str().unwrap();
+        let a = &t["annotations"];
+        let e = &caps.tools[name].effects;
+        assert_eq!(e.len(), 1, "{name}");
+        let hint = |k: &str| a.get(k).and_then(Value::as_bool);
+        assert_eq!(e[0].read_only, hint("readOnlyHint"), "{name}");
+        assert_eq!(e[0].destructive, hint("destructiveHint"), "{name}");
+        assert_eq!(e[0].idempotent, hint("idempotentHint"), "{name}");
+        assert_eq!(e[0].open_world, hint("openWorldHint"), "{name}");
     }
 }
 
 #[test]
 #[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
-fn real_server_memory_answers_what_the_memory_transcripts_recorded() {
-    let start: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("harnesses/memory.graph.json")).unwrap(),
-    )
-    .unwrap();
-    replay("memory", |scenario, scratch| {
-        let file = scratch.join("memory.jsonl");
-        let empty = start["empty_for"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s == scenario);
-        if !empty {
-            let mut lines = Vec::new();
-            for e in start["entities"].as_array().unwrap() {
-                let mut e = e.clone();
-                e["type"] = json!("entity");
-                lines.push(e.to_string());
-            }
-            for r in start["relations"].as_array().unwrap() {
-                let mut r = r.clone();
-                r["type"] = json!("relation");
-                lines.push(r.to_string());
-            }
-            std::fs::write(&file, lines.join("\n")).unwrap();
-        }
-        (
-            vec![script("server-memory")],
-            vec![("MEMORY_FILE_PATH", file.display().to_string())],
-            None,
-        )
-    });
-}
-
-#[test]
-#[ignore = "needs the npm servers that .ci/run installs (AGENT_SEER_NPM)"]
-fn real_server_filesystem_answers_what_the_filesystem_transcripts_recorded() {
-    let tree: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("harnesses/filesystem.tree.json")).unwrap(),
-    )
-    .unwrap();
-    replay("filesystem", |_, scratch| {
-        let root = scratch.canonicalize().unwrap().join("project");
-        for (name, text) in tree["files"].as_object().unwrap() {
-            let path = root.join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text.as_str().unwrap()).unwrap();
-        }
-        for d in tree["empty_dirs"].as_array().unwrap() {
-            std::fs::create_dir_all(root.join(d.as_str().unwrap())).unwrap();
-        }
-        let recorded = tree["root"].as_str().unwrap().to_owned();
-        (
-            vec![script("server-filesystem"), root.display().to_string()],
-            // `~` in a path is the server's HOME: the transcripts were recorded with /root.
-            vec![("HOME", "/root".to_owned())],
-            Some((recorded, root.display().to_string())),
-        )
-    });
+fn init_takes_server_memorys_effects_from_its_annotations() {
+    let (_dir, tools, caps) = init(&["node".into(), script("server-memory")]);
+    assert_eq!(tools.len(), 9);
+    assert_effects_are_the_annotations(&tools, &caps);
+    // The relation's ends name entities that must exist.
+    assert_eq!(
+        caps.tools["create_relations"].inputs,
+        ["/relations/*/from", "/relations/*/to"]
+    );
 }

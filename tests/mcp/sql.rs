@@ -84,3 +84,41 @@ fn duckdb_answers_are_the_recorded_ones() {
 fn sqlite_answers_are_the_recorded_ones() {
     replay("sqlite");
 }
+
+/// A server without annotations (mcp-server-sqlite): every tool's effects are proposed from its
+/// name and marked for review, the SQL parameters are proposed as `sql`, and the effects match
+/// what the hand-reviewed matrix of the shipped suite says where the name tells.
+#[test]
+#[ignore = "needs the PyPI servers that .ci/servers-sql.sh installs"]
+fn init_proposes_effects_for_a_server_without_annotations() {
+    let db = tempfile::tempdir().unwrap();
+    let program = venv().join("bin/mcp-server-sqlite").display().to_string();
+    let server = vec![
+        program,
+        "--db-path".into(),
+        db.path().join("x.db").display().to_string(),
+    ];
+    let (_dir, tools, caps) = super::generic::init(&server);
+    assert_eq!(tools.len(), 6);
+    let open = caps.unreviewed();
+    assert_eq!(open.len(), 6, "{open:?}");
+    let reviewed =
+        agent_seer::Capabilities::load(&repo().join("capabilities/mcp-server-sqlite.yaml"))
+            .unwrap();
+    for tool in [
+        "list_tables",
+        "describe_table",
+        "read_query",
+        "create_table",
+        "append_insight",
+    ] {
+        let (got, want) = (
+            &caps.tools[tool].effects[0],
+            &reviewed.tools[tool].effects[0],
+        );
+        assert_eq!(got.read_only, want.read_only, "{tool}");
+        assert_eq!(got.destructive, want.destructive, "{tool}");
+    }
+    assert_eq!(caps.tools["read_query"].sql, ["query"]);
+    assert_eq!(caps.tools["describe_table"].inputs, ["table_name"]);
+}
