@@ -367,6 +367,33 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&spec).unwrap(), "[]");
     }
 
+    /// `--verify` keeps a scenario only when `mutate`'s operators are all killed on its oracle,
+    /// and names each survivor and why it survived: the shipped SQLite suite with `semantic` on
+    /// its SQL text loses the scenarios whose statement is not compared, which its strict
+    /// policies keep.
+    #[test]
+    fn verify_drops_scenarios_whose_mutants_survive() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("harnesses/sqlite.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let load = |text: String| {
+            let h = crate::harness::Harness::from_source(crate::source::SourceFile::from_text(
+                &path, text,
+            ))
+            .unwrap();
+            crate::check::Suite::from_harness(h).unwrap()
+        };
+        let (kept, dropped) = write::verify(&load(text.clone()));
+        assert!(dropped.is_empty(), "{dropped:#?}");
+        assert_eq!(kept.len(), 8, "{kept:?}");
+        let regexes = regex::Regex::new(r"query: \{ regex: '(?:[^']|'')*' \}").unwrap();
+        let semantic = regexes.replace_all(&text, "query: semantic").into_owned();
+        let (kept_semantic, dropped) = write::verify(&load(semantic));
+        assert_eq!(kept_semantic.len(), 7, "{kept_semantic:?}");
+        assert!(!kept_semantic.contains(&"return-book".to_owned()));
+        insta::assert_snapshot!(dropped.join("\n"), @r#"return-book: 1 of 16 mutants survived: sql_drop_where (call 2 (`write_query`): `query` without its WHERE: "UPDATE loans SET returned_on = '2026-06-01'") survived: `semantic` on `/query` accepts it: the statement is not compared (`sql` would compare it) (TC 1.000)"#);
+    }
+
     #[test]
     fn grounding_tiers() {
         let (_, _, _, seeds) = fixture();

@@ -5,17 +5,16 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::expand::Expansion;
 use super::mocks::Mocked;
-use crate::check::{Suite, Verdict, evaluate};
+use crate::check::Suite;
 use crate::harness::{
-    CallDoc, HarnessDoc, LabelDoc, PolicyDoc, PolicyName, ScenarioDoc, StepCall, StepDoc,
-    Transcript, TranscriptBody, TranscriptDoc, TranscriptTurnDoc, TurnDoc, WriteError,
+    HarnessDoc, PolicyDoc, PolicyName, ScenarioDoc, StepCall, StepDoc, TurnDoc, WriteError,
     object_arguments,
 };
-use crate::source::{SourceError, SourceFile};
+use crate::source::SourceError;
 
 /// Slug ids from titles, unique.
 fn ids(mocked: &[Mocked]) -> Vec<String> {
@@ -392,138 +391,53 @@ impl Drop for Staged<'_> {
     }
 }
 
-/// The oracle of a scenario as a transcript, and its mutants: each mutant names the fault it
-/// must be caught with.
-pub(crate) fn twins(suite: &Suite, id: &str) -> Vec<(&'static str, TranscriptDoc)> {
-    let Some(sc) = suite.harness.scenario(id) else {
-        return Vec::new();
-    };
-    let calls: Vec<(usize, CallDoc)> = sc
-        .turns
-        .iter()
-        .enumerate()
-        .flat_map(|(ti, t)| {
-            t.workflow.iter().map(move |o| {
-                let call = CallDoc {
-                    tool: o.call.tool.clone(),
-                    arguments: o.call.args().clone(),
-                    id: None,
-                    output: o.mock_output.clone(),
-                };
-                (ti, call)
-            })
-        })
-        .collect();
-    let doc = |calls: &[(usize, CallDoc)]| TranscriptDoc {
-        scenario: Some(id.to_owned()),
-        prompt: None,
-        agent: None,
-        note: None,
-        label: LabelDoc::default(),
-        body: TranscriptBody::Turns {
-            turns: (0..sc.turns.len())
-                .map(|ti| TranscriptTurnDoc {
-                    prompt: None,
-                    calls: calls
-                        .iter()
-                        .filter(|(t, _)| *t == ti)
-                        .map(|(_, c)| c.clone())
-                        .collect(),
-                    reply: Some("Done.".into()),
-                })
-                .collect(),
-        },
-    };
-    let mut out = vec![("pass", doc(&calls))];
-    // A wrong tool: the first call made with another tool of the spec.
-    let first_tool = calls.first().map(|(_, c)| c.tool.as_str());
-    if let Some(other) = suite
-        .tools
-        .tools()
-        .iter()
-        .map(|t| &t.name)
-        .find(|n| first_tool.is_some_and(|f| f != n.as_str()))
-    {
-        let mut m = calls.clone();
-        m[0].1.tool = other.clone();
-        out.push(("selection", doc(&m)));
-    }
-    for (i, (_, c)) in calls.iter().enumerate() {
-        let Some(spec) = suite.linter.tool(&c.tool) else {
-            continue;
-        };
-        if let Some(req) = spec.required().next() {
-            let mut m = calls.clone();
-            m[i].1.arguments.remove(req);
-            out.push(("argument_completeness", doc(&m)));
-            break;
-        }
-    }
-    for (i, (_, c)) in calls.iter().enumerate() {
-        if let Some((m_, f)) = suite.linter.facts(&c.tool)
-            && let Some(fam) = f.family.map(|x| &m_.families[x])
-        {
-            let mut m = calls.clone();
-            m[i].1
-                .arguments
-                .insert(fam.selector.clone(), json!("no-such-model-9000"));
-            out.push(("cap.unknown_model", doc(&m)));
-            break;
-        }
-    }
-    let references = |v: &Value| v.as_str().is_some_and(|s| s.contains("://"));
-    if let Some(i) = (1..calls.len()).find(|&i| calls[i].1.arguments.values().any(references)) {
-        let mut m = calls.clone();
-        for v in m[i].1.arguments.values_mut() {
-            if references(v) {
-                *v = json!("gs://nobody-made-this/hallucinated.png");
-            }
-        }
-        out.push(("flow", doc(&m)));
-    }
-    out
-}
-
-/// Scenario ids whose oracle passes and whose every mutant fails with its fault.
+/// `generate --verify`: the scenarios worth keeping, and why each other one was dropped. A
+/// scenario is kept when its oracle, played as a run, passes and every mutant `agent-seer
+/// mutate` makes of it (the same operators: a wrong tool, a misspelt or missing parameter, a
+/// wrong type, a pinned value changed, a near-miss or made-up reference, a consumer before its
+/// producer, a step dropped, a repeat, an unrequested effect, an unknown model…) fails: a
+/// scenario that lets one of them pass grades nothing it could be trusted on. A dropped
+/// scenario's reason names its survivors and why each survived.
 pub fn verify(suite: &Suite) -> (Vec<String>, Vec<String>) {
+    let mutation = crate::check::mutate_suite(suite, &[]);
     let (mut keep, mut drop) = (Vec::new(), Vec::new());
     for sc in &suite.harness.scenarios {
-        let mut ok = true;
-        for (fault, doc) in twins(suite, &sc.id) {
-            let text = match doc.to_yaml() {
-                Ok(text) => text,
-                Err(e) => {
-                    ok = false;
-                    drop.push(format!(
-                        "{}: the {fault} twin cannot be written: {e}",
-                        sc.id
-                    ));
-                    break;
-                }
-            };
-            let Ok(t) = Transcript::from_source(
-                SourceFile::from_text(format!("verify/{}.yaml", sc.id), text),
-                sc.id.clone(),
-            ) else {
-                ok = false;
-                break;
-            };
-            let Ok(ev) = evaluate(suite, &t) else {
-                ok = false;
-                break;
-            };
-            let right = match fault {
-                "pass" => ev.verdict == Verdict::Pass,
-                f => ev.verdict == Verdict::Fail && ev.findings.iter().any(|x| x.matches_fault(f)),
-            };
-            if !right {
-                ok = false;
-                drop.push(format!("{}: the {fault} twin is not decided right", sc.id));
-                break;
-            }
+        let source = format!("oracle:{}", sc.id);
+        if let Some(why) = mutation
+            .skipped
+            .iter()
+            .find_map(|s| s.strip_prefix(&source).and_then(|r| r.strip_prefix(": ")))
+        {
+            drop.push(format!("{}: {why}", sc.id));
+            continue;
         }
-        if ok {
+        let mine: Vec<&crate::check::MutantOutcome> = mutation
+            .outcomes
+            .iter()
+            .filter(|o| o.mutant.scenario == sc.id)
+            .collect();
+        let survivors: Vec<String> = mine
+            .iter()
+            .filter(|o| !o.killed)
+            .map(|o| {
+                format!(
+                    "{} ({}) survived: {}",
+                    o.mutant.operator.as_str(),
+                    o.mutant.what,
+                    o.why.as_deref().unwrap_or("it passes")
+                )
+            })
+            .collect();
+        if survivors.is_empty() {
             keep.push(sc.id.clone());
+        } else {
+            drop.push(format!(
+                "{}: {} of {} mutants survived: {}",
+                sc.id,
+                survivors.len(),
+                mine.len(),
+                survivors.join("; ")
+            ));
         }
     }
     (keep, drop)
