@@ -516,6 +516,17 @@ fn the_labelled_quickstart_gates_and_kills_its_mutants_as_the_guide_shows() {
             "guide line not in the output:\n{line}\n---\n{out}"
         );
     }
+    // Step 8's gate: `thresholds.mutation` adds a passing `notes::mutation` trial.
+    assert!(guide.contains("`thresholds: { pass: 0.8, mutation: 0.9 }`"));
+    let gated = harness.replace("min_gap: 0.3 }", "min_gap: 0.3, mutation: 0.9 }");
+    std::fs::write(p.path().join("harnesses/notes.yaml"), gated).unwrap();
+    let o = run_in(p.path(), &["check", "--no-save"], None);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("PASS  notes::mutation"),
+        "{}",
+        stdout(&o)
+    );
     let o = run_in(p.path(), &["mutate", "--root", "."], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
