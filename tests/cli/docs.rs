@@ -609,3 +609,14 @@ fn ground_checks_the_quickstart_against_its_twin_as_the_guide_shows() {
         );
     }
 }
+
+/// The README is the quickstart (issue 34): at most 200 lines; the rest belongs in the book.
+#[test]
+fn the_readme_stays_a_quickstart() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 200,
+        "README.md has {lines} lines; move the detail into a page under docs/src/"
+    );
+}
