@@ -1,10 +1,11 @@
-//! Whole-transcript throughput: lint → flow → oracle score on the shipped suites' transcripts,
-//! parsed once. `cargo bench --bench check`; the figure is transcripts/second (one core).
+//! Whole-transcript throughput: lint → flow → oracle score on the shipped suites' transcripts
+//! (YAML and recorded runs, each read as `check` reads it), parsed once. `cargo bench --bench
+//! check`; the figure is transcripts/second (one core). `-- --test` runs each case once (CI).
 
 use std::hint::black_box;
 use std::path::Path;
 
-use agent_seer::check::{Suite, evaluate};
+use agent_seer::check::{Suite, evaluate, load_transcript};
 use agent_seer::harness::{Layout, Transcript, discover};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -17,7 +18,9 @@ fn bench(c: &mut Criterion) {
         let ts = files
             .transcripts
             .iter()
-            .map(|(_, p)| Transcript::load(p).expect("transcript"))
+            // A recorded run (`*.json`, `*.jsonl`) is read by `ingest`, its scenario from its
+            // label; `Transcript::load` reads YAML transcripts only.
+            .map(|(_, p)| load_transcript(&suite, p).unwrap_or_else(|e| panic!("{e}")))
             .collect();
         work.push((suite, ts));
     }

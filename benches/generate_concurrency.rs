@@ -15,7 +15,15 @@ use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const DELAY: Duration = Duration::from_millis(200);
+/// The mock LLM's answer time: 200 ms, or `AGENT_SEER_BENCH_DELAY_MS` (CI runs the bench
+/// briefly with a few milliseconds, to prove it still runs).
+fn delay() -> Duration {
+    let ms = std::env::var("AGENT_SEER_BENCH_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    Duration::from_millis(ms)
+}
 
 /// Answers every stage, well-formed: per offered tool one simple scenario, and per pair of
 /// offered tools one complex scenario of two calls (which stage 4 splits into two turns).
@@ -70,7 +78,7 @@ impl Respond for Writer {
         ResponseTemplate::new(200)
             .set_body_json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 1000, "completion_tokens": 300}}))
-            .set_delay(DELAY)
+            .set_delay(delay())
     }
 }
 
@@ -133,7 +141,8 @@ fn main() {
             .map(|(s, c)| format!("{s} {}", c.produced))
             .collect();
         println!(
-            "generate, 64-tool spec, {calls} requests, mock LLM 200 ms/answer, concurrency {concurrency}: {:.2} s ({})",
+            "generate, 64-tool spec, {calls} requests, mock LLM {} ms/answer, concurrency {concurrency}: {:.2} s ({})",
+            delay().as_millis(),
             elapsed.as_secs_f64(),
             stages.join(", ")
         );

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_seer::check::{Suite, evaluate};
-use agent_seer::harness::{Layout, Transcript, discover};
+use agent_seer::check::{Suite, evaluate, load_transcript};
+use agent_seer::harness::{Layout, discover};
 use agent_seer::judge::{self, Job, Mode, Verdict};
 use agent_seer::llm::{CacheMode, Client, LlmConfig, Provider};
 use serde_json::json;
@@ -21,7 +21,9 @@ fn jobs(n: usize) -> Vec<Job> {
         let suite =
             Arc::new(Suite::load(files.harness.as_deref().expect("harness")).expect("suite"));
         for (_, p) in &files.transcripts {
-            let t = Transcript::load(p).expect("transcript");
+            // A recorded run (`*.json`, `*.jsonl`) is read by `ingest`, as `check` reads it;
+            // `Transcript::load` reads YAML transcripts only (issue 31: this panicked).
+            let t = load_transcript(&suite, p).unwrap_or_else(|e| panic!("{e}"));
             let evaluation = evaluate(&suite, &t).expect("evaluate");
             if evaluation.score.is_some() {
                 out.push(Job {
@@ -34,6 +36,16 @@ fn jobs(n: usize) -> Vec<Job> {
     }
     out.truncate(n);
     out
+}
+
+/// The mock LLM's answer time: 200 ms, or `AGENT_SEER_BENCH_DELAY_MS` (CI runs the bench
+/// briefly with a few milliseconds, to prove it still runs).
+fn delay() -> Duration {
+    let ms = std::env::var("AGENT_SEER_BENCH_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    Duration::from_millis(ms)
 }
 
 fn main() {
@@ -60,7 +72,7 @@ fn main() {
                 ResponseTemplate::new(200)
                     .set_body_json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
                         "usage": {"prompt_tokens": 2000, "completion_tokens": 150}}))
-                    .set_delay(Duration::from_millis(200)),
+                    .set_delay(delay()),
             )
             .mount(&server),
     );
@@ -87,7 +99,8 @@ fn main() {
         let elapsed = start.elapsed();
         assert!(results.iter().all(Result::is_ok), "every judgement parsed");
         println!(
-            "judge 40 transcripts, mock LLM 200 ms/answer, concurrency {concurrency}: {:.2} s",
+            "judge 40 transcripts, mock LLM {} ms/answer, concurrency {concurrency}: {:.2} s",
+            delay().as_millis(),
             elapsed.as_secs_f64()
         );
         times.push(elapsed);

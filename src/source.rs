@@ -38,6 +38,14 @@ impl fmt::Display for Location {
     }
 }
 
+/// The byte offsets just after each `\n` of `text`.
+fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'\n')
+        .map(|(i, _)| i + 1)
+}
+
 /// A file read into memory, kept so errors and findings can quote it.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
@@ -46,6 +54,10 @@ pub struct SourceFile {
     pub path: Arc<Path>,
     /// The whole file, valid UTF-8.
     pub text: Arc<str>,
+    /// Where each line starts, found once when a line is first asked for ([`SourceFile::line`]):
+    /// a file's every argument looks up its key's line, which re-splitting the file each time
+    /// made quadratic in the file's length (issue 31).
+    lines: Arc<std::sync::OnceLock<Vec<usize>>>,
 }
 
 impl SourceFile {
@@ -65,18 +77,40 @@ impl SourceFile {
                 "the file is not valid UTF-8",
             )
         })?;
-        Ok(Self {
-            path: path.into(),
-            text: text.into(),
-        })
+        Ok(Self::new(path.into(), text.into()))
     }
 
     /// Wraps text that did not come from disk (stdin, tests).
     pub fn from_text(path: impl Into<PathBuf>, text: impl Into<String>) -> Self {
+        Self::new(path.into().into(), text.into().into())
+    }
+
+    /// A file of this path and text (already shared, as a parsed matrix keeps them).
+    pub(crate) fn new(path: Arc<Path>, text: Arc<str>) -> Self {
         Self {
-            path: path.into().into(),
-            text: text.into().into(),
+            path,
+            text,
+            lines: Arc::default(),
         }
+    }
+
+    /// Line `n` (1-based) without its line break, as [`str::lines`] gives it; `None` past the
+    /// end. The line index is built on the first call, one pass over the file.
+    pub(crate) fn line(&self, n: u32) -> Option<&str> {
+        let starts = self.lines.get_or_init(|| {
+            std::iter::once(0)
+                .chain(memchr_newlines(&self.text))
+                .collect()
+        });
+        let i = (n as usize).checked_sub(1)?;
+        let start = *starts.get(i)?;
+        let end = starts.get(i + 1).map_or(self.text.len(), |&e| e - 1);
+        if start >= self.text.len() {
+            // `lines()` has no empty last line after a final line break.
+            return None;
+        }
+        let line = &self.text[start..end];
+        Some(line.strip_suffix('\r').unwrap_or(line))
     }
 
     /// `line:column` (1-based) of this file.
@@ -655,6 +689,31 @@ fn link_target(path: &Path) -> std::io::Result<Option<PathBuf>> {
 
 #[cfg(test)]
 mod tests {
+    /// The line index answers as `str::lines` does, line breaks of every kind and a last
+    /// line with or without one.
+    #[test]
+    fn line_index_agrees_with_lines() {
+        for text in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "\n\nx\n\n",
+            "é\nü",
+        ] {
+            let file = SourceFile::from_text("t.yaml", text);
+            let lines: Vec<&str> = text.lines().collect();
+            for n in 0..=lines.len() as u32 + 2 {
+                let want = n
+                    .checked_sub(1)
+                    .and_then(|i| lines.get(i as usize).copied());
+                assert_eq!(file.line(n), want, "{text:?} line {n}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

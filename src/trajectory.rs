@@ -55,6 +55,7 @@ use serde_json::Value;
 use crate::flow::Flow;
 use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
 use crate::lint::Linter;
+use crate::score::pairing::TurnFacts;
 use crate::score::{assign, oracle};
 
 /// One trajectory's six metrics, each 0–1: a turn's (the three matches 0 or 1) or the mean of a
@@ -110,78 +111,9 @@ impl Metrics {
     /// takes), how many calls the agent made, and whether call `j` matches step `i`
     /// (`matches(i, j)`).
     pub fn of(steps: &[Times], calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
-        let m: Vec<Vec<bool>> = (0..steps.len())
-            .map(|i| (0..calls).map(|j| matches(i, j)).collect())
-            .collect();
-        // A step takes at most every call.
-        let most = |t: &Times| t.max.map_or(calls, |x| x.min(calls));
-
-        // Exact: `reach[i][j]` when steps ..i take exactly calls ..j, each a run of matches.
-        let mut reach = vec![vec![false; calls + 1]; steps.len() + 1];
-        reach[0][0] = true;
-        for (i, t) in steps.iter().enumerate() {
-            for j in 0..=calls {
-                if !reach[i][j] {
-                    continue;
-                }
-                if t.min == 0 {
-                    reach[i + 1][j] = true;
-                }
-                let mut k = 0;
-                while k < most(t) && j + k < calls && m[i][j + k] {
-                    k += 1;
-                    if k >= t.min {
-                        reach[i + 1][j + k] = true;
-                    }
-                }
-            }
-        }
-        let exact = reach[steps.len()][calls];
-
-        // In order: each step's required calls the earliest matching ones after the previous
-        // step's, which leaves the most calls for the steps after it.
-        let mut next = 0;
-        let mut in_order = true;
-        'steps: for (i, t) in steps.iter().enumerate() {
-            for _ in 0..t.min {
-                match (next..calls).find(|&j| m[i][j]) {
-                    Some(j) => next = j + 1,
-                    None => {
-                        in_order = false;
-                        break 'steps;
-                    }
-                }
-            }
-        }
-
-        // The optimal pairing: a row per time a step may be done, its required times weighing
-        // 2 and its allowed ones 1. The optimum matches the most calls and, among those
-        // pairings, the most required times (both maxima are reached together, by the
-        // Mendelsohn–Dulmage theorem).
-        let mut rows: Vec<(usize, bool)> = Vec::new();
-        for (i, t) in steps.iter().enumerate() {
-            rows.extend(std::iter::repeat_n((i, true), t.min));
-            rows.extend(std::iter::repeat_n(
-                (i, false),
-                most(t).saturating_sub(t.min),
-            ));
-        }
-        let (mut matched, mut required) = (0, 0);
-        if !rows.is_empty() && calls > 0 {
-            let sim: Vec<Vec<f64>> = rows
-                .iter()
-                .map(|&(i, req)| {
-                    let w = if req { 2.0 } else { 1.0 };
-                    m[i].iter().map(|&b| if b { w } else { 0.0 }).collect()
-                })
-                .collect();
-            for (r, j) in assign(&sim).into_iter().enumerate() {
-                if j.is_some_and(|j| sim[r][j] > 0.0) {
-                    matched += 1;
-                    required += usize::from(rows[r].1);
-                }
-            }
-        }
+        let exact = exact(steps, calls, &matches);
+        let in_order = in_order(steps, calls, &matches);
+        let (matched, required) = pairing(steps, calls, &matches);
         let wanted: usize = steps.iter().map(|t| t.min).sum();
         let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
         let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
@@ -240,6 +172,161 @@ impl Metrics {
     }
 }
 
+/// How many calls step `t` may take at most (every call, when unbounded).
+fn most(t: &Times, calls: usize) -> usize {
+    t.max.map_or(calls, |x| x.min(calls))
+}
+
+/// Exact: steps `..i` can take exactly calls `..j`, each step a run of matching calls within
+/// its bounds, for `j` in the frontier; the steps must take every call. The frontier stays
+/// one call wide for plain steps, so a run costs one match per call.
+fn exact(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool) -> bool {
+    let mut frontier = vec![0];
+    for (i, t) in steps.iter().enumerate() {
+        let mut next = Vec::new();
+        for &j in &frontier {
+            if t.min == 0 {
+                next.push(j);
+            }
+            let mut k = 0;
+            while k < most(t, calls) && j + k < calls && matches(i, j + k) {
+                k += 1;
+                if k >= t.min {
+                    next.push(j + k);
+                }
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        if next.is_empty() {
+            return false;
+        }
+        frontier = next;
+    }
+    frontier.contains(&calls)
+}
+
+/// In order: each step's required calls the earliest matching ones after the previous
+/// step's, which leaves the most calls for the steps after it.
+fn in_order(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool) -> bool {
+    let mut next = 0;
+    for (i, t) in steps.iter().enumerate() {
+        for _ in 0..t.min {
+            match (next..calls).find(|&j| matches(i, j)) {
+                Some(j) => next = j + 1,
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// How many calls, and how many required step times, the optimal one-to-one pairing
+/// matches: a row per time a step may be done, its required times weighing 2 and its allowed
+/// ones 1. The optimum matches the most calls and, among those pairings, the most required
+/// times (both maxima are reached together, by the Mendelsohn–Dulmage theorem). A pairing
+/// found by walking the run in order is kept when it reaches both upper bounds (calls that
+/// match some step; required times whose step some call matches): for a run that follows
+/// its workflow that costs one match per call, plus a row or a column for each step or call
+/// left over. Otherwise the Hungarian algorithm over every row and call.
+fn pairing(
+    steps: &[Times],
+    calls: usize,
+    matches: &impl Fn(usize, usize) -> bool,
+) -> (usize, usize) {
+    let rows: Vec<usize> = steps
+        .iter()
+        .map(|t| t.min + most(t, calls).saturating_sub(t.min))
+        .collect();
+    let mut used = vec![false; calls];
+    let mut taken = vec![0; steps.len()];
+    let (mut matched, mut required) = (0, 0);
+    let mut next = 0;
+    for (i, t) in steps.iter().enumerate() {
+        let mut j = next;
+        while taken[i] < t.min {
+            let Some(k) = (j..calls).find(|&k| !used[k] && matches(i, k)) else {
+                break;
+            };
+            (used[k], j) = (true, k + 1);
+            taken[i] += 1;
+            (matched, required) = (matched + 1, required + 1);
+        }
+        if taken[i] > 0 {
+            next = j;
+        }
+    }
+    // Calls left: a step with a required time still open first, else one with room.
+    let mut unmatched_calls = 0;
+    for (k, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
+        let open = |i: usize| matches(i, k);
+        let step = (0..steps.len())
+            .find(|&i| taken[i] < steps[i].min && open(i))
+            .or_else(|| (0..steps.len()).find(|&i| taken[i] < rows[i] && open(i)));
+        match step {
+            Some(i) => {
+                required += usize::from(taken[i] < steps[i].min);
+                taken[i] += 1;
+                matched += 1;
+            }
+            None if (0..steps.len()).any(|i| matches(i, k)) => {}
+            None => unmatched_calls += 1,
+        }
+    }
+    let most_matched = (calls - unmatched_calls).min(rows.iter().sum());
+    let most_required: usize = steps
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if taken[i] >= t.min {
+                t.min
+            } else {
+                t.min.min((0..calls).filter(|&k| matches(i, k)).count())
+            }
+        })
+        .sum();
+    if matched == most_matched && required == most_required {
+        return (matched, required);
+    }
+    hungarian(steps, calls, matches)
+}
+
+/// [`pairing`] by the Hungarian algorithm over every row and call (O(n³)).
+fn hungarian(
+    steps: &[Times],
+    calls: usize,
+    matches: &impl Fn(usize, usize) -> bool,
+) -> (usize, usize) {
+    let mut rows: Vec<(usize, bool)> = Vec::new();
+    for (i, t) in steps.iter().enumerate() {
+        rows.extend(std::iter::repeat_n((i, true), t.min));
+        rows.extend(std::iter::repeat_n(
+            (i, false),
+            most(t, calls).saturating_sub(t.min),
+        ));
+    }
+    let (mut matched, mut required) = (0, 0);
+    if rows.is_empty() || calls == 0 {
+        return (0, 0);
+    }
+    let sim: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|&(i, req)| {
+            let w = if req { 2.0 } else { 1.0 };
+            (0..calls)
+                .map(|j| if matches(i, j) { w } else { 0.0 })
+                .collect()
+        })
+        .collect();
+    for (r, j) in assign(&sim).into_iter().enumerate() {
+        if j.is_some_and(|j| sim[r][j] > 0.0) {
+            matched += 1;
+            required += usize::from(rows[r].1);
+        }
+    }
+    (matched, required)
+}
+
 /// One turn's trajectory metrics under both matching rules.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnTrajectory {
@@ -269,15 +356,37 @@ pub struct Trajectory {
 /// A transcript's trajectory against its scenario. `flow` (the flow engine's analysis of the
 /// transcript) decides `from_output` arguments.
 pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -> Trajectory {
-    let mut turns = Vec::with_capacity(sc.turns.len());
+    let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
     let mut first = 0;
-    for (ti, st) in sc.turns.iter().enumerate() {
-        let calls = t.turn_calls(ti);
-        turns.push(turn(st, &calls, first, linter, &|v, i| {
-            flow.produced_before(v, i)
-        }));
-        first += calls.len();
-    }
+    let facts: Vec<TurnFacts> = sc
+        .turns
+        .iter()
+        .zip(&calls)
+        .map(|(st, calls)| {
+            let f = TurnFacts::new(first, calls, &st.workflow, linter, flow, &[]);
+            first += calls.len();
+            f
+        })
+        .collect();
+    of_facts(&facts, sc)
+}
+
+/// A transcript's trajectory from the facts its oracle score was computed from: the same
+/// comparisons of each step with each call, not a second matrix of them (issue 31).
+pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
+    let turns: Vec<TurnTrajectory> = sc
+        .turns
+        .iter()
+        .zip(facts)
+        .map(|(st, f)| {
+            of_turn(
+                st,
+                f.calls.len(),
+                &|w, j| f.policy_matches(w, j),
+                &|w, j| literal_matches(&st.workflow[w], f.calls[j]),
+            )
+        })
+        .collect();
     let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
     let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
     Trajectory {
@@ -299,34 +408,43 @@ pub fn turn(
     produced_before: &dyn Fn(&str, usize) -> bool,
 ) -> TurnTrajectory {
     let steps = &st.workflow;
-    let matrix = |matches: &dyn Fn(&OracleCall, usize) -> bool| -> Vec<Vec<bool>> {
-        steps
-            .iter()
-            .map(|o| (0..calls.len()).map(|j| matches(o, j)).collect())
-            .collect()
-    };
-    let policy = matrix(&|o, j| {
-        policy_matches(o, calls[j], linter, &|g| {
-            oracle::from_output(g, |v| produced_before(v, first + j))
-        })
-    });
-    let literal = matrix(&|o, j| literal_matches(o, calls[j]));
+    of_turn(
+        st,
+        calls.len(),
+        &|w, j| {
+            policy_matches(&steps[w], calls[j], linter, &|g| {
+                oracle::from_output(g, |v| produced_before(v, first + j))
+            })
+        },
+        &|w, j| literal_matches(&steps[w], calls[j]),
+    )
+}
+
+/// A turn's metrics under both rules, given whether call `j` matches workflow step `w` under
+/// each (asked lazily: a run that follows its workflow asks about one pair per call).
+fn of_turn(
+    st: &Turn,
+    calls: usize,
+    policy: &dyn Fn(usize, usize) -> bool,
+    literal: &dyn Fn(usize, usize) -> bool,
+) -> TurnTrajectory {
+    let steps = &st.workflow;
     let variants = st.variants();
-    let score = |m: &[Vec<bool>]| {
+    let score = |m: &dyn Fn(usize, usize) -> bool| {
         let each: Vec<Metrics> = variants
             .iter()
             .map(|v| {
                 let times: Vec<Times> = v.iter().map(|&i| Times::of(&steps[i])).collect();
-                Metrics::of(&times, calls.len(), |a, j| m[v[a]][j])
+                Metrics::of(&times, calls, |a, j| m(v[a], j))
             })
             .collect();
         Metrics::best(&each)
     };
     TurnTrajectory {
         steps: steps.len(),
-        calls: calls.len(),
-        policy: score(&policy),
-        literal: score(&literal),
+        calls,
+        policy: score(policy),
+        literal: score(literal),
     }
 }
 
@@ -379,6 +497,45 @@ fn json_equal(x: &Value, y: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The in-order pairing, when kept, counts what the Hungarian algorithm counts: random
+    /// match relations over steps with every kind of bound.
+    #[test]
+    fn the_walked_pairing_counts_as_the_optimal_one() {
+        let mut state = 17u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        for _ in 0..3000 {
+            let steps: Vec<Times> = (0..1 + next(5))
+                .map(|_| match next(4) {
+                    0 => Times {
+                        min: 0,
+                        max: Some(1),
+                    },
+                    1 => Times { min: 1, max: None },
+                    2 => Times {
+                        min: 2,
+                        max: Some(3),
+                    },
+                    _ => Times::ONCE,
+                })
+                .collect();
+            let calls = next(8) as usize;
+            let m: Vec<Vec<bool>> = (0..steps.len())
+                .map(|i| (0..calls).map(|j| i == j || next(4) == 0).collect())
+                .collect();
+            let matches = |i: usize, j: usize| m[i][j];
+            assert_eq!(
+                pairing(&steps, calls, &matches),
+                hungarian(&steps, calls, &matches),
+                "{steps:?} {m:?}"
+            );
+        }
+    }
+
     use super::*;
     use crate::finding::Severity;
     use crate::harness::Harness;

@@ -249,6 +249,29 @@ fn suite_severity(suite: &Suite, f: &mut Finding) {
     }
 }
 
+/// The suite's trajectory gate (`thresholds.trajectory`): a finding when the transcript's
+/// trajectory match of the gate's kind is below its minimum.
+fn trajectory_gate(suite: &Suite, trajectory: Option<&Trajectory>) -> Option<Finding> {
+    let (gate, tr) = (suite.harness.thresholds.trajectory?, trajectory?);
+    let m = &tr.literal;
+    let value = match gate.kind {
+        crate::harness::TrajectoryMatch::Exact => m.exact_match,
+        crate::harness::TrajectoryMatch::InOrder => m.in_order_match,
+        crate::harness::TrajectoryMatch::AnyOrder => m.any_order_match,
+    };
+    (value < gate.min).then(|| {
+        Finding::new(
+            crate::finding::Code::TrajectoryBelow,
+            "",
+            format!(
+                "the trajectory's {} match is {value:.3}, below the suite's minimum {} (thresholds.trajectory)",
+                gate.kind.name(),
+                gate.min
+            ),
+        )
+    })
+}
+
 /// Runs the engines over a transcript: lint each call, then flow across the calls, then the
 /// oracle against the scenario's workflow. The verdict is [`crate::score::verdict`]: Fail on
 /// any error finding, or when the oracle's TC is below the suite's pass threshold.
@@ -276,40 +299,22 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     }));
     let (score, turn_scores, trajectory) = match scenario {
         Some(sc) => {
-            let (score, turns, oracle_findings) = oracle::score_with(
-                t,
-                sc,
-                &suite.linter,
-                &flow,
-                &findings,
-                &suite.harness.severity,
-            );
+            // One pairing of steps with calls per turn, shared by the score and the
+            // trajectory metrics.
+            let turn_calls: Vec<Vec<&Call>> =
+                (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+            let facts = oracle::facts(sc, &turn_calls, &suite.linter, &flow, &findings);
+            let (score, turns, oracle_findings) =
+                oracle::score_facts(&facts, sc, &suite.harness.severity);
+            let trajectory = trajectory::of_facts(&facts, sc);
+            drop(facts);
             findings.extend(oracle_findings);
-            let trajectory = trajectory::transcript(t, sc, &suite.linter, &flow);
             (Some(score), turns, Some(trajectory))
         }
         None => (None, Vec::new(), None),
     };
     // The trajectory gate: after the score, which it does not change.
-    if let (Some(gate), Some(tr)) = (suite.harness.thresholds.trajectory, &trajectory) {
-        let m = &tr.literal;
-        let value = match gate.kind {
-            crate::harness::TrajectoryMatch::Exact => m.exact_match,
-            crate::harness::TrajectoryMatch::InOrder => m.in_order_match,
-            crate::harness::TrajectoryMatch::AnyOrder => m.any_order_match,
-        };
-        if value < gate.min {
-            findings.push(Finding::new(
-                crate::finding::Code::TrajectoryBelow,
-                "",
-                format!(
-                    "the trajectory's {} match is {value:.3}, below the suite's minimum {} (thresholds.trajectory)",
-                    gate.kind.name(),
-                    gate.min
-                ),
-            ));
-        }
-    }
+    findings.extend(trajectory_gate(suite, trajectory.as_ref()));
     for f in &mut findings {
         if let (Some(i), None) = (f.call, &f.location) {
             f.location = calls.get(i).map(|c| c.location_for(f));

@@ -62,3 +62,6 @@ mod general_tests;
 #[cfg(test)]
 #[path = "servers_tests.rs"]
 mod servers_tests;
+#[cfg(test)]
+#[path = "shipped_tests.rs"]
+mod shipped_tests;

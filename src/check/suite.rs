@@ -54,18 +54,23 @@ impl Suite {
             e.in_file(&tools)
                 .unwrap_or_else(|| harness.source.error(e.to_string()).with_cause(e))
         })?;
+        Ok(Self::with_linter(harness, tools, linter))
+    }
+
+    /// A suite from its parts: the scenario index and the fast path's matchers built here.
+    pub(crate) fn with_linter(harness: Harness, tools: ToolSet, linter: Linter) -> Self {
         let fast = FastPath::new(&harness, &linter);
         let mut index = HashMap::with_capacity(harness.scenarios.len());
         for (i, sc) in harness.scenarios.iter().enumerate() {
             index.entry(sc.id.clone()).or_insert(i);
         }
-        Ok(Self {
+        Self {
             harness,
             tools,
             linter,
             index,
             fast,
-        })
+        }
     }
 
     /// The scenario a transcript names, if the harness has it (a transcript with an inline

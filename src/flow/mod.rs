@@ -111,246 +111,352 @@ pub fn analyze(
 ) -> Flow {
     let calls: Vec<(usize, &Call)> = t.calls().collect();
     let outputs = outputs(t, scenario);
-    // What each call's output offers later calls, whether or not the call succeeded: to tell
-    // "nobody made it" from "a later call makes it" and "a failed call made it".
-    let offered: Vec<Source> = outputs
-        .iter()
-        .map(|o| o.map(Source::of_output).unwrap_or_default())
-        .collect();
-    let inferred = scenario.map(inferred_references);
+    let mut walk = Walk::new(t, scenario, linter, &calls, &outputs);
+    for i in 0..calls.len() {
+        walk.call(i, lint_failed.get(i).copied().unwrap_or(false));
+    }
+    let mut flow = walk.flow;
+    flow.ground = walk.ground;
+    redundant_soundtracks(&mut flow, &calls, t, scenario, linter);
+    flow.findings
+        .sort_by_key(|f| (f.call, f.severity != Severity::Error));
+    flow
+}
 
-    let mut flow = Flow::default();
-    for a in scenario.into_iter().flat_map(|s| &s.artifacts) {
-        flow.artifacts
-            .entry(normalize(a))
-            .or_default()
-            .push(Origin::Prompt(0));
-    }
-    // What grounds a reference so far: prompts, the scenario's artifacts, successful calls'
-    // outputs and arguments.
-    let mut ground = Ground::default();
-    if let Some(sc) = scenario {
-        ground.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
-    }
-    let mut prompt_done: HashSet<usize> = HashSet::new();
-    let mut seen_calls: HashMap<String, usize> = HashMap::new();
-    // Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work, not
-    // waste: how many times each identical call appears there.
-    let asked = scenario.map(asked_calls).unwrap_or_default();
-    let mut repeats: HashMap<String, usize> = HashMap::new();
-    for (i, (turn, call)) in calls.iter().enumerate() {
-        if prompt_done.insert(*turn)
-            && let Some(p) = prompt_of(t, scenario, *turn)
-        {
-            for a in artifacts_in_text(p) {
+/// The flow engine's walk over a transcript's calls, in order: what the prompts and the
+/// calls so far ground, and the flow established so far. One [`Walk::call`] per call.
+struct Walk<'a> {
+    t: &'a Transcript,
+    scenario: Option<&'a Scenario>,
+    linter: &'a Linter,
+    calls: &'a [(usize, &'a Call)],
+    outputs: &'a [Option<&'a Value>],
+    /// What each call's output offers later calls, whether or not the call succeeded: to tell
+    /// "nobody made it" from "a later call makes it" and "a failed call made it".
+    offered: Vec<Source>,
+    inferred: Option<&'a HashMap<String, Vec<String>>>,
+    flow: Flow,
+    /// What grounds a reference so far: prompts, the scenario's artifacts, successful calls'
+    /// outputs and arguments.
+    ground: Ground,
+    prompt_done: HashSet<usize>,
+    seen_calls: HashMap<String, usize>,
+    /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
+    /// not waste: how many times each identical call appears there.
+    asked: HashMap<String, usize>,
+    repeats: HashMap<String, usize>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(
+        t: &'a Transcript,
+        scenario: Option<&'a Scenario>,
+        linter: &'a Linter,
+        calls: &'a [(usize, &'a Call)],
+        outputs: &'a [Option<&'a Value>],
+    ) -> Self {
+        let mut flow = Flow::default();
+        let mut ground = Ground::default();
+        if let Some(sc) = scenario {
+            for a in &sc.artifacts {
                 flow.artifacts
-                    .entry(a)
+                    .entry(normalize(a))
                     .or_default()
-                    .push(Origin::Prompt(*turn));
+                    .push(Origin::Prompt(0));
             }
-            ground.push(Origin::Prompt(*turn), Source::of_prompt(p));
+            ground.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
         }
+        Self {
+            t,
+            scenario,
+            linter,
+            calls,
+            outputs,
+            offered: outputs
+                .iter()
+                .map(|o| o.map(Source::of_output).unwrap_or_default())
+                .collect(),
+            inferred: scenario.map(inferred_references),
+            flow,
+            ground,
+            prompt_done: HashSet::new(),
+            seen_calls: HashMap::new(),
+            asked: scenario.map(asked_calls).unwrap_or_default(),
+            repeats: HashMap::new(),
+        }
+    }
+
+    /// Call `i`: its turn's prompt (the first time), its references, its SQL's names, whether
+    /// it repeats an earlier call, and what it produced.
+    fn call(&mut self, i: usize, lint_failed: bool) {
+        let (turn, call) = self.calls[i];
+        self.prompt(turn);
         let mut cf = CallFlow {
-            failed: lint_failed.get(i).copied().unwrap_or(false),
+            failed: lint_failed,
             ..CallFlow::default()
         };
-        if outputs[i].is_some_and(|o| linter.refuses(&call.tool, o)) {
+        if self.outputs[i].is_some_and(|o| self.linter.refuses(&call.tool, o)) {
             cf.failed = true;
             cf.refused = true;
         }
-        for (pointer, value) in references(linter, call, inferred.and_then(|m| m.get(&call.tool))) {
-            let norm = normalize(&value);
-            let origin = flow.artifacts.get(&norm).and_then(|os| {
-                os.iter()
-                    .find(|o| {
-                        matches!(o, Origin::Prompt(tt) if tt <= turn)
-                            || matches!(o, Origin::Call(c) if *c < i)
-                    })
-                    .copied()
-            });
-            // A name, an id or a path a tool printed (or one composed from a directory and a
-            // name it listed) is grounded when a prompt or an earlier successful call gave it;
-            // a value the matrix says always exists (git's `.`, `HEAD`) is grounded too.
-            let origin = origin.or_else(|| ground.origin_of(&value)).or_else(|| {
-                linter
-                    .facts(&call.tool)
-                    .is_some_and(|(_, f)| f.grounded.iter().any(|re| re.is_match(&value)))
-                    .then_some(Origin::Prompt(0))
-            });
-            let mut finding = None;
-            if origin.is_none() {
-                // Made by another call: listed as a whole word or name, or printed inside a
-                // longer token (the `18:24` of a datetime), as grounding accepts it.
-                let makes =
-                    |p: &usize| offered[*p].produces(&value, &ground) || offered[*p].gives(&value);
-                let earlier_failed = (0..i).filter(|&p| flow.calls[p].failed).find(makes);
-                let later = (i + 1..calls.len()).find(makes);
-                finding = Some(match (earlier_failed, later) {
-                    (Some(p), _) => Finding::new(
-                        Code::FailedDependency,
-                        pointer.clone(),
-                        format!(
-                            "`{value}` comes from call {} (`{}`), which failed, so it does not exist",
-                            p + 1,
-                            calls[p].1.tool
-                        ),
-                    ),
-                    (None, Some(p)) => Finding::new(
-                        Code::UseBeforeProduce,
-                        pointer.clone(),
-                        format!(
-                            "`{value}` is produced by call {} (`{}`), which runs after this one",
-                            p + 1,
-                            calls[p].1.tool
-                        ),
-                    ),
-                    (None, None) => {
-                        let mut known: Vec<&str> =
-                            flow.artifacts.keys().map(String::as_str).collect();
-                        known.extend(ground.names());
-                        let hint = crate::finding::did_you_mean(&value, known.iter().copied());
-                        Finding::new(
-                            Code::UnknownReference,
-                            pointer.clone(),
-                            format!(
-                                "`{value}` was produced by no earlier tool output and named in no prompt{hint}"
-                            ),
-                        )
-                    }
-                });
-            }
-            if let Some(mut f) = finding {
-                f.call = Some(i);
-                flow.findings.push(f);
-                cf.failed = true;
-            }
-            cf.references.push(Reference {
-                pointer,
-                value,
-                origin,
-            });
+        let inferred = self.inferred.and_then(|m| m.get(&call.tool));
+        for (pointer, value) in references(self.linter, call, inferred) {
+            self.reference(i, pointer, value, &mut cf);
         }
         // The tables and columns its SQL names are references too (issue 29, 5).
-        let sql = if linter.may_take_sql() {
-            sql_arguments(linter, call)
-        } else {
-            Vec::new()
-        };
-        for (pointer, text, dialect) in sql {
-            let Some(names) = crate::sql::names(text, dialect) else {
-                continue;
-            };
-            let grounded_by_matrix = |name: &str| {
-                linter
-                    .facts(&call.tool)
-                    .is_some_and(|(_, f)| f.grounded.iter().any(|re| re.is_match(name)))
-            };
-            let kinds = names
-                .tables
-                .iter()
-                .map(|n| ("table", n))
-                .chain(names.columns.iter().map(|n| ("column", n)));
-            let known = scenario.map(sql_known);
-            let ids = format!("{SQL_IDS}{}", generalize(&pointer));
-            if inferred
-                .and_then(|m| m.get(&call.tool))
-                .is_some_and(|ps| ps.contains(&ids))
-            {
-                for lit in names.literals.iter().filter(|l| is_id_literal(l)) {
-                    if ground.origin_of(lit).is_some() || known.is_some_and(|k| k.contains(lit)) {
-                        continue;
-                    }
-                    let later = (i + 1..calls.len()).find(|&p| offered[p].gives(lit));
-                    let f = match later {
-                        Some(p) => Finding::new(
-                            Code::UseBeforeProduce,
-                            pointer.clone(),
-                            format!(
-                                "the id `{lit}` in this SQL is given by call {} (`{}`), which runs after this one",
-                                p + 1,
-                                calls[p].1.tool
-                            ),
-                        ),
-                        None => Finding::new(
-                            Code::UnknownReference,
-                            pointer.clone(),
-                            format!(
-                                "the id `{lit}` in this SQL was given by no earlier tool output and in no prompt"
-                            ),
-                        ),
-                    };
-                    sql_finding(f, i, &mut cf, &mut flow.findings);
+        if self.linter.may_take_sql() {
+            for (pointer, text, dialect) in sql_arguments(self.linter, call) {
+                if let Some(names) = crate::sql::names(text, dialect) {
+                    self.sql_ids(i, &pointer, &names, &mut cf);
+                    self.sql_names(i, &pointer, &names, &mut cf);
                 }
-            }
-            for (kind, name) in kinds {
-                let origin = ground.sql_origin(name);
-                // The prompt's words are weak evidence: when an earlier output names a close
-                // identifier and not this one (`products` listed, `product` used; `full_name`
-                // described, `name` used), the agent misspelt what it was shown.
-                let shown = || {
-                    (0..i)
-                        .filter(|&p| !flow.calls[p].failed)
-                        .flat_map(|p| offered[p].words().iter())
-                        .find(|w| near_miss(name, w))
-                };
-                // …or than a name the scenario's own SQL uses (`books` in the workflow, `book`
-                // in the call, the prompt saying "books").
-                let in_workflow = || {
-                    let all = scenario.map(sql_names);
-                    all.and_then(|a| a.iter().find(|w| near_miss(name, w)).cloned())
-                        .filter(|_| !all.is_some_and(|a| a.contains(name)))
-                };
-                let misspelt = matches!(origin, Some(Origin::Prompt(_)))
-                    .then(|| shown().cloned().or_else(in_workflow))
-                    .flatten();
-                if (origin.is_some() && misspelt.is_none())
-                    || grounded_by_matrix(name)
-                    || known.is_some_and(|k| k.contains(name))
-                {
-                    continue;
-                }
-                let later = (i + 1..calls.len()).find(|&p| offered[p].names_sql(name, false));
-                let f = match (misspelt, later) {
-                    (Some(w), _) => Finding::new(
-                        Code::UnknownReference,
-                        pointer.clone(),
-                        format!(
-                            "the {kind} `{name}` in this SQL is not the `{w}` an earlier tool output named (the prompt's words are no identifier)"
-                        ),
-                    ),
-                    (None, Some(p)) => Finding::new(
-                        Code::UseBeforeProduce,
-                        pointer.clone(),
-                        format!(
-                            "the {kind} `{name}` in this SQL is named by call {} (`{}`), which runs after this one",
-                            p + 1,
-                            calls[p].1.tool
-                        ),
-                    ),
-                    (None, None) => {
-                        let known: Vec<&str> = (0..i)
-                            .filter(|&p| !flow.calls[p].failed)
-                            .flat_map(|p| offered[p].words().iter().map(String::as_str))
-                            .collect();
-                        let hint = crate::finding::did_you_mean(name, known.iter().copied());
-                        Finding::new(
-                            Code::UnknownReference,
-                            pointer.clone(),
-                            format!(
-                                "the {kind} `{name}` in this SQL was named by no earlier tool output and in no prompt{hint}"
-                            ),
-                        )
-                    }
-                };
-                sql_finding(f, i, &mut cf, &mut flow.findings);
             }
         }
-        // An identical call to an earlier successful one does the same work twice.
+        self.repeat(i, &cf);
+        if !cf.failed {
+            self.produced(i, &mut cf);
+        }
+        self.flow.calls.push(cf);
+    }
+
+    /// The first call of a turn: what its prompt mentions and gives.
+    fn prompt(&mut self, turn: usize) {
+        if !self.prompt_done.insert(turn) {
+            return;
+        }
+        let Some(p) = prompt_of(self.t, self.scenario, turn) else {
+            return;
+        };
+        for a in artifacts_in_text(p) {
+            self.flow
+                .artifacts
+                .entry(a)
+                .or_default()
+                .push(Origin::Prompt(turn));
+        }
+        self.ground.push(Origin::Prompt(turn), Source::of_prompt(p));
+    }
+
+    /// Where a referenced value came from, when it existed at call `i` (in `turn`).
+    fn origin(&self, i: usize, turn: usize, value: &str) -> Option<Origin> {
+        let origin = self.flow.artifacts.get(&normalize(value)).and_then(|os| {
+            os.iter()
+                .find(|o| {
+                    matches!(o, Origin::Prompt(tt) if *tt <= turn)
+                        || matches!(o, Origin::Call(c) if *c < i)
+                })
+                .copied()
+        });
+        // A name, an id or a path a tool printed (or one composed from a directory and a name
+        // it listed) is grounded when a prompt or an earlier successful call gave it; a value
+        // the matrix says always exists (git's `.`, `HEAD`) is grounded too.
+        origin.or_else(|| self.ground.origin_of(value)).or_else(|| {
+            self.grounded_by_matrix(self.calls[i].1, value)
+                .then_some(Origin::Prompt(0))
+        })
+    }
+
+    fn grounded_by_matrix(&self, call: &Call, value: &str) -> bool {
+        self.linter
+            .facts(&call.tool)
+            .is_some_and(|(_, f)| f.grounded.iter().any(|re| re.is_match(value)))
+    }
+
+    /// One referenced value of call `i`: grounded, or a finding that says why not.
+    fn reference(&mut self, i: usize, pointer: String, value: String, cf: &mut CallFlow) {
+        let (turn, _) = self.calls[i];
+        let origin = self.origin(i, turn, &value);
+        if origin.is_none() {
+            let mut f = self.ungrounded(i, &pointer, &value);
+            f.call = Some(i);
+            self.flow.findings.push(f);
+            cf.failed = true;
+        }
+        cf.references.push(Reference {
+            pointer,
+            value,
+            origin,
+        });
+    }
+
+    /// Why a referenced value of call `i` did not exist: made by a call that failed, made only
+    /// later (listed as a whole word or name, or printed inside a longer token, the `18:24` of
+    /// a datetime, as grounding accepts it), or by nobody.
+    fn ungrounded(&self, i: usize, pointer: &str, value: &str) -> Finding {
+        let makes = |p: &usize| {
+            self.offered[*p].produces(value, &self.ground) || self.offered[*p].gives(value)
+        };
+        let earlier_failed = (0..i).filter(|&p| self.flow.calls[p].failed).find(makes);
+        let later = (i + 1..self.calls.len()).find(makes);
+        match (earlier_failed, later) {
+            (Some(p), _) => Finding::new(
+                Code::FailedDependency,
+                pointer,
+                format!(
+                    "`{value}` comes from call {} (`{}`), which failed, so it does not exist",
+                    p + 1,
+                    self.calls[p].1.tool
+                ),
+            ),
+            (None, Some(p)) => Finding::new(
+                Code::UseBeforeProduce,
+                pointer,
+                format!(
+                    "`{value}` is produced by call {} (`{}`), which runs after this one",
+                    p + 1,
+                    self.calls[p].1.tool
+                ),
+            ),
+            (None, None) => {
+                let mut known: Vec<&str> = self.flow.artifacts.keys().map(String::as_str).collect();
+                known.extend(self.ground.names());
+                let hint = crate::finding::did_you_mean(value, known.iter().copied());
+                Finding::new(
+                    Code::UnknownReference,
+                    pointer,
+                    format!(
+                        "`{value}` was produced by no earlier tool output and named in no prompt{hint}"
+                    ),
+                )
+            }
+        }
+    }
+
+    /// The ids a SQL statement of call `i` quotes, where the workflow shows them to be
+    /// references: given by an earlier output or the prompt, or a finding.
+    fn sql_ids(&mut self, i: usize, pointer: &str, names: &crate::sql::Names, cf: &mut CallFlow) {
+        let call = self.calls[i].1;
+        let ids = format!("{SQL_IDS}{}", generalize(pointer));
+        if !self
+            .inferred
+            .and_then(|m| m.get(&call.tool))
+            .is_some_and(|ps| ps.contains(&ids))
+        {
+            return;
+        }
+        let known = self.scenario.map(sql_known);
+        for lit in names.literals.iter().filter(|l| is_id_literal(l)) {
+            if self.ground.origin_of(lit).is_some() || known.is_some_and(|k| k.contains(lit)) {
+                continue;
+            }
+            let later = (i + 1..self.calls.len()).find(|&p| self.offered[p].gives(lit));
+            let f = match later {
+                Some(p) => Finding::new(
+                    Code::UseBeforeProduce,
+                    pointer,
+                    format!(
+                        "the id `{lit}` in this SQL is given by call {} (`{}`), which runs after this one",
+                        p + 1,
+                        self.calls[p].1.tool
+                    ),
+                ),
+                None => Finding::new(
+                    Code::UnknownReference,
+                    pointer,
+                    format!(
+                        "the id `{lit}` in this SQL was given by no earlier tool output and in no prompt"
+                    ),
+                ),
+            };
+            sql_finding(f, i, cf, &mut self.flow.findings);
+        }
+    }
+
+    /// The tables and columns a SQL statement of call `i` names: each named by an earlier
+    /// output, the prompt or the matrix, or a finding (a misspelling of a name shown, a name
+    /// only a later call gives, or one nobody gave).
+    fn sql_names(&mut self, i: usize, pointer: &str, names: &crate::sql::Names, cf: &mut CallFlow) {
+        let call = self.calls[i].1;
+        let known = self.scenario.map(sql_known);
+        let kinds = names
+            .tables
+            .iter()
+            .map(|n| ("table", n))
+            .chain(names.columns.iter().map(|n| ("column", n)));
+        for (kind, name) in kinds {
+            let origin = self.ground.sql_origin(name);
+            let misspelt = matches!(origin, Some(Origin::Prompt(_)))
+                .then(|| self.misspelt(i, name))
+                .flatten();
+            if (origin.is_some() && misspelt.is_none())
+                || self.grounded_by_matrix(call, name)
+                || known.is_some_and(|k| k.contains(name))
+            {
+                continue;
+            }
+            let f = self.sql_name_finding(i, pointer, kind, name, misspelt);
+            sql_finding(f, i, cf, &mut self.flow.findings);
+        }
+    }
+
+    /// The prompt's words are weak evidence: when an earlier output names a close identifier
+    /// and not this one (`products` listed, `product` used; `full_name` described, `name`
+    /// used), the agent misspelt what it was shown — or than a name the scenario's own SQL
+    /// uses (`books` in the workflow, `book` in the call, the prompt saying "books").
+    fn misspelt(&self, i: usize, name: &str) -> Option<String> {
+        let shown = (0..i)
+            .filter(|&p| !self.flow.calls[p].failed)
+            .flat_map(|p| self.offered[p].words().iter())
+            .find(|w| near_miss(name, w));
+        if let Some(w) = shown {
+            return Some(w.clone());
+        }
+        let all = self.scenario.map(sql_names);
+        all.and_then(|a| a.iter().find(|w| near_miss(name, w)).cloned())
+            .filter(|_| !all.is_some_and(|a| a.contains(name)))
+    }
+
+    fn sql_name_finding(
+        &self,
+        i: usize,
+        pointer: &str,
+        kind: &str,
+        name: &str,
+        misspelt: Option<String>,
+    ) -> Finding {
+        let later = (i + 1..self.calls.len()).find(|&p| self.offered[p].names_sql(name, false));
+        match (misspelt, later) {
+            (Some(w), _) => Finding::new(
+                Code::UnknownReference,
+                pointer,
+                format!(
+                    "the {kind} `{name}` in this SQL is not the `{w}` an earlier tool output named (the prompt's words are no identifier)"
+                ),
+            ),
+            (None, Some(p)) => Finding::new(
+                Code::UseBeforeProduce,
+                pointer,
+                format!(
+                    "the {kind} `{name}` in this SQL is named by call {} (`{}`), which runs after this one",
+                    p + 1,
+                    self.calls[p].1.tool
+                ),
+            ),
+            (None, None) => {
+                let known: Vec<&str> = (0..i)
+                    .filter(|&p| !self.flow.calls[p].failed)
+                    .flat_map(|p| self.offered[p].words().iter().map(String::as_str))
+                    .collect();
+                let hint = crate::finding::did_you_mean(name, known.iter().copied());
+                Finding::new(
+                    Code::UnknownReference,
+                    pointer,
+                    format!(
+                        "the {kind} `{name}` in this SQL was named by no earlier tool output and in no prompt{hint}"
+                    ),
+                )
+            }
+        }
+    }
+
+    /// An identical call to an earlier successful one does the same work twice.
+    fn repeat(&mut self, i: usize, cf: &CallFlow) {
+        let call = self.calls[i].1;
         let key = call_key(&call.tool, &call.arguments);
-        let made = repeats.entry(key.clone()).or_default();
+        let made = self.repeats.entry(key.clone()).or_default();
         *made += 1;
-        let within_asked = *made <= asked.get(&key).copied().unwrap_or(0);
-        if let Some(&prev) = seen_calls.get(&key).filter(|_| !within_asked) {
+        let within_asked = *made <= self.asked.get(&key).copied().unwrap_or(0);
+        if let Some(&prev) = self.seen_calls.get(&key).filter(|_| !within_asked) {
             let mut f = Finding::new(
                 Code::RedundantCall,
                 "",
@@ -360,40 +466,38 @@ pub fn analyze(
                     call.tool
                 ),
             );
-            // Repeating a call that changes nothing, or nothing more the second time, wastes a
-            // step; repeating one that does (a second commit, a second charge) is an error.
-            if linter.effect(&call.tool, call.args()).idempotent {
+            // Repeating a call that changes nothing, or nothing more the second time, wastes
+            // a step; repeating one that does (a second commit, a second charge) is an error.
+            if self.linter.effect(&call.tool, call.args()).idempotent {
                 f.severity = Severity::Warning;
             }
             f.call = Some(i);
-            flow.findings.push(f);
+            self.flow.findings.push(f);
         } else if !cf.failed {
-            seen_calls.insert(key, i);
+            self.seen_calls.insert(key, i);
         }
-        if !cf.failed {
-            let arts = outputs[i].map(artifacts_of_value).unwrap_or_default();
-            for a in &arts {
-                flow.artifacts
-                    .entry(a.clone())
-                    .or_default()
-                    .push(Origin::Call(i));
-            }
-            cf.produced = arts;
-            ground.push(Origin::Call(i), offered[i].clone());
-            let mut given = Source {
-                arguments: true,
-                ..Source::default()
-            };
-            given.add_value(&call.arguments);
-            ground.push(Origin::Call(i), given);
-        }
-        flow.calls.push(cf);
     }
-    flow.ground = ground;
-    redundant_soundtracks(&mut flow, &calls, t, scenario, linter);
-    flow.findings
-        .sort_by_key(|f| (f.call, f.severity != Severity::Error));
-    flow
+
+    /// What a successful call `i` produced and gave: its output's artifacts, and its output
+    /// and arguments as ground for later calls.
+    fn produced(&mut self, i: usize, cf: &mut CallFlow) {
+        let arts = self.outputs[i].map(artifacts_of_value).unwrap_or_default();
+        for a in &arts {
+            self.flow
+                .artifacts
+                .entry(a.clone())
+                .or_default()
+                .push(Origin::Call(i));
+        }
+        cf.produced = arts;
+        self.ground.push(Origin::Call(i), self.offered[i].clone());
+        let mut given = Source {
+            arguments: true,
+            ..Source::default()
+        };
+        given.add_value(&self.calls[i].1.arguments);
+        self.ground.push(Origin::Call(i), given);
+    }
 }
 
 /// What one prompt, output or set of arguments offers later calls: its scalar values (strings,
@@ -653,46 +757,16 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
             let mut leaves = Vec::new();
             leaves_of(&step.call.arguments, String::new(), &mut leaves);
             for (pointer, value) in &leaves {
-                // An id inside SQL that an earlier output gave (`WHERE id = 1003` after the
-                // lookup) makes the numbers of that tool's SQL references.
-                if crate::sql::looks_like_sql(value)
-                    && let Some(names) = crate::sql::names(value, None)
-                {
-                    let taken = names.literals.iter().filter(|l| is_id_literal(l)).any(|l| {
-                        prompts.origin_of(l).is_none()
-                            && outputs
-                                .iter()
-                                .any(|e| !e.given.values.contains(l.as_str()) && e.output.gives(l))
-                    });
-                    if taken {
-                        for tool in step.tools() {
-                            sql_ids.insert((tool, format!("{SQL_IDS}{}", generalize(pointer))));
-                        }
+                if sql_takes_ids(value, &prompts, &outputs) {
+                    for tool in step.tools() {
+                        sql_ids.insert((tool, format!("{SQL_IDS}{}", generalize(pointer))));
                     }
                 }
             }
             for (pointer, value) in leaves {
                 let pattern = generalize(&pointer);
-                // Grounding is a fact about the run, not about how the oracle compares the
-                // value: a match policy never switches it off, only `literal:` does.
-                // `from_output` says so outright.
-                let declared = matches!(
-                    step_policy(step, &pointer),
-                    Some(crate::harness::MatchPolicy::FromOutput)
-                );
-                let produced = !step.literal.iter().any(|l| covers(l, &pattern))
-                    && prompts.origin_of(&value).is_none()
-                    && !prompt_words.iter().any(|w| states(w, &value))
-                    && (declared
-                        || outputs.iter().any(|e| {
-                            // The other list of an `any_of:` item is an alternative, not a step
-                            // before this one.
-                            let apart = matches!((e.branch, step.branch),
-                            (Some((g, b)), Some((h, c))) if g == h && b != c);
-                            !apart
-                                && !e.given.values.contains(&value)
-                                && e.output.produces(&value, &prompts)
-                        }));
+                let produced =
+                    leaf_produced(step, &pointer, &value, &prompts, &prompt_words, &outputs);
                 for tool in step.tools() {
                     let key = (tool, pattern.clone());
                     match votes.iter_mut().find(|(k, _)| *k == key) {
@@ -727,6 +801,52 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
         out.entry(tool.to_owned()).or_default().push(key);
     }
     out
+}
+
+/// Whether a step's value is SQL quoting an id an earlier output gave (`WHERE id = 1003`
+/// after the lookup): that makes the numbers of the tool's SQL references.
+fn sql_takes_ids(value: &str, prompts: &Ground, outputs: &[Earlier]) -> bool {
+    if !crate::sql::looks_like_sql(value) {
+        return false;
+    }
+    let Some(names) = crate::sql::names(value, None) else {
+        return false;
+    };
+    names.literals.iter().filter(|l| is_id_literal(l)).any(|l| {
+        prompts.origin_of(l).is_none()
+            && outputs
+                .iter()
+                .any(|e| !e.given.values.contains(l.as_str()) && e.output.gives(l))
+    })
+}
+
+/// Whether a step's value at `pointer` is one an earlier step's output produced and no prompt
+/// gave. Grounding is a fact about the run, not about how the oracle compares the value: a
+/// match policy never switches it off, only `literal:` does; `from_output` says so outright.
+fn leaf_produced(
+    step: &OracleCall,
+    pointer: &str,
+    value: &str,
+    prompts: &Ground,
+    prompt_words: &[HashSet<String>],
+    outputs: &[Earlier],
+) -> bool {
+    let pattern = generalize(pointer);
+    let declared = matches!(
+        step_policy(step, pointer),
+        Some(crate::harness::MatchPolicy::FromOutput)
+    );
+    !step.literal.iter().any(|l| covers(l, &pattern))
+        && prompts.origin_of(value).is_none()
+        && !prompt_words.iter().any(|w| states(w, value))
+        && (declared
+            || outputs.iter().any(|e| {
+                // The other list of an `any_of:` item is an alternative, not a step before
+                // this one.
+                let apart = matches!((e.branch, step.branch),
+                    (Some((g, b)), Some((h, c))) if g == h && b != c);
+                !apart && !e.given.values.contains(value) && e.output.produces(value, prompts)
+            }))
 }
 
 /// The prefix of an inferred position whose SQL's ids are references (`#sql-ids/query`).
@@ -887,52 +1007,56 @@ pub(crate) fn stated_quantities_for_tests(prompt: &str) -> Vec<String> {
     stated_quantities(prompt)
 }
 
+/// Numbers as the prompt may spell them.
+const NUMBER_WORDS: [(&str, u64); 23] = [
+    ("a", 1),
+    ("an", 1),
+    ("one", 1),
+    ("two", 2),
+    ("three", 3),
+    ("four", 4),
+    ("five", 5),
+    ("six", 6),
+    ("seven", 7),
+    ("eight", 8),
+    ("nine", 9),
+    ("ten", 10),
+    ("eleven", 11),
+    ("twelve", 12),
+    ("fifteen", 15),
+    ("twenty", 20),
+    ("thirty", 30),
+    ("forty", 40),
+    ("fifty", 50),
+    ("sixty", 60),
+    ("ninety", 90),
+    ("hundred", 100),
+    ("couple", 2),
+];
+/// Units of time, in seconds.
+const SECONDS: [(&str, u64); 7] = [
+    ("second", 1),
+    ("sec", 1),
+    ("minute", 60),
+    ("min", 60),
+    ("hour", 3600),
+    ("day", 86_400),
+    ("week", 604_800),
+];
+/// Units of size, in bytes.
+const BYTES: [(&str, u64); 6] = [
+    ("kb", 1000),
+    ("kib", 1024),
+    ("mb", 1_000_000),
+    ("mib", 1_048_576),
+    ("gb", 1_000_000_000),
+    ("gib", 1_073_741_824),
+];
+
 /// The numbers a prompt states in words or other units: "one hour", "2 minutes", "a day",
 /// "10 MB" give the same quantity in the units a tool may take (seconds, milliseconds,
 /// minutes, hours; bytes). Linear in the prompt.
 fn stated_quantities(prompt: &str) -> Vec<String> {
-    const WORDS: [(&str, u64); 23] = [
-        ("a", 1),
-        ("an", 1),
-        ("one", 1),
-        ("two", 2),
-        ("three", 3),
-        ("four", 4),
-        ("five", 5),
-        ("six", 6),
-        ("seven", 7),
-        ("eight", 8),
-        ("nine", 9),
-        ("ten", 10),
-        ("eleven", 11),
-        ("twelve", 12),
-        ("fifteen", 15),
-        ("twenty", 20),
-        ("thirty", 30),
-        ("forty", 40),
-        ("fifty", 50),
-        ("sixty", 60),
-        ("ninety", 90),
-        ("hundred", 100),
-        ("couple", 2),
-    ];
-    const SECONDS: [(&str, u64); 7] = [
-        ("second", 1),
-        ("sec", 1),
-        ("minute", 60),
-        ("min", 60),
-        ("hour", 3600),
-        ("day", 86_400),
-        ("week", 604_800),
-    ];
-    const BYTES: [(&str, u64); 6] = [
-        ("kb", 1000),
-        ("kib", 1024),
-        ("mb", 1_000_000),
-        ("mib", 1_048_576),
-        ("gb", 1_000_000_000),
-        ("gib", 1_073_741_824),
-    ];
     let mut out = Vec::new();
     let mut prev: Option<&str> = None;
     // Word by word, the unit first (most words are none), then the number before it; no
@@ -963,7 +1087,7 @@ fn stated_quantities(prompt: &str) -> Vec<String> {
         }
         let n = match before.parse::<u64>() {
             Ok(n) => Some(n),
-            Err(_) => WORDS
+            Err(_) => NUMBER_WORDS
                 .iter()
                 .find(|(w, _)| w.eq_ignore_ascii_case(before))
                 .map(|&(_, n)| n),

@@ -403,6 +403,9 @@ pub struct Scenario {
     pub(crate) sql_known: std::sync::OnceLock<std::collections::HashSet<String>>,
     /// Every table and column the workflow's own SQL names (`flow::sql_names`).
     pub(crate) sql_names: std::sync::OnceLock<std::collections::HashSet<String>>,
+    /// Per turn, per workflow step, the earlier steps whose mock output it takes (compiled
+    /// once, for the oracle's ordering: `score::oracle::consumed`).
+    pub(crate) consumed: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
 }
 
 /// Gates a suite applies: a transcript passes at TC ≥ `pass`; the discrimination gate needs
@@ -725,6 +728,7 @@ impl Harness {
                 inferred_references: std::sync::OnceLock::new(),
                 sql_known: std::sync::OnceLock::new(),
                 sql_names: std::sync::OnceLock::new(),
+                consumed: std::sync::OnceLock::new(),
             });
         }
         Ok(Harness {
@@ -960,26 +964,59 @@ fn position<T>(s: &Spanned<T>) -> (u32, u32) {
 /// key written in an unusual way).
 fn key_position(file: &SourceFile, key: &str, value: (u32, u32)) -> (u32, u32) {
     let (line, column) = value;
-    let lines: Vec<&str> = file.text.lines().collect();
+    // One line from the file's line index, and only the text before the value searched, from
+    // the value back: linear in the file, however many arguments it holds (issue 31).
     let search = |l: u32, upto: Option<usize>| -> Option<(u32, u32)> {
-        let text = *lines.get(l.checked_sub(1)? as usize)?;
-        let chars: Vec<char> = text.chars().collect();
-        let end = upto.unwrap_or(chars.len()).min(chars.len());
-        let head: String = chars[..end].iter().collect();
-        let quoted = [
-            format!("{key}:"),
-            format!("\"{key}\":"),
-            format!("'{key}':"),
-        ];
-        quoted
-            .iter()
-            .filter_map(|q| head.rfind(q.as_str()))
-            .max()
-            .map(|byte| (l, head[..byte].chars().count() as u32 + 1))
+        let text = file.line(l)?;
+        let head = match upto {
+            Some(chars) if text.is_ascii() => &text[..chars.min(text.len())],
+            Some(chars) => text
+                .char_indices()
+                .nth(chars)
+                .map_or(text, |(byte, _)| &text[..byte]),
+            None => text,
+        };
+        let byte = last_key(head, key)?;
+        let column = if head.is_ascii() {
+            byte
+        } else {
+            head[..byte].chars().count()
+        };
+        Some((l, column as u32 + 1))
     };
     search(line, Some(column.saturating_sub(1) as usize))
         .or_else(|| search(line.saturating_sub(1), None))
         .unwrap_or(value)
+}
+
+/// The byte where the last of `key:`, `"key":` or `'key':` in `head` starts: the occurrences of
+/// `key` from the end, the first one written as a key wins (a quoted one starts at its quote).
+fn last_key(head: &str, key: &str) -> Option<usize> {
+    if key.is_empty() {
+        return head.rfind(':');
+    }
+    let mut best: Option<usize> = None;
+    for (at, _) in head.rmatch_indices(key) {
+        // An earlier occurrence starts at `at - 1` at the latest: it cannot beat one found.
+        if best.is_some_and(|b| at + 1 < b) {
+            break;
+        }
+        let after = &head[at + key.len()..];
+        let before = head[..at].chars().next_back();
+        let start = if after.starts_with(':') {
+            Some(at)
+        } else if (after.starts_with("\":") && before == Some('"'))
+            || (after.starts_with("':") && before == Some('\''))
+        {
+            Some(at - 1)
+        } else {
+            None
+        };
+        if let Some(s) = start {
+            best = Some(best.map_or(s, |b: usize| b.max(s)));
+        }
+    }
+    best
 }
 
 /// A gate's threshold: a finite number within 0–1. A NaN compares false with every TC and

@@ -261,3 +261,42 @@ fn a_trajectory_gate_loads_and_a_bad_one_is_refused_at_its_place() {
         assert!(e.contains(said), "{bad}: {e}");
     }
 }
+
+/// Keys found from the line index (issue 31): under the key, whether the transcript is block
+/// YAML, one long JSON line (where every key is searched for back from its value) or has
+/// non-ASCII text before the key; a quoted key's column is its quote's.
+#[test]
+fn unknown_parameters_point_at_their_keys() {
+    let key = |t: &Transcript, call: usize, arg: &str| {
+        let c = t.calls().nth(call).unwrap().1;
+        let f =
+            crate::finding::Finding::new(crate::finding::Code::UnknownParam, format!("/{arg}"), "");
+        let l = c.location_for(&f);
+        (l.line, l.column)
+    };
+    let t = transcript(
+        "scenario: x\ncalls:\n  - tool: a\n    arguments:\n      pp: 1\n      q:\n        - 2\n",
+    )
+    .unwrap();
+    assert_eq!(key(&t, 0, "pp"), (5, 7));
+    assert_eq!(key(&t, 0, "q"), (6, 7));
+    let mut line = String::from(r#"{"scenario": "x", "calls": ["#);
+    for i in 0..50 {
+        line.push_str(&format!(
+            r#"{{"tool": "a", "arguments": {{"id": "id-{i}", "n": {i}}}}}, "#
+        ));
+    }
+    line.push_str(r#"{"tool": "é", "arguments": {"ü": "é", "id": 1}}]}"#);
+    let t = transcript(&line).unwrap();
+    for i in [0, 17, 49] {
+        let at = line.find(&format!(r#""id": "id-{i}""#)).unwrap();
+        assert_eq!(key(&t, i, "id"), (1, at as u32 + 1), "call {i}");
+        let at = line.find(&format!(r#""n": {i}}}"#)).unwrap();
+        assert_eq!(key(&t, i, "n"), (1, at as u32 + 1), "call {i}");
+    }
+    let chars = |s: &str| s.chars().count() as u32;
+    let at = line.rfind(r#""id": 1"#).unwrap();
+    assert_eq!(key(&t, 50, "id"), (1, chars(&line[..at]) + 1));
+    let at = line.rfind(r#""ü""#).unwrap();
+    assert_eq!(key(&t, 50, "ü"), (1, chars(&line[..at]) + 1));
+}

@@ -10,6 +10,8 @@
 
 mod hungarian;
 pub mod oracle;
+pub(crate) mod pairing;
+mod turn;
 
 use std::collections::BTreeMap;
 

@@ -27,12 +27,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{Score, assign};
-use crate::finding::{Code, Finding, Severity, SubDimension};
+use super::Score;
+use super::pairing::{TurnFacts, scalars};
+use super::turn::Turn;
+use crate::finding::{Code, Finding, Severity};
 use crate::flow::{Flow, escape, generalize};
-use crate::harness::{Call, Forbid, MatchPolicy, OracleCall, Scenario, Transcript};
+use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
-use crate::spec::capability::ArtifactKind;
 
 /// Scores a transcript against its scenario. `findings` are the linter's and the flow
 /// engine's, with `call` set. Returns the conversation score, each turn's, and the oracle's
@@ -57,801 +58,165 @@ pub fn score_with(
     findings: &[Finding],
     severity: &BTreeMap<Code, Severity>,
 ) -> (Score, Vec<Score>, Vec<Finding>) {
+    let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+    let facts = facts(sc, &calls, linter, flow, findings);
+    score_facts(&facts, sc, severity)
+}
+
+/// Each turn's [`TurnFacts`]: `calls` the transcript's calls per scenario turn (none for a
+/// turn it did not reach).
+pub(crate) fn facts<'a>(
+    sc: &'a Scenario,
+    calls: &'a [Vec<&'a Call>],
+    linter: &'a Linter,
+    flow: &'a Flow,
+    findings: &'a [Finding],
+) -> Vec<TurnFacts<'a>> {
+    let mut first = 0;
+    sc.turns
+        .iter()
+        .zip(calls)
+        .map(|(st, calls)| {
+            let f = TurnFacts::new(first, calls, &st.workflow, linter, flow, findings);
+            first += calls.len();
+            f
+        })
+        .collect()
+}
+
+/// The conversation score, each turn's, and the oracle's findings, from the turns' facts.
+pub(crate) fn score_facts(
+    facts: &[TurnFacts],
+    sc: &Scenario,
+    severity: &BTreeMap<Code, Severity>,
+) -> (Score, Vec<Score>, Vec<Finding>) {
     let mut out = Vec::new();
     let mut turns = Vec::new();
-    let mut first_index = 0;
-    for (ti, st) in sc.turns.iter().enumerate() {
-        let calls = t.turn_calls(ti);
-        // One score per way the workflow allows (`any_of:` lists, repeats); the best stands.
-        let mut best: Option<(Score, Vec<Finding>)> = None;
-        for variant in st.variants() {
-            let (steps, optional) = expand(&st.workflow, &variant, &calls);
-            let cx = Turn {
-                first: first_index,
-                calls: &calls,
-                steps,
-                optional,
-                forbid: &st.forbid,
-                linter,
-                flow,
-                findings,
-                severity,
-            };
-            let (s, f) = cx.score(st.order_strict);
-            let errors = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Error).count();
-            let better = best
-                .as_ref()
-                .is_none_or(|(bs, bf)| (errors(&f) == 0, s.tc) > (errors(bf) == 0, bs.tc));
-            if better {
-                best = Some((s, f));
-            }
-        }
-        let (s, f) = best.expect("a turn has at least one variant");
+    for (ti, (st, f)) in sc.turns.iter().zip(facts).enumerate() {
+        let (s, found) = score_turn(f, st, consumed(sc, ti), severity);
         turns.push(s);
-        out.extend(f);
-        first_index += calls.len();
+        out.extend(found);
     }
     let total = Score::mean(&turns).unwrap_or_else(|| Score::from_sub(BTreeMap::new()));
     (total, turns, out)
 }
 
-/// A variant's steps, each repeated as its `count`/`min`/`max` allow (as many times as the turn
-/// has calls of its tools, within bounds), and whether each copy may be left out.
-fn expand<'a>(
-    workflow: &'a [OracleCall],
-    variant: &[usize],
-    calls: &[&Call],
-) -> (Vec<&'a OracleCall>, Vec<bool>) {
+/// One turn's score and findings: one score per way the workflow allows (`any_of:` lists,
+/// repeats), the best standing (no error first, then the higher TC).
+pub(crate) fn score_turn(
+    facts: &TurnFacts,
+    st: &crate::harness::Turn,
+    consumed: &[Vec<usize>],
+    severity: &BTreeMap<Code, Severity>,
+) -> (Score, Vec<Finding>) {
+    let errors = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Error).count();
+    let mut best: Option<(Score, Vec<Finding>)> = None;
+    for variant in st.variants() {
+        let (steps, optional) = expand(facts, &variant);
+        let cx = Turn {
+            facts,
+            after: after(&steps, consumed),
+            steps,
+            optional,
+            forbid: &st.forbid,
+            severity,
+        };
+        let (s, f) = cx.score(st.order_strict);
+        let better = best
+            .as_ref()
+            .is_none_or(|(bs, bf)| (errors(&f) == 0, s.tc) > (errors(bf) == 0, bs.tc));
+        if better {
+            best = Some((s, f));
+        }
+    }
+    best.expect("a turn has at least one variant")
+}
+
+/// A variant's steps (workflow indices), each repeated as its `count`/`min`/`max` allow (as
+/// many times as the turn has calls of its tools, within bounds), and whether each copy may
+/// be left out.
+fn expand(facts: &TurnFacts, variant: &[usize]) -> (Vec<usize>, Vec<bool>) {
     let mut steps = Vec::new();
     let mut optional = Vec::new();
     for &i in variant {
-        let o = &workflow[i];
-        let made = calls.iter().filter(|c| o.accepts_tool(&c.tool)).count() as u32;
+        let o = &facts.workflow[i];
+        let made = facts.calls_of(o);
         let copies = made.clamp(o.min, o.max.unwrap_or(u32::MAX).max(o.min));
         for k in 0..copies {
-            steps.push(o);
+            steps.push(i);
             optional.push(o.optional || k >= o.min);
         }
     }
     (steps, optional)
 }
 
-struct Turn<'a> {
-    /// Transcript-wide index of this turn's first call.
-    first: usize,
-    calls: &'a [&'a Call],
-    steps: Vec<&'a OracleCall>,
-    /// Per step, whether it may be left out.
-    optional: Vec<bool>,
-    forbid: &'a [Forbid],
-    severity: &'a BTreeMap<Code, Severity>,
-    linter: &'a Linter,
-    flow: &'a Flow,
-    findings: &'a [Finding],
+/// Per expanded step `b`, the earlier expanded steps whose mock output it consumes (in
+/// order), from the scenario's compiled [`consumed`] relation: linear in the pairs found.
+fn after(steps: &[usize], consumed: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut copies: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, &w) in steps.iter().enumerate() {
+        copies.entry(w).or_default().push(k);
+    }
+    steps
+        .iter()
+        .enumerate()
+        .map(|(b, &w)| {
+            let mut before: Vec<usize> = consumed
+                .get(w)
+                .into_iter()
+                .flatten()
+                .flat_map(|a| copies.get(a).into_iter().flatten().copied())
+                .filter(|&a| a < b)
+                .collect();
+            before.sort_unstable();
+            before
+        })
+        .collect()
 }
 
-impl Turn<'_> {
-    fn score(&self, strict: bool) -> (Score, Vec<Finding>) {
-        use SubDimension::*;
-        let mut out = Vec::new();
-        let (steps, calls) = (&self.steps, self.calls);
-        let failed = |j: usize| {
-            self.flow
-                .calls
-                .get(self.first + j)
-                .is_some_and(|c| c.failed)
-        };
-        let effect = |j: usize| self.linter.effect(&calls[j].tool, calls[j].args());
-        // Whether call `j`, paired with step `i`, changes nothing where the step changes state
-        // (a dry run in place of an edit).
-        let changes_nothing = |i: usize, j: usize| {
-            effect(j).read_only
-                && !self
-                    .linter
-                    .effect(&steps[i].call.tool, steps[i].call.args())
-                    .read_only
-        };
-        // Pair steps with calls. Of two equally good calls the one that did the step (worked,
-        // changed what the step changes) wins; of two equally good steps the required one.
-        let sim: Vec<Vec<f64>> = steps
-            .iter()
-            .enumerate()
-            .map(|(i, o)| {
-                calls
-                    .iter()
-                    .enumerate()
-                    .map(|(j, a)| {
-                        let mut s = self.similarity(o, a, self.first + j);
-                        if failed(j) || changes_nothing(i, j) {
-                            s *= 0.99;
-                        }
-                        if self.optional[i] {
-                            s *= 0.98;
-                        }
-                        s
-                    })
-                    .collect()
-            })
-            .collect();
-        let pairing: Vec<Option<usize>> = assign(&sim)
-            .into_iter()
-            .enumerate()
-            .map(|(i, j)| j.filter(|&j| sim[i][j] >= 0.2))
-            .collect();
-        let mut step_of = vec![None; calls.len()];
-        for (i, j) in pairing.iter().enumerate() {
-            if let Some(j) = j {
-                step_of[*j] = Some(i);
-            }
-        }
-        let required = (0..steps.len()).filter(|i| !self.optional[*i]).count();
+/// Per turn of the scenario, per workflow step `b`, the earlier steps of the turn whose mock
+/// output `b` takes as an argument ([`ordered_pairs`]' relation). Compiled once per scenario:
+/// the mock outputs' artifacts are found once (a regex pass each), not per step pair of every
+/// transcript (issue 31).
+pub(crate) fn consumed(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
+    let all = sc
+        .consumed
+        .get_or_init(|| sc.turns.iter().map(|t| consumed_in(&t.workflow)).collect());
+    all.get(turn).map_or(&[], Vec::as_slice)
+}
 
-        let mut sub = BTreeMap::new();
-        // usage
-        sub.insert(
-            UsageNecessity,
-            if (required == 0 && pairing.iter().all(Option::is_none)) == calls.is_empty() {
-                1.0
-            } else {
-                0.0
-            },
-        );
-        let extra: Vec<usize> = (0..calls.len()).filter(|j| step_of[*j].is_none()).collect();
-        sub.insert(
-            UsageOveruse,
-            if calls.is_empty() {
-                1.0
-            } else {
-                1.0 - extra.len() as f64 / calls.len() as f64
-            },
-        );
-        // selection
-        let mut pool: Vec<&OracleCall> = steps.clone();
-        let mut right_tool = 0;
-        for c in calls {
-            if let Some(k) = pool.iter().position(|o| o.accepts_tool(&c.tool)) {
-                pool.swap_remove(k);
-                right_tool += 1;
+fn consumed_in(workflow: &[OracleCall]) -> Vec<Vec<usize>> {
+    let mut producers: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    for (a, o) in workflow.iter().enumerate() {
+        if let Some(out) = &o.mock_output {
+            for artifact in crate::flow::artifacts_of_value(out) {
+                producers.entry(artifact).or_default().push(a);
             }
         }
-        let ratio = |num: usize, den: usize, empty: f64| {
-            if den == 0 {
-                empty
-            } else {
-                num as f64 / den as f64
-            }
-        };
-        sub.insert(
-            SelectionCorrectness,
-            ratio(
-                right_tool,
-                calls.len(),
-                if steps.is_empty() { 1.0 } else { 0.0 },
-            ),
-        );
-        let pairs: Vec<(usize, usize)> = pairing
-            .iter()
-            .enumerate()
-            .filter_map(|(i, j)| j.map(|j| (i, j)))
-            .collect();
-        let same_tool = pairs
-            .iter()
-            .filter(|(i, j)| steps[*i].accepts_tool(&calls[*j].tool))
-            .count();
-        sub.insert(
-            SelectionSpecificity,
-            ratio(
-                same_tool,
-                pairs.len(),
-                if steps.is_empty() { 1.0 } else { 0.0 },
-            ),
-        );
-        // A step is done by a call of its tool that worked and did what the step does: a dry
-        // run in place of an edit changes nothing.
-        // A call whose values break the step's policies did something else than the step
-        // (compared once per pair).
-        let right: Vec<bool> = pairing
-            .iter()
-            .enumerate()
-            .map(|(i, j)| {
-                j.is_some_and(|j| {
-                    self.compare(steps[i], calls[j], self.first + j)
-                        .iter()
-                        .all(|(_, bad)| bad.is_none())
-                })
-            })
-            .collect();
-        let right_values = |i: usize, j: usize| pairing[i] == Some(j) && right[i];
-        let done = |i: usize, j: usize| {
-            steps[i].accepts_tool(&calls[j].tool)
-                && !failed(j)
-                && !changes_nothing(i, j)
-                && right_values(i, j)
-        };
-        let required_done = pairs
-            .iter()
-            .filter(|(i, j)| !self.optional[*i] && done(*i, *j))
-            .count();
-        sub.insert(SelectionCompleteness, ratio(required_done, required, 1.0));
-        // ordering
-        if calls.len() >= 2 {
-            let ordered = ordered_pairs(steps, strict);
-            let judged: Vec<(usize, usize)> = ordered
-                .into_iter()
-                .filter(|(a, b)| pairing[*a].is_some() && pairing[*b].is_some())
-                // Two copies of one repeated step have no order between them.
-                .filter(|(a, b)| !std::ptr::eq(steps[*a], steps[*b]))
-                .collect();
-            let kept = judged
+    }
+    workflow
+        .iter()
+        .enumerate()
+        .map(|(b, o)| {
+            let mut strings = Vec::new();
+            collect_strings(&o.call.arguments, &mut strings);
+            let mut from: Vec<usize> = strings
                 .iter()
-                .filter(|(a, b)| pairing[*a] < pairing[*b])
-                .count();
-            sub.insert(OrderingSequence, ratio(kept, judged.len(), 1.0));
-            for (a, b) in judged.iter().filter(|(a, b)| pairing[*a] > pairing[*b]) {
-                let j = pairing[*b].unwrap_or_default();
-                let mut f = Finding::new(
-                    Code::Order,
-                    "",
-                    format!(
-                        "`{}` runs before `{}`, which the workflow puts first{}",
-                        calls[j].tool,
-                        steps[*a].call.tool,
-                        if strict { " (`order: strict`)" } else { "" }
-                    ),
-                );
-                if strict {
-                    f.severity = Severity::Error;
-                }
-                f.call = Some(self.first + j);
-                out.push(f);
-            }
-            let with_refs: Vec<usize> = (0..calls.len())
-                .filter(|j| {
-                    self.flow
-                        .calls
-                        .get(self.first + j)
-                        .is_some_and(|c| !c.references.is_empty())
-                })
+                .filter_map(|s| producers.get(&crate::flow::normalize(s)))
+                .flatten()
+                .copied()
+                .filter(|&a| a < b)
                 .collect();
-            // Under `order: strict` the workflow makes every step depend on the one before: a
-            // call out of that order breaks a dependency as a reference to nothing does.
-            let out_of_order: Vec<usize> = if strict {
-                judged
-                    .iter()
-                    .filter(|(a, b)| pairing[*a] > pairing[*b])
-                    .filter_map(|(_, b)| pairing[*b])
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let dependent: Vec<usize> = (0..calls.len())
-                .filter(|j| with_refs.contains(j) || out_of_order.contains(j))
-                .collect();
-            let respected = dependent
-                .iter()
-                .filter(|j| {
-                    !out_of_order.contains(j)
-                        && !self.has(
-                            self.first + **j,
-                            &[
-                                Code::UnknownReference,
-                                Code::UseBeforeProduce,
-                                Code::FailedDependency,
-                            ],
-                        )
-                })
-                .count();
-            sub.insert(OrderingDependency, ratio(respected, dependent.len(), 1.0));
-            // Work that did nothing for the user: unrequested, redundant or failed calls.
-            let wasted = (0..calls.len())
-                .filter(|j| {
-                    step_of[*j].is_none_or(|i| !done(i, *j))
-                        || self.has(self.first + j, &[Code::RedundantCall])
-                })
-                .count();
-            sub.insert(OrderingEfficiency, 1.0 - ratio(wasted, calls.len(), 0.0));
-        }
-        // arguments: the weakest pair
-        let mut weakest: Option<BTreeMap<SubDimension, f64>> = None;
-        let mut keep_weakest = |a: BTreeMap<SubDimension, f64>| {
-            let mean = a.values().sum::<f64>() / a.len() as f64;
-            if weakest
-                .as_ref()
-                .is_none_or(|w| mean < w.values().sum::<f64>() / w.len() as f64)
-            {
-                weakest = Some(a);
-            }
-        };
-        for (i, j) in &pairs {
-            keep_weakest(self.arguments(steps[*i], calls[*j], self.first + *j, &mut out));
-        }
-        // A required step nobody called had none of its arguments provided: completeness 0,
-        // and the cascades take the rest.
-        if pairing
-            .iter()
-            .enumerate()
-            .any(|(i, j)| j.is_none() && !self.optional[i])
-        {
-            keep_weakest(
-                SubDimension::ARGUMENTS
-                    .into_iter()
-                    .map(|d| (d, if d == ArgumentName { 1.0 } else { 0.0 }))
-                    .collect(),
-            );
-        }
-        // A call that does what no step asks for (makes media, changes state) has no correct
-        // values: nobody asked for any.
-        for &j in &extra {
-            if !failed(j) && (self.makes(calls[j]).is_some() || !effect(j).read_only) {
-                keep_weakest(self.unrequested_arguments(calls[j], self.first + j));
-            }
-        }
-        let args = weakest.unwrap_or_else(|| {
-            let v = if required == 0 && calls.is_empty() {
-                1.0
-            } else {
-                0.0
-            };
-            SubDimension::ARGUMENTS
-                .into_iter()
-                .map(|d| (d, v))
-                .collect()
-        });
-        sub.extend(args);
-
-        // findings: wrong tools, undone and missing steps, unrequested and forbidden calls
-        for (i, j) in &pairs {
-            if !steps[*i].accepts_tool(&calls[*j].tool) {
-                let why = steps[*i]
-                    .quick_explanation
-                    .as_deref()
-                    .map_or(String::new(), |q| format!(" ({q})"));
-                let mut f = Finding::new(
-                    Code::WrongTool,
-                    "",
-                    format!(
-                        "called `{}` where the workflow calls `{}`{why}",
-                        calls[*j].tool, steps[*i].call.tool
-                    ),
-                );
-                f.call = Some(self.first + j);
-                out.push(f);
-            } else if !self.optional[*i] && !done(*i, *j) {
-                // A call the server refused, or a dry run, leaves the step undone and says so.
-                let index = self.first + j;
-                let refused = self.flow.calls.get(index).is_some_and(|c| c.refused);
-                if refused || changes_nothing(*i, *j) {
-                    let why = if changes_nothing(*i, *j) {
-                        "changes nothing with these arguments (a dry run)"
-                    } else {
-                        "was refused by the server (`isError`, or an error the server answers as text)"
-                    };
-                    let mut f = Finding::new(
-                        Code::StepUndone,
-                        "",
-                        format!(
-                            "the workflow's step {} (`{}`) is not done: this call {why}, and no later call of the turn does it",
-                            i + 1,
-                            steps[*i].call.tool
-                        ),
-                    );
-                    f.call = Some(index);
-                    out.push(f);
-                }
-            }
-        }
-        let mut missing_reported = Vec::new();
-        for (i, j) in pairing.iter().enumerate() {
-            // A repeated step is reported once.
-            if j.is_none()
-                && !self.optional[i]
-                && !missing_reported
-                    .iter()
-                    .any(|&k: &usize| std::ptr::eq(steps[k], steps[i]))
-            {
-                missing_reported.push(i);
-                // A dry run of the step's tool, in its place, is the step left undone: the call
-                // differs from the step only where the tool's effects say it changes nothing
-                // (`dryRun: true`). A read through a tool that also writes (a SELECT for an
-                // UPDATE) is another call, and the step is missing.
-                let dry = (0..calls.len()).find(|&j| {
-                    steps[i].accepts_tool(&calls[j].tool)
-                        && changes_nothing(i, j)
-                        && self.differs_only_in_switches(steps[i], calls[j], self.first + j)
-                });
-                if let Some(j) = dry {
-                    let mut f = Finding::new(
-                        Code::StepUndone,
-                        "",
-                        format!(
-                            "the workflow's step {} (`{}`) is not done: call {} changes nothing with its arguments (a dry run), and no call of the turn does the step",
-                            i + 1,
-                            steps[i].call.tool,
-                            self.first + j + 1
-                        ),
-                    );
-                    f.call = Some(self.first + j);
-                    out.push(f);
-                    continue;
-                }
-                let mut f = Finding::new(
-                    Code::MissingCall,
-                    "",
-                    format!(
-                        "the workflow's step {} (`{}`) was never called",
-                        i + 1,
-                        steps[i].call.tool
-                    ),
-                );
-                f.location = Some(steps[i].call.location.clone());
-                out.push(f);
-            }
-        }
-        for j in extra {
-            let e = effect(j);
-            let mut f = if let Some(what) = self.makes(calls[j]) {
-                Finding::new(
-                    Code::UnrequestedCall,
-                    "",
-                    format!(
-                        "`{}` {what} no step of the workflow asks for",
-                        calls[j].tool
-                    ),
-                )
-            } else if !e.read_only && !failed(j) {
-                Finding::new(
-                    Code::UnrequestedEffect,
-                    "",
-                    format!(
-                        "`{}` {} and no step of the workflow asks for it",
-                        calls[j].tool,
-                        if e.destructive {
-                            "may destroy or overwrite data"
-                        } else {
-                            "changes state"
-                        }
-                    ),
-                )
-            } else {
-                Finding::new(
-                    Code::ExtraCall,
-                    "",
-                    format!(
-                        "`{}` is not a step of the workflow{}",
-                        calls[j].tool,
-                        if failed(j) { " (and it failed)" } else { "" }
-                    ),
-                )
-            };
-            f.call = Some(self.first + j);
-            out.push(f);
-        }
-        for (j, c) in calls.iter().enumerate() {
-            let e = effect(j);
-            let hit = self.forbid.iter().find(|f| match f {
-                Forbid::Tool(t) => *t == c.tool,
-                Forbid::Destructive => e.destructive,
-                Forbid::Mutating => !e.read_only,
-                Forbid::OpenWorld => e.open_world,
-            });
-            if let Some(rule) = hit {
-                let mut f = Finding::new(
-                    Code::ForbiddenCall,
-                    "",
-                    format!(
-                        "`{}` is forbidden here (`forbid:` rules out {rule})",
-                        c.tool
-                    ),
-                );
-                f.call = Some(self.first + j);
-                out.push(f);
-            }
-        }
-        // A critical error collapses the selection or ordering sub-dimension it belongs to, as
-        // one collapses the argument mean (the paper's judge scores such an error near zero;
-        // a share of calls would let one destructive or misordered call cost a few points).
-        // Warnings cost their share, as computed above.
-        for f in &mut out {
-            if let Some(s) = self.severity.get(&f.code) {
-                f.severity = *s;
-            }
-        }
-        let range = self.first..self.first + calls.len();
-        let critical = self
-            .findings
-            .iter()
-            .filter(|f| f.call.is_some_and(|c| range.contains(&c)))
-            .chain(&out)
-            .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.sub_dimension);
-        for d in critical {
-            if matches!(
-                d,
-                SelectionCorrectness
-                    | SelectionSpecificity
-                    | SelectionCompleteness
-                    | OrderingSequence
-                    | OrderingDependency
-                    | OrderingEfficiency
-            ) && let Some(v) = sub.get_mut(&d)
-            {
-                *v = 0.0;
-            }
-        }
-        (Score::from_sub(sub), out)
-    }
-
-    /// Whether every parameter in which call `a` differs from step `o` is one the tool's
-    /// `effects:` switch on (`when: {dryRun: true}`).
-    fn differs_only_in_switches(&self, o: &OracleCall, a: &Call, index: usize) -> bool {
-        let switches: Vec<&String> = self
-            .linter
-            .facts(&a.tool)
-            .into_iter()
-            .flat_map(|(_, f)| f.effects.iter().flat_map(|e| e.when.keys()))
-            .collect();
-        self.compare(o, a, index)
-            .iter()
-            .filter(|(_, bad)| bad.is_some())
-            .all(|(p, _)| switches.contains(&p))
-    }
-
-    /// What a call makes, as a finding words it, when the matrix says it makes media or
-    /// files: "makes media (video, audio)", "writes a file".
-    fn makes(&self, call: &Call) -> Option<String> {
-        let (_, facts) = self.linter.facts(&call.tool)?;
-        let mut media: Vec<&str> = Vec::new();
-        let mut file = false;
-        for p in &facts.produces {
-            match p.kind {
-                ArtifactKind::Image => media.push("image"),
-                ArtifactKind::Video => media.push("video"),
-                ArtifactKind::Audio => media.push("audio"),
-                ArtifactKind::File => file = true,
-                _ => {}
-            }
-        }
-        media.dedup();
-        if !media.is_empty() {
-            Some(format!("makes media ({})", media.join(", ")))
-        } else {
-            file.then(|| "writes a file".to_owned())
-        }
-    }
-
-    /// The argument sub-dimensions of an unrequested call: as for a pair, but with no correct
-    /// value (the cascade then takes type, format and relevancy).
-    fn unrequested_arguments(&self, a: &Call, index: usize) -> BTreeMap<SubDimension, f64> {
-        let none = OracleCall {
-            call: a.clone(),
-            quick_explanation: None,
-            match_policies: a
-                .args()
-                .keys()
-                .map(|k| (k.clone(), MatchPolicy::Ignore))
-                .collect(),
-            mock_output: None,
-            grounding: None,
-            alternatives: Vec::new(),
-            optional: false,
-            min: 1,
-            max: Some(1),
-            branch: None,
-            literal: Vec::new(),
-        };
-        let mut s = self.arguments(&none, a, index, &mut Vec::new());
-        for d in [
-            SubDimension::ArgumentValue,
-            SubDimension::ArgumentType,
-            SubDimension::ArgumentFormat,
-            SubDimension::ArgumentRelevancy,
-        ] {
-            s.insert(d, 0.0);
-        }
-        s
-    }
-
-    fn has(&self, index: usize, codes: &[Code]) -> bool {
-        self.findings
-            .iter()
-            .any(|f| f.call == Some(index) && codes.contains(&f.code))
-    }
-
-    /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
-    /// of the step's argument values (every string and number, nested ones too) the call also
-    /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for it
-    /// (a wrong tool), anything less is unrelated.
-    fn similarity(&self, o: &OracleCall, a: &Call, index: usize) -> f64 {
-        if o.optional && !o.accepts_tool(&a.tool) {
-            // Another tool standing in for a step the agent may skip is just another call.
-            return 0.0;
-        }
-        if o.accepts_tool(&a.tool) {
-            let compared = self.compare(o, a, index);
-            let matched = compared.iter().filter(|(_, ok)| ok.is_none()).count();
-            let frac = if compared.is_empty() {
-                1.0
-            } else {
-                matched as f64 / compared.len() as f64
-            };
-            return 0.5 + 0.5 * frac;
-        }
-        let mut wanted = Vec::new();
-        for (k, v) in o.call.args() {
-            if !matches!(
-                o.match_policies.get(k),
-                Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
-            ) {
-                scalars(v, &format!("/{}", escape(k)), Some(o), &mut wanted);
-            }
-        }
-        if wanted.is_empty() {
-            return 0.0;
-        }
-        let mut given = Vec::new();
-        scalars(&a.arguments, "", None, &mut given);
-        let shared = wanted.iter().filter(|w| given.contains(w)).count();
-        let frac = shared as f64 / wanted.len() as f64;
-        // Any of the step's values taken (the city a conversion was for) makes the call stand
-        // in for the step; always below a call of the step's own tool (0.5 or more).
-        if shared > 0 { 0.2 + 0.25 * frac } else { 0.0 }
-    }
-
-    /// Each compared parameter and, when the call's value does not match the step's, the
-    /// pointer of the first value that does not (the parameter's own, or one inside it when a
-    /// policy is keyed by a pointer into it).
-    fn compare(&self, o: &OracleCall, a: &Call, index: usize) -> Vec<(String, Option<String>)> {
-        compare(o, a, self.linter, &|g| {
-            from_output(g, |v| self.flow.produced_before(v, index))
+            from.sort_unstable();
+            from.dedup();
+            from
         })
-    }
-
-    /// The six argument sub-dimensions of one pair, with the cascades applied.
-    fn arguments(
-        &self,
-        o: &OracleCall,
-        a: &Call,
-        index: usize,
-        out: &mut Vec<Finding>,
-    ) -> BTreeMap<SubDimension, f64> {
-        use SubDimension::*;
-        let mine: Vec<&Finding> = self
-            .findings
-            .iter()
-            .filter(|f| f.call == Some(index))
-            .collect();
-        let args = a.args();
-        let n = args.len();
-        let count = |codes: &[Code], only: Option<SubDimension>| -> usize {
-            let mut ptrs: Vec<&str> = mine
-                .iter()
-                .filter(|f| codes.contains(&f.code) && only.is_none_or(|s| f.sub_dimension == s))
-                .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
-                .collect();
-            ptrs.sort_unstable();
-            ptrs.dedup();
-            ptrs.len()
-        };
-        let frac_ok = |bad: usize| {
-            if n == 0 {
-                1.0
-            } else {
-                1.0 - (bad.min(n) as f64 / n as f64)
-            }
-        };
-        let spec = self.linter.tool(&a.tool);
-        let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
-        // A parameter missing a required field inside it (`/relations/0/relationType`) is as
-        // incomplete as a missing one.
-        let mut nested: Vec<&str> = mine
-            .iter()
-            .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
-            .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
-            .collect();
-        nested.sort_unstable();
-        nested.dedup();
-        let whole = required
-            .iter()
-            .filter(|r| args.contains_key(**r) && !nested.contains(r))
-            .count();
-        let incomplete_optional = nested.iter().filter(|p| !required.contains(p)).count();
-        let completeness = if required.is_empty() && nested.is_empty() {
-            1.0
-        } else {
-            whole as f64 / (required.len() + incomplete_optional) as f64
-        };
-        // Every undeclared argument is a wrong name: a misspelling or an invention.
-        let name = frac_ok(count(&[Code::UnknownParam], None));
-        // A value the server rejects (or that references nothing) is not a correct value.
-        let critical = mine.iter().any(|f| {
-            f.severity == Severity::Error
-                && !f.pointer.is_empty()
-                && !matches!(f.code, Code::UnknownParam | Code::MissingRequired)
-        });
-        let compared = self.compare(o, a, index);
-        let wrong = compared.iter().any(|(_, bad)| bad.is_some());
-        let mut value = if critical {
-            0.0
-        } else if compared.is_empty() {
-            1.0
-        } else {
-            compared.iter().filter(|(_, bad)| bad.is_none()).count() as f64 / compared.len() as f64
-        };
-        if o.accepts_tool(&a.tool) {
-            for (p, bad) in &compared {
-                let Some(at) = bad else { continue };
-                // A value the linter or the matrix already rejects is reported once, by them.
-                let flagged = mine.iter().any(|f| {
-                    !f.code.as_str().starts_with("flow.")
-                        && f.pointer.split('/').nth(1) == Some(escape(p).as_str())
-                });
-                if !flagged {
-                    let got = a
-                        .arguments
-                        .pointer(at)
-                        .map_or("nothing".to_owned(), |v| v.to_string());
-                    let shown = at.trim_start_matches('/');
-                    let example = o.call.arguments.pointer(at);
-                    let mut f = Finding::new(
-                        Code::ValueMismatch,
-                        at.clone(),
-                        format!(
-                            "`{shown}`: {}, got {got}",
-                            expectation(policy_at(o, at), example)
-                        ),
-                    );
-                    f.call = Some(index);
-                    out.push(f);
-                }
-            }
-        }
-        let mut ty = frac_ok(count(
-            &[Code::Type, Code::NotInteger, Code::ArgumentsNotObject],
-            None,
-        ));
-        let mut format = frac_ok(count(
-            &[
-                Code::Enum,
-                Code::Format,
-                Code::Range,
-                Code::Schema,
-                Code::InvalidFormat,
-            ],
-            None,
-        ));
-        let mut relevancy = frac_ok(count(&[Code::UnknownParam, Code::UnsupportedParam], None));
-        // The paper's cascades (§4.1, Table 18's footnote): a wrong name or a missing required
-        // parameter zeroes value, type and format; a wrong value zeroes type, format and
-        // relevancy. A wrong value is judged per argument, as the paper has it ("a single
-        // critical error collapses the argument mean"): one argument the workflow pins that
-        // the call gets wrong, under its match policy, is such an error for the whole call.
-        if name < 1.0 || completeness < 1.0 {
-            value = 0.0;
-            ty = 0.0;
-            format = 0.0;
-        }
-        if wrong {
-            value = 0.0;
-        }
-        if value <= 0.3 {
-            ty = 0.0;
-            format = 0.0;
-            relevancy = 0.0;
-        }
-        BTreeMap::from([
-            (ArgumentCompleteness, completeness),
-            (ArgumentName, name),
-            (ArgumentValue, value),
-            (ArgumentType, ty),
-            (ArgumentFormat, format),
-            (ArgumentRelevancy, relevancy),
-        ])
-    }
+        .collect()
 }
 
 /// What a step's policy asks of a value, for a mismatch's message: the policy that failed,
 /// not only the step's example value.
-fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
+pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
     let example = example.map_or("(any)".to_owned(), |v| v.to_string());
     match policy {
         None | Some(MatchPolicy::Exact) => format!("the workflow expects {example}"),
@@ -1012,31 +377,6 @@ pub(crate) fn deep_mismatch(
     }
 }
 
-/// The strings and numbers in a value, skipping those a policy lets vary (`semantic`,
-/// `ignore`), for [`Turn::similarity`].
-fn scalars<'v>(v: &'v Value, at: &str, o: Option<&OracleCall>, out: &mut Vec<&'v Value>) {
-    if matches!(
-        o.and_then(|o| policy_at(o, at)),
-        Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
-    ) {
-        return;
-    }
-    match v {
-        Value::String(_) | Value::Number(_) => out.push(v),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                scalars(item, &format!("{at}/{i}"), o, out);
-            }
-        }
-        Value::Object(m) => {
-            for (k, item) in m {
-                scalars(item, &format!("{at}/{}", escape(k)), o, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Whether `got`, call `a`'s value of `param` (or one put in its place), matches a workflow
 /// step's `want` under `policy` (absent: exact). Equal numbers match whatever their spelling,
 /// and two names of one model match when `param` selects the model (`selector`: the linter,
@@ -1146,6 +486,7 @@ fn collect_strings<'v>(v: &'v Value, out: &mut Vec<&'v str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::SubDimension;
     use crate::harness::Harness;
     use crate::source::SourceFile;
     use crate::spec::ToolSet;

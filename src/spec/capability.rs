@@ -442,10 +442,7 @@ impl Capabilities {
     /// Checks that every tool and parameter this matrix names exists in `spec`, so a typo in
     /// a matrix is an error instead of a rule that never fires.
     pub fn check_against(&self, spec: &ToolSet) -> Result<(), SourceError> {
-        let file = SourceFile {
-            path: self.file.clone(),
-            text: self.text.clone(),
-        };
+        let file = SourceFile::new(self.file.clone(), self.text.clone());
         let at = |tool: &str, msg: String| {
             let (l, c) = self.tool_lines.get(tool).copied().unwrap_or((1, 1));
             file.error_at(l, c, msg)

@@ -153,12 +153,15 @@ fn import_bfcl_never_replaces_a_file_without_force_nor_writes_through_a_link() {
 
 /// The shipped OTLP trace (one line, one trace) with its trace id replaced by `id`.
 fn otlp_line(id: &str) -> String {
-    std::fs::read_to_string(
+    let line = std::fs::read_to_string(
         repo().join("tests/fixtures/ingest/otel/latest/correct.traces.otlp.jsonl"),
     )
-    .unwrap()
-    .trim_end()
-    .replace("b845dd6588f972ef6229f10a8133bc07", id)
+    .unwrap();
+    // The fixture's own id (re-made fixtures get new ones).
+    let key = "\"traceId\":\"";
+    let at = line.find(key).expect("a traceId") + key.len();
+    let own = &line[at..at + 32];
+    line.trim_end().replace(own, id)
 }
 
 fn read_otlp(bytes: &[u8]) -> String {

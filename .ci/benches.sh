@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every benchmark, briefly, so none can break unnoticed (issue 31: `bench/scale.sh` and
+# `cargo bench --bench check` broke and nothing ran them). Small sizes and short timings: the
+# point is that each runs to its end, not its figure; BENCHMARKS.md has the full runs.
+# `bench/hardening.sh` runs from .ci/run itself; `bench/llm-quality.sh` needs the local model
+# server of .ci/llm-e2e.sh and runs there (QUALITY_* sizes at their smallest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+step() {
+  local start=$SECONDS
+  echo "bench: $*" >&2
+  "$@"
+  echo "bench: $1 … done in $((SECONDS - start)) s" >&2
+}
+# The criterion benches in test mode: each case runs once.
+step cargo bench --quiet --bench lint --bench check --bench ingest -- --test
+# The mock-LLM concurrency benches with a 5 ms answer in place of 200 ms.
+AGENT_SEER_BENCH_DELAY_MS=5 step cargo bench --quiet --bench judge_concurrency
+AGENT_SEER_BENCH_DELAY_MS=5 step cargo bench --quiet --bench generate_concurrency
+# BFCL side by side with its own checker (the package .ci/bfcl.sh cached): one short round.
+BENCH_SECONDS=0.2 BENCH_ROUNDS=1 step bash bench/bfcl.sh
+# The harness at scale: 300 transcripts over every shipped suite, recorded runs included,
+# under cargo test and nextest.
+N=300 step bash bench/scale.sh
+# Linear in the run's length: runs of 10 and 100 calls.
+CALLS="10 100" COPIES_CALLS=2000 step bash bench/calls.sh
+# A 2 MB OTLP trace graded by `check`.
+MB=2 step bash bench/ingest.sh
+# A fresh user crate on the lean build (default features: in BENCHMARKS.md).
+step bash bench/user-crate.sh lean

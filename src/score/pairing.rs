@@ -1,0 +1,400 @@
+//! One turn's calls against its workflow, worked out once and shared by the oracle score and
+//! the trajectory metrics (issue 31: each paired calls with steps its own way, and each
+//! compared every step with every call). The main type is [`TurnFacts`], made by
+//! [`TurnFacts::new`]: per call its effect and its findings; per (workflow step, call) pair
+//! the oracle's comparison and similarity, each computed the first time either side asks.
+//!
+//! [`TurnFacts::assign`] pairs steps with calls. A run that does its steps in order — the
+//! usual case, and the one that grows long — is paired in one walk: each step takes the next
+//! call (looking a few calls ahead past an extra one), and the walk's pairing is kept when it
+//! gives every step the best similarity its row has (then no pairing scores more, so it is
+//! optimal). Only a step whose walked call is not a perfect match has its whole row computed.
+//! Anything else goes to the Hungarian algorithm over the full matrix, as before. A correct
+//! run of n calls costs n comparisons, not n².
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::assign;
+use super::oracle::{compare, from_output, policy_at};
+use crate::finding::Finding;
+use crate::flow::{Flow, escape};
+use crate::harness::{Call, MatchPolicy, OracleCall};
+use crate::lint::Linter;
+use crate::spec::Effect;
+
+/// How far ahead of the next call the in-order walk looks for a step's perfect match (the
+/// calls skipped are extra calls). Each look is one cached comparison.
+const LOOKAHEAD: usize = 4;
+
+/// A comparison of a step with a call: each parameter the step compares and, when the call's
+/// value breaks the step's policy, the pointer where ([`compare`]).
+pub(crate) type Compared = Rc<[(String, Option<String>)]>;
+
+/// What the scorers need of one turn's calls, computed once per transcript.
+pub(crate) struct TurnFacts<'a> {
+    /// Transcript-wide index of the turn's first call.
+    pub(crate) first: usize,
+    pub(crate) calls: &'a [&'a Call],
+    pub(crate) workflow: &'a [OracleCall],
+    pub(crate) linter: &'a Linter,
+    pub(crate) flow: &'a Flow,
+    /// The lint and flow findings of the whole transcript.
+    pub(crate) findings: &'a [Finding],
+    /// Per call of the turn, the indices into `findings` of its own.
+    by_call: Vec<Vec<usize>>,
+    /// Per call, what it does to the world ([`Linter::effect`]).
+    effects: Vec<Effect>,
+    /// Per workflow step, what its call does.
+    step_effects: Vec<Effect>,
+    /// How many calls of each tool the turn made.
+    per_tool: HashMap<&'a str, u32>,
+    compared: RefCell<HashMap<(usize, usize), Compared>>,
+    similarity: RefCell<HashMap<(usize, usize), f64>>,
+}
+
+impl<'a> TurnFacts<'a> {
+    /// The facts of a turn whose calls start at transcript call `first`.
+    pub(crate) fn new(
+        first: usize,
+        calls: &'a [&'a Call],
+        workflow: &'a [OracleCall],
+        linter: &'a Linter,
+        flow: &'a Flow,
+        findings: &'a [Finding],
+    ) -> Self {
+        let mut by_call = vec![Vec::new(); calls.len()];
+        for (k, f) in findings.iter().enumerate() {
+            if let Some(j) = f.call.and_then(|c| c.checked_sub(first))
+                && j < calls.len()
+            {
+                by_call[j].push(k);
+            }
+        }
+        let mut per_tool = HashMap::new();
+        for c in calls {
+            *per_tool.entry(c.tool.as_str()).or_insert(0) += 1;
+        }
+        Self {
+            first,
+            calls,
+            workflow,
+            linter,
+            flow,
+            findings,
+            by_call,
+            effects: calls
+                .iter()
+                .map(|c| linter.effect(&c.tool, c.args()))
+                .collect(),
+            step_effects: workflow
+                .iter()
+                .map(|o| linter.effect(&o.call.tool, o.call.args()))
+                .collect(),
+            per_tool,
+            compared: RefCell::default(),
+            similarity: RefCell::default(),
+        }
+    }
+
+    /// Call `j`'s own lint and flow findings.
+    pub(crate) fn findings_of(&self, j: usize) -> impl Iterator<Item = &'a Finding> + '_ {
+        self.by_call[j].iter().map(|&k| &self.findings[k])
+    }
+
+    /// Whether call `j` has a finding with one of `codes`.
+    pub(crate) fn has(&self, j: usize, codes: &[crate::finding::Code]) -> bool {
+        self.findings_of(j).any(|f| codes.contains(&f.code))
+    }
+
+    /// What call `j` does to the world.
+    pub(crate) fn effect(&self, j: usize) -> Effect {
+        self.effects[j]
+    }
+
+    /// What workflow step `w`'s call does to the world.
+    pub(crate) fn step_effect(&self, w: usize) -> Effect {
+        self.step_effects[w]
+    }
+
+    /// Whether call `j` failed (the flow engine's word: an error finding, or `isError`).
+    pub(crate) fn failed(&self, j: usize) -> bool {
+        self.flow
+            .calls
+            .get(self.first + j)
+            .is_some_and(|c| c.failed)
+    }
+
+    /// Whether call `j`, paired with step `w`, changes nothing where the step changes state
+    /// (a dry run in place of an edit).
+    pub(crate) fn changes_nothing(&self, w: usize, j: usize) -> bool {
+        self.effect(j).read_only && !self.step_effect(w).read_only
+    }
+
+    /// How many of the turn's calls a step's tools made.
+    pub(crate) fn calls_of(&self, o: &OracleCall) -> u32 {
+        if o.alternatives.is_empty() {
+            self.per_tool
+                .get(o.call.tool.as_str())
+                .copied()
+                .unwrap_or(0)
+        } else {
+            self.calls
+                .iter()
+                .filter(|c| o.accepts_tool(&c.tool))
+                .count() as u32
+        }
+    }
+
+    /// The oracle's comparison of workflow step `w` with call `j` (computed once).
+    pub(crate) fn compared(&self, w: usize, j: usize) -> Compared {
+        if let Some(c) = self.compared.borrow().get(&(w, j)) {
+            return c.clone();
+        }
+        let index = self.first + j;
+        let c: Compared = compare(&self.workflow[w], self.calls[j], self.linter, &|g| {
+            from_output(g, |v| self.flow.produced_before(v, index))
+        })
+        .into();
+        self.compared.borrow_mut().insert((w, j), c.clone());
+        c
+    }
+
+    /// Whether call `j` does workflow step `w` under its policies: one of its tools, every
+    /// compared value matching ([`crate::trajectory::policy_matches`]).
+    pub(crate) fn policy_matches(&self, w: usize, j: usize) -> bool {
+        self.workflow[w].accepts_tool(&self.calls[j].tool)
+            && self.compared(w, j).iter().all(|(_, bad)| bad.is_none())
+    }
+
+    /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
+    /// of the step's argument values (every string and number, nested ones too) the call also
+    /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for
+    /// it (a wrong tool), anything less is unrelated. Computed once per pair.
+    pub(crate) fn similarity(&self, w: usize, j: usize) -> f64 {
+        if let Some(s) = self.similarity.borrow().get(&(w, j)) {
+            return *s;
+        }
+        let s = self.similarity_of(w, j);
+        self.similarity.borrow_mut().insert((w, j), s);
+        s
+    }
+
+    fn similarity_of(&self, w: usize, j: usize) -> f64 {
+        let (o, a) = (&self.workflow[w], self.calls[j]);
+        if o.optional && !o.accepts_tool(&a.tool) {
+            // Another tool standing in for a step the agent may skip is just another call.
+            return 0.0;
+        }
+        if o.accepts_tool(&a.tool) {
+            let compared = self.compared(w, j);
+            let matched = compared.iter().filter(|(_, ok)| ok.is_none()).count();
+            let frac = if compared.is_empty() {
+                1.0
+            } else {
+                matched as f64 / compared.len() as f64
+            };
+            return 0.5 + 0.5 * frac;
+        }
+        let mut wanted = Vec::new();
+        for (k, v) in o.call.args() {
+            if !matches!(
+                o.match_policies.get(k),
+                Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
+            ) {
+                scalars(v, &format!("/{}", escape(k)), Some(o), &mut wanted);
+            }
+        }
+        if wanted.is_empty() {
+            return 0.0;
+        }
+        let mut given = Vec::new();
+        scalars(&a.arguments, "", None, &mut given);
+        let shared = wanted.iter().filter(|w| given.contains(w)).count();
+        let frac = shared as f64 / wanted.len() as f64;
+        // Any of the step's values taken (the city a conversion was for) makes the call stand
+        // in for the step; always below a call of the step's own tool (0.5 or more).
+        if shared > 0 { 0.2 + 0.25 * frac } else { 0.0 }
+    }
+
+    /// Pairs `steps` (workflow indices, repeated steps repeated) with the turn's calls,
+    /// maximising the total of `weight(i, j)` (which never exceeds `cap(i)`); a pair below 0.2
+    /// is no pair. The in-order walk first (see the module doc), else the Hungarian algorithm.
+    pub(crate) fn assign(
+        &self,
+        steps: usize,
+        weight: &dyn Fn(usize, usize) -> f64,
+        cap: &dyn Fn(usize) -> f64,
+    ) -> Vec<Option<usize>> {
+        let calls = self.calls.len();
+        let pairing = in_order(steps, calls, weight, cap).unwrap_or_else(|| {
+            let sim: Vec<Vec<f64>> = (0..steps)
+                .map(|i| (0..calls).map(|j| weight(i, j)).collect())
+                .collect();
+            assign(&sim)
+        });
+        pairing
+            .into_iter()
+            .enumerate()
+            .map(|(i, j)| j.filter(|&j| weight(i, j) >= 0.2))
+            .collect()
+    }
+}
+
+/// The in-order walk's pairing when it is optimal: every step paired with a call whose weight
+/// is the best of the step's row (so the total is the sum of the row maxima, which no pairing
+/// exceeds), the only best where the step matches imperfectly. `None` when some step's walked
+/// call is not its row's best. Costs one weight per
+/// step (at most [`LOOKAHEAD`]) while the run follows the workflow, plus a row per step that
+/// does not match perfectly.
+fn in_order(
+    steps: usize,
+    calls: usize,
+    weight: &dyn Fn(usize, usize) -> f64,
+    cap: &dyn Fn(usize) -> f64,
+) -> Option<Vec<Option<usize>>> {
+    let mut pairing = vec![None; steps];
+    let mut next = 0;
+    for (i, slot) in pairing.iter_mut().enumerate() {
+        let perfect = (next..calls.min(next + LOOKAHEAD)).find(|&j| weight(i, j) == cap(i));
+        match perfect {
+            Some(j) => {
+                *slot = Some(j);
+                next = j + 1;
+            }
+            None if next < calls => {
+                *slot = Some(next);
+                next += 1;
+            }
+            None => {}
+        }
+    }
+    for (i, j) in pairing.iter().enumerate() {
+        let got = j.map_or(0.0, |j| weight(i, j));
+        if got == cap(i) {
+            continue;
+        }
+        let row: Vec<f64> = (0..calls).map(|j| weight(i, j)).collect();
+        let best = row.iter().copied().fold(0.0, f64::max);
+        // A pair that stands (0.2 or more) must be its row's only best: every optimal pairing
+        // then has it, so the walk answers as the Hungarian algorithm does, whichever of two
+        // equal calls that would have taken (a refused call and its broken retry).
+        let ties = row.iter().filter(|&&w| w == best).count();
+        if got < best || (got >= 0.2 && ties > 1) {
+            return None;
+        }
+    }
+    Some(pairing)
+}
+
+/// The strings and numbers in a value, skipping those a policy of step `o` lets vary
+/// (`semantic`, `ignore`; `at` is the value's pointer), for [`TurnFacts::similarity`] and
+/// `from_output` (no step: every one, and no pointer built).
+pub(crate) fn scalars<'v>(
+    v: &'v Value,
+    at: &str,
+    o: Option<&OracleCall>,
+    out: &mut Vec<&'v Value>,
+) {
+    let Some(o) = o else {
+        return every_scalar(v, out);
+    };
+    if matches!(
+        policy_at(o, at),
+        Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
+    ) {
+        return;
+    }
+    match v {
+        Value::String(_) | Value::Number(_) => out.push(v),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                scalars(item, &format!("{at}/{i}"), Some(o), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                scalars(item, &format!("{at}/{}", escape(k)), Some(o), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn every_scalar<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+    match v {
+        Value::String(_) | Value::Number(_) => out.push(v),
+        Value::Array(items) => items.iter().for_each(|i| every_scalar(i, out)),
+        Value::Object(m) => m.values().for_each(|i| every_scalar(i, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (no dependency for it).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    fn total(sim: &[Vec<f64>], pairing: &[Option<usize>]) -> f64 {
+        pairing
+            .iter()
+            .enumerate()
+            .filter_map(|(i, j)| j.map(|j| sim[i][j]))
+            .sum()
+    }
+
+    /// Whenever the in-order walk keeps its pairing, no pairing scores more: on random
+    /// matrices shaped like runs (mostly perfect in order, some wrong values, extra and
+    /// missing calls, equal rows), its total is the Hungarian algorithm's.
+    #[test]
+    fn the_walk_is_kept_only_when_optimal() {
+        let mut rng = Lcg(31);
+        let (mut kept, mut cases) = (0, 0);
+        for _ in 0..4000 {
+            let steps = 1 + rng.next(7) as usize;
+            let calls = rng.next(9) as usize;
+            let optional: Vec<bool> = (0..steps).map(|_| rng.next(5) == 0).collect();
+            let levels = [0.0, 0.2, 0.5, 0.75, 1.0];
+            let sim: Vec<Vec<f64>> = (0..steps)
+                .map(|i| {
+                    (0..calls)
+                        .map(|j| {
+                            let base = if i == j && rng.next(3) > 0 {
+                                1.0
+                            } else {
+                                levels[rng.next(5) as usize]
+                            };
+                            if optional[i] { base * 0.98 } else { base }
+                        })
+                        .collect()
+                })
+                .collect();
+            let weight = |i: usize, j: usize| sim[i][j];
+            let cap = |i: usize| if optional[i] { 0.98 } else { 1.0 };
+            cases += 1;
+            if let Some(p) = in_order(steps, calls, &weight, &cap) {
+                kept += 1;
+                let best = total(&sim, &assign(&sim));
+                assert!(
+                    (total(&sim, &p) - best).abs() < 1e-9,
+                    "{sim:?}: walk {p:?} below the optimum {best}"
+                );
+            }
+        }
+        assert!(kept * 4 > cases, "the walk decided only {kept} of {cases}");
+    }
+}

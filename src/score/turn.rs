@@ -1,0 +1,770 @@
+//! One turn's oracle score for one way its workflow allows (a variant, repeated steps
+//! expanded): the steps paired with the calls once ([`TurnFacts::assign`]), then each
+//! dimension a small function over that pairing — usage, selection, ordering, arguments —
+//! then the findings that say why, then the critical errors' collapse. The main type is
+//! [`Turn`]; [`super::oracle::score_with`] makes one per turn and variant.
+
+use std::collections::BTreeMap;
+
+use super::Score;
+use super::oracle::{expectation, policy_at};
+use super::pairing::TurnFacts;
+use crate::finding::{Code, Finding, Severity, SubDimension};
+use crate::flow::escape;
+use crate::harness::{Call, Forbid, OracleCall};
+use crate::spec::capability::ArtifactKind;
+
+use SubDimension::*;
+
+type Subs = BTreeMap<SubDimension, f64>;
+
+/// A turn's steps (one variant) against its calls.
+pub(crate) struct Turn<'a> {
+    pub(crate) facts: &'a TurnFacts<'a>,
+    /// The variant's steps, as workflow indices, each repeated as its count allows.
+    pub(crate) steps: Vec<usize>,
+    /// Per step, whether it may be left out.
+    pub(crate) optional: Vec<bool>,
+    /// Per step, the earlier steps (indices into `steps`) it must follow.
+    pub(crate) after: Vec<Vec<usize>>,
+    pub(crate) forbid: &'a [Forbid],
+    pub(crate) severity: &'a BTreeMap<Code, Severity>,
+}
+
+/// Which call does which step: `of_step[i]` the call paired with step `i`, `of_call[j]` the
+/// step paired with call `j`; `done[i]` when that call did the step.
+struct Pairing {
+    of_step: Vec<Option<usize>>,
+    of_call: Vec<Option<usize>>,
+    done: Vec<bool>,
+}
+
+impl Pairing {
+    fn pairs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.of_step
+            .iter()
+            .enumerate()
+            .filter_map(|(i, j)| j.map(|j| (i, j)))
+    }
+
+    /// Calls no step is paired with.
+    fn extra(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.of_call.len()).filter(|j| self.of_call[*j].is_none())
+    }
+}
+
+fn ratio(num: usize, den: usize, empty: f64) -> f64 {
+    if den == 0 {
+        empty
+    } else {
+        num as f64 / den as f64
+    }
+}
+
+impl Turn<'_> {
+    /// The turn's score under this variant, and the oracle's findings. `strict`: `order:
+    /// strict` (every step pair ordered; a pair out of order is an error).
+    pub(crate) fn score(&self, strict: bool) -> (Score, Vec<Finding>) {
+        let p = self.pair();
+        let mut sub = Subs::new();
+        let mut out = Vec::new();
+        self.usage(&p, &mut sub);
+        self.selection(&p, &mut sub);
+        if self.facts.calls.len() >= 2 {
+            self.ordering(&p, strict, &mut sub, &mut out);
+        }
+        let args = self.arguments(&p, &mut out);
+        sub.extend(args);
+        self.pair_findings(&p, &mut out);
+        self.missing_findings(&p, &mut out);
+        self.extra_findings(&p, &mut out);
+        self.forbidden_findings(&mut out);
+        self.collapse(&mut sub, &mut out);
+        (Score::from_sub(sub), out)
+    }
+
+    fn step(&self, i: usize) -> &OracleCall {
+        &self.facts.workflow[self.steps[i]]
+    }
+
+    fn call(&self, j: usize) -> &Call {
+        self.facts.calls[j]
+    }
+
+    fn changes_nothing(&self, i: usize, j: usize) -> bool {
+        self.facts.changes_nothing(self.steps[i], j)
+    }
+
+    /// A finding about call `j` of the turn.
+    fn at_call(&self, j: usize, code: Code, message: String) -> Finding {
+        let mut f = Finding::new(code, "", message);
+        f.call = Some(self.facts.first + j);
+        f
+    }
+
+    /// The pairing weight of step `i` and call `j`: the similarity, a little less when the
+    /// call did not do what the step does (of two equally good calls the one that did the
+    /// step wins) and for an optional step (of two equally good steps the required one).
+    fn weight(&self, i: usize, j: usize) -> f64 {
+        let mut s = self.facts.similarity(self.steps[i], j);
+        if self.facts.failed(j) || self.changes_nothing(i, j) {
+            s *= 0.99;
+        }
+        if self.optional[i] {
+            s *= 0.98;
+        }
+        s
+    }
+
+    /// The most [`Turn::weight`] can be for step `i`.
+    fn cap(&self, i: usize) -> f64 {
+        let mut s = 1.0;
+        if self.optional[i] {
+            s *= 0.98;
+        }
+        s
+    }
+
+    fn pair(&self) -> Pairing {
+        let of_step = self
+            .facts
+            .assign(self.steps.len(), &|i, j| self.weight(i, j), &|i| {
+                self.cap(i)
+            });
+        let mut of_call = vec![None; self.facts.calls.len()];
+        for (i, j) in of_step.iter().enumerate() {
+            if let Some(j) = j {
+                of_call[*j] = Some(i);
+            }
+        }
+        // A step is done by a call of its tool that worked and did what the step does (a dry
+        // run in place of an edit changes nothing), with values the step's policies accept.
+        let done = of_step
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                j.is_some_and(|j| {
+                    self.step(i).accepts_tool(&self.call(j).tool)
+                        && !self.facts.failed(j)
+                        && !self.changes_nothing(i, j)
+                        && self
+                            .facts
+                            .compared(self.steps[i], j)
+                            .iter()
+                            .all(|(_, bad)| bad.is_none())
+                })
+            })
+            .collect();
+        Pairing {
+            of_step,
+            of_call,
+            done,
+        }
+    }
+
+    fn required(&self) -> usize {
+        self.optional.iter().filter(|o| !**o).count()
+    }
+
+    /// Usage: calls made iff the workflow needs some; overuse recorded.
+    fn usage(&self, p: &Pairing, sub: &mut Subs) {
+        let calls = self.facts.calls.len();
+        let none_needed = self.required() == 0 && p.of_step.iter().all(Option::is_none);
+        sub.insert(
+            UsageNecessity,
+            if none_needed == (calls == 0) {
+                1.0
+            } else {
+                0.0
+            },
+        );
+        let extra = p.extra().count();
+        sub.insert(
+            UsageOveruse,
+            if calls == 0 {
+                1.0
+            } else {
+                1.0 - extra as f64 / calls as f64
+            },
+        );
+    }
+
+    /// Calls whose tool some step uses, each step taken once (first come first served).
+    fn right_tools(&self) -> usize {
+        let steps = &self.steps;
+        if steps
+            .iter()
+            .all(|&w| self.facts.workflow[w].alternatives.is_empty())
+        {
+            // One tool a step: each tool's calls take its steps, as many as there are.
+            let mut left: std::collections::HashMap<&str, usize> = Default::default();
+            for &w in steps {
+                *left
+                    .entry(self.facts.workflow[w].call.tool.as_str())
+                    .or_default() += 1;
+            }
+            return self
+                .facts
+                .calls
+                .iter()
+                .filter(|c| {
+                    left.get_mut(c.tool.as_str())
+                        .filter(|n| **n > 0)
+                        .map(|n| *n -= 1)
+                        .is_some()
+                })
+                .count();
+        }
+        // Alternatives: a greedy pass over a pool of steps (O(steps × calls)).
+        let mut pool: Vec<&OracleCall> = (0..steps.len()).map(|i| self.step(i)).collect();
+        let mut right = 0;
+        for c in self.facts.calls {
+            if let Some(k) = pool.iter().position(|o| o.accepts_tool(&c.tool)) {
+                pool.swap_remove(k);
+                right += 1;
+            }
+        }
+        right
+    }
+
+    /// Selection: correctness, specificity, completeness.
+    fn selection(&self, p: &Pairing, sub: &mut Subs) {
+        let empty = if self.steps.is_empty() { 1.0 } else { 0.0 };
+        let calls = self.facts.calls.len();
+        sub.insert(
+            SelectionCorrectness,
+            ratio(self.right_tools(), calls, empty),
+        );
+        let (mut pairs, mut same_tool, mut required_done) = (0, 0, 0);
+        for (i, j) in p.pairs() {
+            pairs += 1;
+            same_tool += usize::from(self.step(i).accepts_tool(&self.call(j).tool));
+            required_done += usize::from(!self.optional[i] && p.done[i]);
+        }
+        sub.insert(SelectionSpecificity, ratio(same_tool, pairs, empty));
+        sub.insert(
+            SelectionCompleteness,
+            ratio(required_done, self.required(), 1.0),
+        );
+    }
+
+    /// Step pairs (a, b), both paired, where b must follow a: b consumes a's mock output, or
+    /// every pair under `order: strict` (O(steps²) then); two copies of one repeated step have
+    /// no order between them.
+    fn judged_pairs(&self, p: &Pairing, strict: bool) -> Vec<(usize, usize)> {
+        let n = self.steps.len();
+        let mut out = Vec::new();
+        for b in 0..n {
+            let before: Box<dyn Iterator<Item = usize>> = if strict {
+                Box::new(0..b)
+            } else {
+                Box::new(self.after[b].iter().copied())
+            };
+            out.extend(
+                before
+                    .filter(|&a| p.of_step[a].is_some() && p.of_step[b].is_some())
+                    .filter(|&a| self.steps[a] != self.steps[b])
+                    .map(|a| (a, b)),
+            );
+        }
+        out
+    }
+
+    /// Ordering: sequence, dependency, efficiency (two calls or more).
+    fn ordering(&self, p: &Pairing, strict: bool, sub: &mut Subs, out: &mut Vec<Finding>) {
+        let calls = self.facts.calls.len();
+        let judged = self.judged_pairs(p, strict);
+        let inverted = |&(a, b): &(usize, usize)| p.of_step[a] > p.of_step[b];
+        let kept = judged.iter().filter(|x| !inverted(x)).count();
+        sub.insert(OrderingSequence, ratio(kept, judged.len(), 1.0));
+        // Under `order: strict` the workflow makes every step depend on the one before: a
+        // call out of that order breaks a dependency as a reference to nothing does.
+        let mut out_of_order = vec![false; calls];
+        for &(a, b) in judged.iter().filter(|x| inverted(x)) {
+            let j = p.of_step[b].unwrap_or_default();
+            let mut f = self.at_call(
+                j,
+                Code::Order,
+                format!(
+                    "`{}` runs before `{}`, which the workflow puts first{}",
+                    self.call(j).tool,
+                    self.step(a).call.tool,
+                    if strict { " (`order: strict`)" } else { "" }
+                ),
+            );
+            if strict {
+                f.severity = Severity::Error;
+                out_of_order[j] = true;
+            }
+            out.push(f);
+        }
+        sub.insert(OrderingDependency, self.dependency(&out_of_order));
+        // Work that did nothing for the user: unrequested, redundant or failed calls.
+        let wasted = (0..calls)
+            .filter(|&j| {
+                p.of_call[j].is_none_or(|i| !p.done[i]) || self.facts.has(j, &[Code::RedundantCall])
+            })
+            .count();
+        sub.insert(OrderingEfficiency, 1.0 - ratio(wasted, calls, 0.0));
+    }
+
+    /// Dependency handling: of the calls that reference something (or, under `order:
+    /// strict`, run out of order), those whose references were all grounded in time.
+    fn dependency(&self, out_of_order: &[bool]) -> f64 {
+        let (mut dependent, mut respected) = (0, 0);
+        for (j, &late) in out_of_order.iter().enumerate() {
+            let refs = self
+                .facts
+                .flow
+                .calls
+                .get(self.facts.first + j)
+                .is_some_and(|c| !c.references.is_empty());
+            if !(refs || late) {
+                continue;
+            }
+            dependent += 1;
+            let broken = [
+                Code::UnknownReference,
+                Code::UseBeforeProduce,
+                Code::FailedDependency,
+            ];
+            respected += usize::from(!late && !self.facts.has(j, &broken));
+        }
+        ratio(respected, dependent, 1.0)
+    }
+
+    /// Arguments: the weakest of the pairs, of a required step never called, and of a call
+    /// that does what no step asks for.
+    fn arguments(&self, p: &Pairing, out: &mut Vec<Finding>) -> Subs {
+        let mut weakest: Option<Subs> = None;
+        let mut keep_weakest = |a: Subs| {
+            let mean = |s: &Subs| s.values().sum::<f64>() / s.len() as f64;
+            if weakest.as_ref().is_none_or(|w| mean(&a) < mean(w)) {
+                weakest = Some(a);
+            }
+        };
+        for (i, j) in p.pairs() {
+            let compared = self.facts.compared(self.steps[i], j);
+            keep_weakest(self.pair_arguments(Some(self.step(i)), j, &compared, out));
+        }
+        // A required step nobody called had none of its arguments provided: completeness 0,
+        // and the cascades take the rest.
+        if p.of_step
+            .iter()
+            .enumerate()
+            .any(|(i, j)| j.is_none() && !self.optional[i])
+        {
+            keep_weakest(
+                SubDimension::ARGUMENTS
+                    .into_iter()
+                    .map(|d| (d, if d == ArgumentName { 1.0 } else { 0.0 }))
+                    .collect(),
+            );
+        }
+        // A call that does what no step asks for (makes media, changes state) has no correct
+        // values: nobody asked for any.
+        for j in p.extra() {
+            if !self.facts.failed(j)
+                && (self.makes(self.call(j)).is_some() || !self.facts.effect(j).read_only)
+            {
+                keep_weakest(self.unrequested_arguments(j));
+            }
+        }
+        weakest.unwrap_or_else(|| {
+            let none = self.required() == 0 && self.facts.calls.is_empty();
+            let v = if none { 1.0 } else { 0.0 };
+            SubDimension::ARGUMENTS
+                .into_iter()
+                .map(|d| (d, v))
+                .collect()
+        })
+    }
+
+    /// The argument sub-dimensions of an unrequested call: as for a pair, but with no correct
+    /// value (the cascade then takes type, format and relevancy).
+    fn unrequested_arguments(&self, j: usize) -> Subs {
+        let mut s = self.pair_arguments(None, j, &[], &mut Vec::new());
+        for d in [
+            ArgumentValue,
+            ArgumentType,
+            ArgumentFormat,
+            ArgumentRelevancy,
+        ] {
+            s.insert(d, 0.0);
+        }
+        s
+    }
+
+    /// The six argument sub-dimensions of call `j` against step `o` (`None`: no step asks for
+    /// it), given their comparison, with the cascades applied; a compared value the linter
+    /// did not already flag is worded as `oracle.value_mismatch`.
+    fn pair_arguments(
+        &self,
+        o: Option<&OracleCall>,
+        j: usize,
+        compared: &[(String, Option<String>)],
+        out: &mut Vec<Finding>,
+    ) -> Subs {
+        let a = self.call(j);
+        let mine: Vec<&Finding> = self.facts.findings_of(j).collect();
+        let n = a.args().len();
+        // Arguments with a finding of these codes (once each), as a share kept.
+        let frac_ok = |codes: &[Code]| {
+            let mut ptrs: Vec<&str> = mine
+                .iter()
+                .filter(|f| codes.contains(&f.code))
+                .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
+                .collect();
+            ptrs.sort_unstable();
+            ptrs.dedup();
+            if n == 0 {
+                1.0
+            } else {
+                1.0 - (ptrs.len().min(n) as f64 / n as f64)
+            }
+        };
+        let completeness = self.completeness(a, &mine);
+        // Every undeclared argument is a wrong name: a misspelling or an invention.
+        let name = frac_ok(&[Code::UnknownParam]);
+        // A value the server rejects (or that references nothing) is not a correct value.
+        let critical = mine.iter().any(|f| {
+            f.severity == Severity::Error
+                && !f.pointer.is_empty()
+                && !matches!(f.code, Code::UnknownParam | Code::MissingRequired)
+        });
+        let wrong = compared.iter().any(|(_, bad)| bad.is_some());
+        let mut value = if critical {
+            0.0
+        } else if compared.is_empty() {
+            1.0
+        } else {
+            compared.iter().filter(|(_, bad)| bad.is_none()).count() as f64 / compared.len() as f64
+        };
+        if let Some(o) = o.filter(|o| o.accepts_tool(&a.tool)) {
+            self.mismatches(o, j, compared, &mine, out);
+        }
+        let mut ty = frac_ok(&[Code::Type, Code::NotInteger, Code::ArgumentsNotObject]);
+        let mut format = frac_ok(&[
+            Code::Enum,
+            Code::Format,
+            Code::Range,
+            Code::Schema,
+            Code::InvalidFormat,
+        ]);
+        let mut relevancy = frac_ok(&[Code::UnknownParam, Code::UnsupportedParam]);
+        // The paper's cascades (§4.1, Table 18's footnote): a wrong name or a missing required
+        // parameter zeroes value, type and format; a wrong value zeroes type, format and
+        // relevancy. A wrong value is judged per argument, as the paper has it ("a single
+        // critical error collapses the argument mean"): one argument the workflow pins that
+        // the call gets wrong, under its match policy, is such an error for the whole call.
+        if name < 1.0 || completeness < 1.0 {
+            (value, ty, format) = (0.0, 0.0, 0.0);
+        }
+        if wrong {
+            value = 0.0;
+        }
+        if value <= 0.3 {
+            (ty, format, relevancy) = (0.0, 0.0, 0.0);
+        }
+        BTreeMap::from([
+            (ArgumentCompleteness, completeness),
+            (ArgumentName, name),
+            (ArgumentValue, value),
+            (ArgumentType, ty),
+            (ArgumentFormat, format),
+            (ArgumentRelevancy, relevancy),
+        ])
+    }
+
+    /// Argument completeness: required parameters present, and present ones whole (a
+    /// parameter missing a required field inside it, `/relations/0/relationType`, is as
+    /// incomplete as a missing one).
+    fn completeness(&self, a: &Call, mine: &[&Finding]) -> f64 {
+        let args = a.args();
+        let spec = self.facts.linter.tool(&a.tool);
+        let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
+        let mut nested: Vec<&str> = mine
+            .iter()
+            .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
+            .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
+            .collect();
+        nested.sort_unstable();
+        nested.dedup();
+        let whole = required
+            .iter()
+            .filter(|r| args.contains_key(**r) && !nested.contains(r))
+            .count();
+        let incomplete_optional = nested.iter().filter(|p| !required.contains(p)).count();
+        if required.is_empty() && nested.is_empty() {
+            1.0
+        } else {
+            whole as f64 / (required.len() + incomplete_optional) as f64
+        }
+    }
+
+    /// `oracle.value_mismatch` for each compared value that breaks step `o`'s policy, unless
+    /// the linter or the matrix already rejects it (reported once, by them).
+    fn mismatches(
+        &self,
+        o: &OracleCall,
+        j: usize,
+        compared: &[(String, Option<String>)],
+        mine: &[&Finding],
+        out: &mut Vec<Finding>,
+    ) {
+        let a = self.call(j);
+        for (p, bad) in compared {
+            let Some(at) = bad else { continue };
+            let flagged = mine.iter().any(|f| {
+                !f.code.as_str().starts_with("flow.")
+                    && f.pointer.split('/').nth(1) == Some(escape(p).as_str())
+            });
+            if flagged {
+                continue;
+            }
+            let got = a
+                .arguments
+                .pointer(at)
+                .map_or("nothing".to_owned(), |v| v.to_string());
+            let shown = at.trim_start_matches('/');
+            let example = o.call.arguments.pointer(at);
+            let mut f = Finding::new(
+                Code::ValueMismatch,
+                at.clone(),
+                format!(
+                    "`{shown}`: {}, got {got}",
+                    expectation(policy_at(o, at), example)
+                ),
+            );
+            f.call = Some(self.facts.first + j);
+            out.push(f);
+        }
+    }
+
+    /// Findings about pairs: a wrong tool; a required step its call left undone (refused, or
+    /// a dry run).
+    fn pair_findings(&self, p: &Pairing, out: &mut Vec<Finding>) {
+        for (i, j) in p.pairs() {
+            let (o, c) = (self.step(i), self.call(j));
+            if !o.accepts_tool(&c.tool) {
+                let why = o
+                    .quick_explanation
+                    .as_deref()
+                    .map_or(String::new(), |q| format!(" ({q})"));
+                out.push(self.at_call(
+                    j,
+                    Code::WrongTool,
+                    format!(
+                        "called `{}` where the workflow calls `{}`{why}",
+                        c.tool, o.call.tool
+                    ),
+                ));
+                continue;
+            }
+            if self.optional[i] || p.done[i] {
+                continue;
+            }
+            // A call the server refused, or a dry run, leaves the step undone and says so.
+            let refused = self
+                .facts
+                .flow
+                .calls
+                .get(self.facts.first + j)
+                .is_some_and(|c| c.refused);
+            let dry = self.changes_nothing(i, j);
+            if refused || dry {
+                let why = if dry {
+                    "changes nothing with these arguments (a dry run)"
+                } else {
+                    "was refused by the server (`isError`, or an error the server answers as text)"
+                };
+                out.push(self.at_call(
+                    j,
+                    Code::StepUndone,
+                    format!(
+                        "the workflow's step {} (`{}`) is not done: this call {why}, and no later call of the turn does it",
+                        i + 1,
+                        o.call.tool
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// A required step no call was paired with: missing, or left undone by a dry run of its
+    /// tool. A repeated step is reported once.
+    fn missing_findings(&self, p: &Pairing, out: &mut Vec<Finding>) {
+        let mut reported: Vec<usize> = Vec::new();
+        for (i, j) in p.of_step.iter().enumerate() {
+            if j.is_some() || self.optional[i] || reported.contains(&self.steps[i]) {
+                continue;
+            }
+            reported.push(self.steps[i]);
+            let o = self.step(i);
+            // A dry run of the step's tool, in its place, is the step left undone: the call
+            // differs from the step only where the tool's effects say it changes nothing
+            // (`dryRun: true`). A read through a tool that also writes (a SELECT for an
+            // UPDATE) is another call, and the step is missing.
+            let dry = (0..self.facts.calls.len()).find(|&j| {
+                o.accepts_tool(&self.call(j).tool)
+                    && self.changes_nothing(i, j)
+                    && self.differs_only_in_switches(i, j)
+            });
+            if let Some(j) = dry {
+                out.push(self.at_call(
+                    j,
+                    Code::StepUndone,
+                    format!(
+                        "the workflow's step {} (`{}`) is not done: call {} changes nothing with its arguments (a dry run), and no call of the turn does the step",
+                        i + 1,
+                        o.call.tool,
+                        self.facts.first + j + 1
+                    ),
+                ));
+                continue;
+            }
+            let mut f = Finding::new(
+                Code::MissingCall,
+                "",
+                format!(
+                    "the workflow's step {} (`{}`) was never called",
+                    i + 1,
+                    o.call.tool
+                ),
+            );
+            f.location = Some(o.call.location.clone());
+            out.push(f);
+        }
+    }
+
+    /// Whether every parameter in which call `j` differs from step `i` is one the tool's
+    /// `effects:` switch on (`when: {dryRun: true}`).
+    fn differs_only_in_switches(&self, i: usize, j: usize) -> bool {
+        let switches: Vec<&String> = self
+            .facts
+            .linter
+            .facts(&self.call(j).tool)
+            .into_iter()
+            .flat_map(|(_, f)| f.effects.iter().flat_map(|e| e.when.keys()))
+            .collect();
+        self.facts
+            .compared(self.steps[i], j)
+            .iter()
+            .filter(|(_, bad)| bad.is_some())
+            .all(|(p, _)| switches.contains(&p))
+    }
+
+    /// Calls no step asks for: unrequested (makes media or files), an unrequested effect, or
+    /// an extra call.
+    fn extra_findings(&self, p: &Pairing, out: &mut Vec<Finding>) {
+        for j in p.extra() {
+            let (c, e, failed) = (self.call(j), self.facts.effect(j), self.facts.failed(j));
+            let f = if let Some(what) = self.makes(c) {
+                self.at_call(
+                    j,
+                    Code::UnrequestedCall,
+                    format!("`{}` {what} no step of the workflow asks for", c.tool),
+                )
+            } else if !e.read_only && !failed {
+                let does = if e.destructive {
+                    "may destroy or overwrite data"
+                } else {
+                    "changes state"
+                };
+                self.at_call(
+                    j,
+                    Code::UnrequestedEffect,
+                    format!(
+                        "`{}` {does} and no step of the workflow asks for it",
+                        c.tool
+                    ),
+                )
+            } else {
+                let failed = if failed { " (and it failed)" } else { "" };
+                self.at_call(
+                    j,
+                    Code::ExtraCall,
+                    format!("`{}` is not a step of the workflow{failed}", c.tool),
+                )
+            };
+            out.push(f);
+        }
+    }
+
+    /// Calls the turn's `forbid:` rules out.
+    fn forbidden_findings(&self, out: &mut Vec<Finding>) {
+        for (j, c) in self.facts.calls.iter().enumerate() {
+            let e = self.facts.effect(j);
+            let hit = self.forbid.iter().find(|f| match f {
+                Forbid::Tool(t) => *t == c.tool,
+                Forbid::Destructive => e.destructive,
+                Forbid::Mutating => !e.read_only,
+                Forbid::OpenWorld => e.open_world,
+            });
+            if let Some(rule) = hit {
+                out.push(self.at_call(
+                    j,
+                    Code::ForbiddenCall,
+                    format!(
+                        "`{}` is forbidden here (`forbid:` rules out {rule})",
+                        c.tool
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// The suite's severities on the oracle's findings; then a critical error collapses the
+    /// selection or ordering sub-dimension it belongs to, as one collapses the argument mean
+    /// (the paper's judge scores such an error near zero; a share of calls would let one
+    /// destructive or misordered call cost a few points). Warnings cost their share.
+    fn collapse(&self, sub: &mut Subs, out: &mut [Finding]) {
+        for f in out.iter_mut() {
+            if let Some(s) = self.severity.get(&f.code) {
+                f.severity = *s;
+            }
+        }
+        let engines = (0..self.facts.calls.len()).flat_map(|j| self.facts.findings_of(j));
+        let critical = engines
+            .chain(out.iter())
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.sub_dimension);
+        for d in critical {
+            if matches!(
+                d,
+                SelectionCorrectness
+                    | SelectionSpecificity
+                    | SelectionCompleteness
+                    | OrderingSequence
+                    | OrderingDependency
+                    | OrderingEfficiency
+            ) && let Some(v) = sub.get_mut(&d)
+            {
+                *v = 0.0;
+            }
+        }
+    }
+
+    /// What a call makes, as a finding words it, when the matrix says it makes media or
+    /// files: "makes media (video, audio)", "writes a file".
+    fn makes(&self, call: &Call) -> Option<String> {
+        let (_, facts) = self.facts.linter.facts(&call.tool)?;
+        let mut media: Vec<&str> = Vec::new();
+        let mut file = false;
+        for p in &facts.produces {
+            match p.kind {
+                ArtifactKind::Image => media.push("image"),
+                ArtifactKind::Video => media.push("video"),
+                ArtifactKind::Audio => media.push("audio"),
+                ArtifactKind::File => file = true,
+                _ => {}
+            }
+        }
+        media.dedup();
+        if !media.is_empty() {
+            Some(format!("makes media ({})", media.join(", ")))
+        } else {
+            file.then(|| "writes a file".to_owned())
+        }
+    }
+}
