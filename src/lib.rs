@@ -89,7 +89,16 @@ pub mod harness {
     pub use crate::runner::main;
 }
 
-// The README's Rust blocks compile as doctests, so its examples stay true.
+// The README's and the book's Rust blocks compile as doctests, so their examples stay true
+// (tests/cli/docs.rs fails when a page with Rust code is missing here).
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+#[doc = include_str!("../docs/src/guide/first-suite.md")]
+#[cfg(doctest)]
+pub struct BookFirstSuiteDoctests;
+
+#[doc = include_str!("../docs/src/reference/harness-runner.md")]
+#[cfg(doctest)]
+pub struct BookHarnessRunnerDoctests;

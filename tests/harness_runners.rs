@@ -576,3 +576,46 @@ fn ignored_trials_say_why_on_stderr() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&listed.stderr).contains("agent-seer: "));
 }
+
+/// The README's quickstart under `cargo test`, as a user's project runs it: the broken run's
+/// trial fails with the block the README quotes, the others pass.
+#[test]
+fn the_readme_quickstart_fails_under_cargo_test_as_shown() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quickstart");
+    let o = cargo(
+        &["test", "--test", "agents"],
+        &[("AGENT_SEER_ROOT", root), ("AGENT_SEER_REPORT", "off")],
+    );
+    assert!(!o.status.success(), "{}", text(&o));
+    // Paths are shown relative to the working directory, the repository here; in a user's
+    // project, whose root is its own manifest directory, they start at `transcripts/`.
+    let out = text(&o).replace("examples/quickstart/", "");
+    for trial in [
+        "notes::correct ... ok",
+        "notes::harness ... ok",
+        "notes::broken ... FAILED",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with("test ")
+                && l.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .ends_with(trial)),
+            "no `{trial}` in:\n{out}"
+        );
+    }
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("---- notes::broken ----")
+        .expect("the README's failure");
+    for line in readme[start..]
+        .lines()
+        .take_while(|l| !l.starts_with("```"))
+    {
+        assert!(
+            out.contains(line),
+            "README line not in `cargo test`'s output:\n{line}\n---\n{out}"
+        );
+    }
+}

@@ -49,11 +49,11 @@ pub enum Kind {
 }
 
 macro_rules! audit_codes {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $kind:ident, $sev:ident; )*) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $kind:ident, $sev:ident; )*) => {
         /// A stable audit code; the string form (`audit.prose_enum`) never changes meaning.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum AuditCode {
-            $( $(#[$doc])* $variant, )*
+            $( $(#[doc = $doc])* $variant, )*
         }
 
         impl AuditCode {
@@ -73,6 +73,12 @@ macro_rules! audit_codes {
             /// Its default severity.
             pub fn severity(self) -> Severity {
                 match self { $(AuditCode::$variant => Severity::$sev,)* }
+            }
+
+            /// What the code means: its doc comment in this table, one line (the reference in
+            /// the docs is generated from it).
+            pub fn doc(self) -> &'static str {
+                match self { $(AuditCode::$variant => concat!($($doc),*),)* }
             }
         }
     };

@@ -185,7 +185,7 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The fleet table as Markdown (the README shows the genmedia servers').
+/// The fleet table as Markdown (the book's audit guide shows the genmedia servers').
 pub fn markdown_table(audit: &Audit) -> String {
     let mut out = String::from(
         "| server | tools | params | params/tool | optional ratio | prose-only | missing contract | fleet names | OpenAI strict refuses | OpenAI refuses | Anthropic refuses | Gemini refuses |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",

@@ -6,7 +6,8 @@
 //! those rules as data — the selector parameter and its aliases, the model the server uses when
 //! the selector is absent, per-model values, ranges and tools, what happens on a violation
 //! (`reject`, `coerce`, `clamp`, `truncate`, `ignore`), cross-parameter rules, and what each
-//! tool produces (for the flow engine). The YAML format is documented in the README and has a
+//! tool produces (for the flow engine). The YAML format is documented in the book
+//! (`docs/src/reference/capabilities.md`) and has a
 //! JSON Schema in `schemas/capabilities.schema.json`.
 //!
 //! The main type is [`Capabilities`], built with [`Capabilities::load`] and checked against the

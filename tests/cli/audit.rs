@@ -149,13 +149,16 @@ fn the_readme_shows_the_real_genmedia_fleet_table() {
         .map(|l| format!("{l}\n"))
         .collect();
     insta::assert_snapshot!("audit_genmedia_table", table);
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let page = std::fs::read_to_string(repo().join("docs/src/guide/audit.md")).unwrap();
     assert!(
-        readme.contains(&table),
-        "README's audit table is stale; it is:\n{table}"
+        page.contains(&table),
+        "docs/src/guide/audit.md's fleet table is stale; it is:\n{table}"
     );
     let command = format!("$ agent-seer {}", genmedia_args("markdown").join(" "));
-    assert!(readme.contains(&command), "README lacks `{command}`");
+    assert!(
+        page.contains(&command),
+        "docs/src/guide/audit.md lacks `{command}`"
+    );
 }
 
 #[test]

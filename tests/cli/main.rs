@@ -9,6 +9,7 @@ mod check;
 mod chromium;
 mod ci;
 mod diff_spec;
+mod docs;
 mod faults;
 mod format_agreement;
 mod hardening;

@@ -1,5 +1,7 @@
-//! The README's commands run: every `$ agent-seer …` line of a console block is executed from
-//! the repository root and must not be a usage or input error (exit 2).
+//! The README's and the book's commands run: every `$ agent-seer …` line of a `console` block
+//! (README.md, then `docs/src/` in SUMMARY order) is executed from the repository root and
+//! must not be a usage or input error (exit 2). A `sh` block is shown, not run: commands that
+//! need a server, a provider or a file the reader makes go there.
 
 use super::*;
 
@@ -42,8 +44,11 @@ pub fn commands_in(doc: &str) -> Vec<Command> {
 
 #[test]
 fn readme_commands_work() {
-    let cmds = commands_in("README.md");
-    assert!(cmds.len() >= 6, "found {cmds:?}");
+    let cmds: Vec<Command> = super::docs::documented_files()
+        .iter()
+        .flat_map(|doc| commands_in(doc))
+        .collect();
+    assert!(cmds.len() >= 20, "found {cmds:?}");
     run_documented(cmds);
 }
 
@@ -86,8 +91,8 @@ pub fn run_documented(cmds: Vec<Command>) {
 
 #[test]
 fn readme_snippet_matches_the_real_failure_output() {
-    // The README quotes a failing trial; the quoted finding and location must be real.
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    // The introduction quotes a failing trial; the quoted finding and location must be real.
+    let readme = std::fs::read_to_string(repo().join("docs/src/introduction.md")).unwrap();
     let o = run(
         &[
             "lint",
@@ -112,7 +117,7 @@ fn readme_snippet_matches_the_real_failure_output() {
         .to_owned();
     assert!(
         readme.contains(&message),
-        "README does not quote the current message: {message}"
+        "docs/src/introduction.md does not quote the current message: {message}"
     );
     let check = run(
         &[
@@ -136,16 +141,16 @@ fn readme_snippet_matches_the_real_failure_output() {
         .to_owned();
     assert!(
         readme.contains(&place),
-        "README does not quote the current location {place}"
+        "docs/src/introduction.md does not quote the current location {place}"
     );
 }
 
 #[test]
 fn readme_discrimination_table_is_real() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("docs/src/reference/score.md")).unwrap();
     let start = readme
         .find("veo: discrimination")
-        .expect("the README shows the veo table");
+        .expect("docs/src/reference/score.md shows the veo table");
     let block: Vec<&str> = readme[start..]
         .lines()
         .take_while(|l| !l.starts_with("```"))
@@ -156,7 +161,7 @@ fn readme_discrimination_table_is_real() {
     for line in block {
         assert!(
             out.contains(line),
-            "README line not in `agent-seer check transcripts/veo`:\n{line}\n---\n{out}"
+            "docs/src/reference/score.md line not in `agent-seer check transcripts/veo`:\n{line}\n---\n{out}"
         );
     }
 }
