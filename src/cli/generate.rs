@@ -4,8 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use agent_seer::check::Suite;
-use agent_seer::generate::{Generator, mocks, scenarios::Plan, write};
-use agent_seer::harness::Grounding;
+use agent_seer::generate::scenarios::{GeneratedScenario, Plan};
+use agent_seer::generate::{Generator, StageCounts, mocks, write};
+use agent_seer::ground::{self, JobError};
+use agent_seer::harness::{Grounding, Harness};
 use agent_seer::lint::Linter;
 use agent_seer::llm::{Client, LlmConfig};
 use serde_json::{Value, json};
@@ -50,6 +52,20 @@ pub struct Args {
     rounds: usize,
     #[arg(long, default_value_t = 12)]
     batch: usize,
+    /// With a server (`-- SERVER…` or `--url`): real answers instead of the model's mocks. Each
+    /// scenario's oracle runs against a fresh server, as `agent-seer ground` runs it (loopback
+    /// only, `--setup` first), and its answers become the mocks with `grounding: high`; a
+    /// scenario the server refuses (a JSON-RPC error, or `isError: true`) is dropped and counted
+    /// under the report's `ground` stage.
+    #[command(flatten)]
+    server: super::mcp::Target,
+    /// With a server: a shell command that prepares each scenario's fresh folder (as `ground
+    /// --setup`).
+    #[arg(long, value_name = "CMD")]
+    setup: Option<String>,
+    /// With a server: `loopback` (a network namespace with only loopback) or `inherit`.
+    #[arg(long, value_enum, default_value_t)]
+    network: super::ground::Network,
 }
 
 /// `--concurrency`: a count of 1 or more (0 would let no call through).
@@ -105,15 +121,35 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let progress = std::sync::Arc::new(super::output::Progress::new(false, true));
     let mut g = Generator::new(&client, &spec, &caps);
     g.progress = Some(agent_seer::report::Progress(progress.callback()));
+    let grounded = !args.server.command.is_empty() || args.server.url.is_some();
     let generated = rt.block_on(async {
         let tools = g.interpret().await?;
         let (scenarios, coverage) = g.scenarios(&tools, &linter, plan).await?;
-        let mocked = g.mocks(scenarios, &linter, &seeds).await?;
-        let expansions = g.expand(&mocked).await?;
-        Ok::<_, agent_seer::llm::LlmError>((mocked, expansions, coverage))
+        let mocked = if grounded {
+            None
+        } else {
+            Some(g.mocks(scenarios.clone(), &linter, &seeds).await?)
+        };
+        Ok::<_, agent_seer::llm::LlmError>((scenarios, mocked, coverage))
     });
+    let (scenarios, mocked, coverage) = match generated {
+        Ok(x) => x,
+        Err(e) => {
+            progress.finish();
+            return Err(e.into());
+        }
+    };
+    let mocked = match mocked {
+        Some(m) => m,
+        None => {
+            let (m, counts) = ground_scenarios(&args, &output, scenarios)?;
+            g.report.stages.insert("ground", counts);
+            m
+        }
+    };
+    let expansions = rt.block_on(g.expand(&mocked));
     progress.finish();
-    let (mocked, expansions, coverage) = generated?;
+    let expansions = expansions?;
     // The harness references its own copies of the tools and matrices, staged beside it and
     // moved into place only when it holds a scenario.
     let doc = write::harness(
@@ -149,6 +185,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             .filter(|x| **x == g)
             .count()
     };
+
     let report = json!({
         "harness": path,
         "scenarios": mocked.len(),
@@ -178,4 +215,90 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Findings);
     }
     Ok(Outcome::Clean)
+}
+
+/// The scenarios grounded in the real server: each one's oracle run against a fresh server (a
+/// harness of the scenarios is staged for `ground` to plan from), its answers taken as the
+/// mocks, `grounding: high`. A scenario the server refuses, or answers with `isError: true`,
+/// is dropped with why; a server that does not start ends the run (exit 3).
+fn ground_scenarios(
+    args: &Args,
+    output: &write::Output,
+    scenarios: Vec<GeneratedScenario>,
+) -> anyhow::Result<(Vec<mocks::Mocked>, StageCounts)> {
+    let mut mocked: Vec<mocks::Mocked> = scenarios
+        .into_iter()
+        .map(|s| {
+            let n = s.agent_workflow.len();
+            mocks::Mocked {
+                scenario: s,
+                outputs: vec![json!({"content": []}); n],
+                grounding: vec![Grounding::High; n],
+                expected_response: String::new(),
+            }
+        })
+        .collect();
+    let mut counts = StageCounts::default();
+    if mocked.is_empty() {
+        return Ok((mocked, counts));
+    }
+    let doc = write::harness(
+        &args.suite,
+        &output.tools_file(),
+        &output.cap_names(),
+        &mocked,
+        &[],
+    )?;
+    let staged = output.stage(&doc)?;
+    let harness = Harness::load(&staged.harness())?;
+    let (jobs, _) = ground::plan(&harness, &[]);
+    let launch = super::ground::launch(&args.server, args.setup.clone(), args.network, &harness)?;
+    let width = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let results = ground::run_all(&jobs, &launch, &args.server.command, width)?;
+    drop(staged);
+    let mut refused: Vec<Option<String>> = vec![None; mocked.len()];
+    for (job, result) in jobs.iter().zip(results) {
+        let i = doc
+            .scenarios
+            .iter()
+            .position(|s| s.id == job.scenario)
+            .ok_or_else(|| {
+                anyhow::anyhow!("ground planned an unknown scenario `{}`", job.scenario)
+            })?;
+        let answers = match result {
+            Ok(answers) => answers,
+            Err(e @ JobError::Server { .. }) => return Err(e.into()),
+            Err(e) => {
+                refused[i] = Some(e.to_string());
+                continue;
+            }
+        };
+        for (k, (target, answer)) in job.calls.iter().zip(answers).enumerate() {
+            let why = match &answer {
+                Err(e) => Some(format!("refused: {e}")),
+                Ok(v) if v.get("isError") == Some(&Value::Bool(true)) => {
+                    Some(format!("answered an error: {}", ground::one_line(v)))
+                }
+                Ok(_) => None,
+            };
+            if let Some(why) = why {
+                refused[i] = Some(format!("{}: the server {why}", target.label));
+                break;
+            }
+            if let (Ok(v), Some(slot)) = (answer, mocked[i].outputs.get_mut(k)) {
+                *slot = v;
+            }
+        }
+    }
+    let mut kept = Vec::new();
+    for (m, why) in mocked.drain(..).zip(refused) {
+        match why {
+            Some(why) => counts.dropped.push(why),
+            None => {
+                counts.produced += 1;
+                kept.push(m);
+            }
+        }
+    }
+    Ok((kept, counts))
 }

@@ -107,7 +107,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             }
         }
     }
-    let launch = launch(&args, &harness)?;
+    let launch = launch(&args.server, args.setup.clone(), args.network, &harness)?;
     let server: Vec<String> = if args.server.command.is_empty() {
         harness.ground.server.clone()
     } else {
@@ -188,11 +188,17 @@ fn project_root(harness: &Path) -> PathBuf {
     }
 }
 
-fn launch(args: &Args, harness: &Harness) -> anyhow::Result<Launch> {
-    let url = match &args.server.url {
+/// How each fresh server starts: its command or URL, the set-up, the network, the clock (the
+/// harness's `ground:`), as `ground` and `generate` with a server run them.
+pub(super) fn launch(
+    server: &Server,
+    setup: Option<String>,
+    network: Network,
+    harness: &Harness,
+) -> anyhow::Result<Launch> {
+    let url = match &server.url {
         Some(u) => {
-            let headers = args
-                .server
+            let headers = server
                 .headers
                 .iter()
                 .map(|h| super::mcp::header(h, &|k| std::env::var(k).ok()))
@@ -201,7 +207,7 @@ fn launch(args: &Args, harness: &Harness) -> anyhow::Result<Launch> {
         }
         None => None,
     };
-    let isolate = match args.network {
+    let isolate = match network {
         Network::Inherit => Isolation::Inherit,
         Network::Loopback => match Isolation::probe() {
             Ok(i) => i,
@@ -231,13 +237,13 @@ fn launch(args: &Args, harness: &Harness) -> anyhow::Result<Launch> {
         .unwrap_or(Path::new("."))
         .canonicalize()?;
     Ok(Launch {
-        command: args.server.command.clone(),
+        command: server.command.clone(),
         url,
-        setup: args.setup.clone(),
+        setup,
         harness_dir,
-        timeout: Duration::from_secs(args.server.timeout),
+        timeout: Duration::from_secs(server.timeout),
         isolate,
-        protocol: args.server.protocol.into(),
+        protocol: server.protocol.into(),
     })
 }
 

@@ -90,7 +90,8 @@ pub fn harness(
                             .map(|i| step(i - 1))
                             .collect::<Result<_, _>>()?,
                         expected_response: (ti + 1 == e.turns.len())
-                            .then(|| m.expected_response.clone()),
+                            .then(|| m.expected_response.clone())
+                            .filter(|r| !r.is_empty()),
                         followup: Some(t.followup.clone()),
                         order: None,
                     })
@@ -101,7 +102,7 @@ pub fn harness(
                 workflow: (0..m.scenario.agent_workflow.len())
                     .map(step)
                     .collect::<Result<_, _>>()?,
-                expected_response: Some(m.expected_response.clone()),
+                expected_response: Some(m.expected_response.clone()).filter(|r| !r.is_empty()),
                 followup: Some(m.scenario.agent_followup.clone()),
                 order: None,
             }],
