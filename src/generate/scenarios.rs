@@ -21,7 +21,7 @@ use crate::lint::Linter;
 use crate::llm::{LlmError, Request, extract_json};
 
 /// Bumped when the prompt or schema changes meaning (part of the cache key).
-pub(crate) const PROMPT_VERSION: &str = "agent-seer-scenarios-2";
+pub(crate) const PROMPT_VERSION: &str = "agent-seer-scenarios-3";
 
 /// One generated call of a workflow.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -111,10 +111,21 @@ scenario is a useful test (novelty_reason), and a natural follow-up question. Us
 tools listed, with their names exactly as written. Answer with one JSON object that follows \
 the schema.";
 
-/// The answer's schema; a call's `function_name` can only be one of `tools` (the ones the
-/// prompt lists), so a provider that decodes under the schema cannot invent one.
-fn schema(tools: &[&str]) -> Value {
+/// The answer's schema. A workflow call is one of the offered tools, each with its own input
+/// schema: `function_name` that tool's name and `parameters` what its `inputSchema` allows, so a
+/// provider that decodes under the schema (llama.cpp's grammars, OpenAI's structured outputs,
+/// Gemini's `responseJsonSchema`) can neither invent a tool nor write arguments its schema
+/// rejects, and the answer is checked against the same schema before the linter sees it.
+fn schema(tools: &[(&str, Option<&Value>)]) -> Value {
     let text = |n: u32| json!({"type": "string", "maxLength": n});
+    let calls: Vec<Value> = tools
+        .iter()
+        .map(|(name, input)| {
+            json!({
+                "type": "object", "additionalProperties": false, "required": ["function_name", "parameters", "quick_explanation"],
+                "properties": {"function_name": {"type": "string", "enum": [name]}, "parameters": parameters_schema(*input), "quick_explanation": text(200)}})
+        })
+        .collect();
     json!({
         "type": "object", "additionalProperties": false, "required": ["scenarios"],
         "properties": {"scenarios": {"type": "array", "minItems": 1, "maxItems": 12, "items": {
@@ -122,12 +133,36 @@ fn schema(tools: &[&str]) -> Value {
             "required": ["title", "tier", "category", "prompt", "agent_workflow", "novelty_reason", "agent_followup"],
             "properties": {
                 "title": text(120), "tier": {"enum": ["simple", "complex"]}, "category": text(80), "prompt": text(800),
-                "agent_workflow": {"type": "array", "minItems": 1, "maxItems": 8, "items": {
-                    "type": "object", "additionalProperties": false, "required": ["function_name", "parameters", "quick_explanation"],
-                    "properties": {"function_name": {"type": "string", "enum": tools}, "parameters": {"type": "object"}, "quick_explanation": text(200)}}},
+                "agent_workflow": {"type": "array", "minItems": 1, "maxItems": 8, "items": {"anyOf": calls}},
                 "novelty_reason": text(300), "agent_followup": text(300)
             }}}}
     })
+}
+
+/// A tool's `inputSchema` as a call's `parameters` schema: an object schema as the server
+/// gives it, without `$schema` (one per document). One that refers elsewhere (`$ref`, which
+/// would resolve against the answer's schema, not the tool's) or is no object schema is only
+/// `{"type": "object"}`: the linter still checks those calls.
+fn parameters_schema(input: Option<&Value>) -> Value {
+    fn refers(v: &Value) -> bool {
+        match v {
+            Value::Object(o) => o.contains_key("$ref") || o.values().any(refers),
+            Value::Array(a) => a.iter().any(refers),
+            _ => false,
+        }
+    }
+    match input {
+        Some(Value::Object(o))
+            if o.get("type").is_none_or(|t| t == "object")
+                && !refers(&Value::Object(o.clone())) =>
+        {
+            let mut o = o.clone();
+            o.remove("$schema");
+            o.insert("type".into(), json!("object"));
+            Value::Object(o)
+        }
+        _ => json!({"type": "object"}),
+    }
 }
 
 /// The request for one round over a batch of tools.
@@ -170,7 +205,10 @@ pub(crate) fn request(
         schema: schema(
             &tools
                 .iter()
-                .map(|t| t.tool_name.as_str())
+                .map(|t| {
+                    let input = generator.spec.get(&t.tool_name).map(|s| &s.input_schema);
+                    (t.tool_name.as_str(), input)
+                })
                 .collect::<Vec<_>>(),
         ),
         temperature: 0.7,

@@ -261,7 +261,7 @@ impl Provider {
                 ],
                 "response_format": {
                     "type": "json_schema",
-                    "json_schema": {"name": req.schema_name, "strict": true, "schema": req.schema},
+                    "json_schema": {"name": req.schema_name, "strict": strict(&req.schema), "schema": req.schema},
                 },
             }),
             Provider::OpenAiResponses { .. } => json!({
@@ -270,7 +270,7 @@ impl Provider {
                 "max_output_tokens": req.max_tokens,
                 "instructions": req.system,
                 "input": [{"type": "message", "role": "user", "content": req.user}],
-                "text": {"format": {"type": "json_schema", "name": req.schema_name, "strict": true, "schema": req.schema}},
+                "text": {"format": {"type": "json_schema", "name": req.schema_name, "strict": strict(&req.schema), "schema": req.schema}},
             }),
             Provider::Gemini { .. } | Provider::Vertex { .. } => gemini_body(req),
             Provider::Anthropic { .. } => json!({
@@ -439,6 +439,39 @@ impl Provider {
     }
 }
 
+/// Whether OpenAI's strict structured outputs take `schema`: every object closed
+/// (`additionalProperties: false`) with all its properties required. A schema that leaves a
+/// property optional or an object open (a tool's `inputSchema` in a generated call, a mock's
+/// free-form output) is sent with `strict: false`, as OpenAI would refuse it otherwise: the model
+/// is still steered by it and the answer is still checked against it.
+pub(super) fn strict(schema: &Value) -> bool {
+    match schema {
+        Value::Object(o) => {
+            let is_object =
+                o.get("type").is_some_and(|t| t == "object") || o.contains_key("properties");
+            if is_object {
+                let props = o.get("properties").and_then(Value::as_object);
+                let required: Vec<&str> = o
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let closed = o.get("additionalProperties") == Some(&Value::Bool(false));
+                let all_required =
+                    props.is_none_or(|p| p.keys().all(|k| required.contains(&k.as_str())));
+                if !closed || !all_required || props.is_none() {
+                    return false;
+                }
+            }
+            o.iter()
+                .filter(|(k, _)| *k != "enum" && *k != "const" && *k != "default")
+                .all(|(_, v)| strict(v))
+        }
+        Value::Array(a) => a.iter().all(strict),
+        _ => true,
+    }
+}
+
 fn gemini_body(req: &Request) -> Value {
     json!({
         "systemInstruction": {"parts": [{"text": req.system}]},
@@ -585,6 +618,34 @@ pub(super) fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Strict structured outputs only for a schema OpenAI's strict mode takes: closed objects
+    /// with every property required, all the way down (through arrays and `anyOf`).
+    #[test]
+    fn strict_only_where_every_object_is_closed_and_required() {
+        let closed = |props: Value, required: Value| json!({"type": "object", "additionalProperties": false, "properties": props, "required": required});
+        let leaf = closed(
+            json!({"a": {"type": "string", "enum": ["x"]}}),
+            json!(["a"]),
+        );
+        assert!(strict(&leaf));
+        assert!(strict(&closed(
+            json!({"xs": {"type": "array", "items": {"anyOf": [leaf.clone(), leaf.clone()]}}}),
+            json!(["xs"])
+        )));
+        // An open object anywhere, an optional property, an object with no properties: not strict.
+        assert!(!strict(&json!({"type": "object"})));
+        assert!(!strict(&closed(
+            json!({"a": {"type": "string"}, "b": {"type": "string"}}),
+            json!(["a"])
+        )));
+        let open =
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+        assert!(!strict(&closed(
+            json!({"xs": {"type": "array", "items": {"anyOf": [leaf, open]}}}),
+            json!(["xs"])
+        )));
+    }
 
     /// A seed goes where each API takes one, and nowhere else; without one the body is as it
     /// always was. The cache key changes only when a seed is set.

@@ -425,7 +425,8 @@ async fn coverage_loop_reaches_every_tool_of_a_64_tool_spec() {
     // Round 1: 6 batches of ≤12 (48 covered), round 2: 16 left in 2 batches, round 3: 4 left.
     let reqs = server.received_requests().await.unwrap();
     assert_eq!(reqs.len(), 6 + 2 + 1);
-    // Each request's schema allows the names of the tools it offers and no other.
+    // Each request's schema allows the tools it offers and no other, each call's parameters
+    // under that tool's input schema.
     for r in &reqs {
         let body: Value = serde_json::from_slice(&r.body).unwrap();
         let user = body["messages"][1]["content"].as_str().unwrap();
@@ -434,9 +435,29 @@ async fn coverage_loop_reaches_every_tool_of_a_64_tool_spec() {
             .filter_map(|l| l.strip_prefix("- "))
             .map(|l| l.split(':').next().unwrap())
             .collect();
-        let call = &body["response_format"]["json_schema"]["schema"]["properties"]["scenarios"]["items"]
-            ["properties"]["agent_workflow"]["items"];
-        assert_eq!(call["properties"]["function_name"]["enum"], json!(offered));
+        let calls = body["response_format"]["json_schema"]["schema"]["properties"]["scenarios"]
+            ["items"]["properties"]["agent_workflow"]["items"]["anyOf"]
+            .as_array()
+            .unwrap();
+        let names: Vec<&Value> = calls
+            .iter()
+            .map(|c| &c["properties"]["function_name"]["enum"][0])
+            .collect();
+        let offered_names: Vec<Value> = offered.iter().map(|o| json!(o)).collect();
+        assert_eq!(names, offered_names.iter().collect::<Vec<_>>());
+        for (call, name) in calls.iter().zip(&offered) {
+            assert_eq!(
+                call["properties"]["parameters"],
+                spec.tools()
+                    .iter()
+                    .find(|t| t.name == *name)
+                    .unwrap()
+                    .input_schema,
+                "{name}"
+            );
+        }
+        // A tool's input schema leaves its object open: OpenAI's strict mode would refuse it.
+        assert_eq!(body["response_format"]["json_schema"]["strict"], false);
     }
 }
 
