@@ -1110,8 +1110,9 @@ fn cut_logs_of_the_new_formats_never_panic() {
     }
 }
 
-/// Stitching's cost, measured by hand (NOTES-33.md): `STITCH_FILE=… cargo test --test cli --
-/// --ignored ingest::stitching_cost --nocapture` reads the file and prints runs and time.
+/// Stitching's cost, measured by hand (the recorded-runs guide quotes it): `STITCH_FILE=…
+/// cargo test --test cli -- --ignored ingest::stitching_cost --nocapture` reads the file and
+/// prints runs and time.
 #[test]
 #[ignore = "a measurement, run by hand"]
 fn stitching_cost() {
