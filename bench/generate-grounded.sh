@@ -59,20 +59,7 @@ unshare -n bash -euo pipefail -c '
         --llm openai:qwen2.5-coder-1.5b $GEN_ARGS --verify -o "$dir/out" "${setup[@]}" "${extra[@]}" \
         >"$dir/report.json" 2>"$dir/stderr.txt" || true
       wall=$(( $(date +%s) - t0 ))
-      python3 - "$suite" "$build" "$dir/report.json" "$wall" <<"PY"
-import json, sys
-suite, build, path, wall = sys.argv[1:5]
-try:
-    r = json.load(open(path))
-except Exception as e:
-    print(f"{suite}\t{build}\tno report ({e})\t{wall} s"); sys.exit()
-v = r.get("verify") or {}
-stages = {k: (s["produced"], len(s["dropped"])) for k, s in r["stages"].items()}
-calls = len(r.get("ledger") or [])
-print(f"{suite}\t{build}\tscenarios {r['scenarios']}, kept {len(v.get('kept', []))}, "
-      f"coverage {r['coverage']['covered']}/{r['coverage']['tools']}, grounding {r['grounding']}, "
-      f"stages (produced, dropped) {stages}\t{wall} s")
-PY
+      python3 bench/generate_grounded.py "$suite" "$build" "$dir/report.json" "$wall"
     done
   done
 '
