@@ -5,6 +5,9 @@
 //! bound the stage barriers set (each stage, and each coverage round, waits for its slowest
 //! record before the next begins).
 
+mod common;
+use common::delay;
+
 use std::time::{Duration, Instant};
 
 use agent_seer::generate::{Generator, mocks::Seeds, scenarios::Plan, write};
@@ -14,16 +17,6 @@ use agent_seer::spec::ToolSet;
 use serde_json::{Value, json};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-/// The mock LLM's answer time: 200 ms, or `AGENT_SEER_BENCH_DELAY_MS` (CI runs the bench
-/// briefly with a few milliseconds, to prove it still runs).
-fn delay() -> Duration {
-    let ms = std::env::var("AGENT_SEER_BENCH_DELAY_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    Duration::from_millis(ms)
-}
 
 /// Answers every stage, well-formed: per offered tool one simple scenario, and per pair of
 /// offered tools one complex scenario of two calls (which stage 4 splits into two turns).

@@ -2,6 +2,9 @@
 //! and at concurrency 8. `cargo bench --bench judge_concurrency` prints both wall times and the
 //! speed-up (the LLM's latency, not our code, is what concurrency hides).
 
+mod common;
+use common::delay;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,16 +39,6 @@ fn jobs(n: usize) -> Vec<Job> {
     }
     out.truncate(n);
     out
-}
-
-/// The mock LLM's answer time: 200 ms, or `AGENT_SEER_BENCH_DELAY_MS` (CI runs the bench
-/// briefly with a few milliseconds, to prove it still runs).
-fn delay() -> Duration {
-    let ms = std::env::var("AGENT_SEER_BENCH_DELAY_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    Duration::from_millis(ms)
 }
 
 fn main() {

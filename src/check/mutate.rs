@@ -130,7 +130,30 @@ pub struct SuiteMutation {
     /// Every mutant, in the order made.
     pub outcomes: Vec<Outcome>,
     /// Runs that could not be mutated (a source that does not load or does not pass), why.
-    pub skipped: Vec<String>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A run `mutate` could not make mutants of, and why; written `source: why` (as the reports
+/// show it).
+#[derive(Clone, Debug, Serialize)]
+#[serde(into = "String")]
+pub struct Skipped {
+    /// The run: a transcript's id, or `oracle:<scenario>`.
+    pub source: String,
+    /// Why.
+    pub why: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.source, self.why)
+    }
+}
+
+impl From<Skipped> for String {
+    fn from(s: Skipped) -> Self {
+        s.to_string()
+    }
 }
 
 impl SuiteMutation {
@@ -202,9 +225,10 @@ pub fn mutate_suite(suite: &Suite, transcripts: &[Transcript]) -> SuiteMutation 
         match grade(suite, &base) {
             Some((Verdict::Pass, ..)) => {}
             _ => {
-                out.skipped.push(format!(
-                    "{source}: the run does not pass, so its mutants would prove nothing"
-                ));
+                out.skipped.push(Skipped {
+                    source: source.clone(),
+                    why: "the run does not pass, so its mutants would prove nothing".into(),
+                });
                 continue;
             }
         }

@@ -146,16 +146,17 @@ fn schema(tools: &[(&str, Option<&Value>)]) -> Value {
 fn parameters_schema(input: Option<&Value>) -> Value {
     fn refers(v: &Value) -> bool {
         match v {
-            Value::Object(o) => o.contains_key("$ref") || o.values().any(refers),
+            Value::Object(o) => {
+                o.keys()
+                    .any(|k| crate::lint::cycle::REFS.contains(&k.as_str()))
+                    || o.values().any(refers)
+            }
             Value::Array(a) => a.iter().any(refers),
             _ => false,
         }
     }
     match input {
-        Some(Value::Object(o))
-            if o.get("type").is_none_or(|t| t == "object")
-                && !refers(&Value::Object(o.clone())) =>
-        {
+        Some(v @ Value::Object(o)) if o.get("type").is_none_or(|t| t == "object") && !refers(v) => {
             let mut o = o.clone();
             o.remove("$schema");
             o.insert("type".into(), json!("object"));

@@ -404,12 +404,8 @@ pub fn verify(suite: &Suite) -> (Vec<String>, Vec<String>) {
     let (mut keep, mut drop) = (Vec::new(), Vec::new());
     for sc in &suite.harness.scenarios {
         let source = format!("oracle:{}", sc.id);
-        if let Some(why) = mutation
-            .skipped
-            .iter()
-            .find_map(|s| s.strip_prefix(&source).and_then(|r| r.strip_prefix(": ")))
-        {
-            drop.push(format!("{}: {why}", sc.id));
+        if let Some(skip) = mutation.skipped.iter().find(|s| s.source == source) {
+            drop.push(format!("{}: {}", sc.id, skip.why));
             continue;
         }
         let mine: Vec<&crate::check::MutantOutcome> = mutation

@@ -46,7 +46,8 @@ const MAP: &[&str] = &[
 const IN_PLACE_ONE: &[&str] = &["not", "if", "then", "else"];
 const IN_PLACE_MANY: &[&str] = &["allOf", "anyOf", "oneOf"];
 const IN_PLACE_MAP: &[&str] = &["dependentSchemas", "dependencies"];
-const REFS: &[&str] = &["$ref", "$dynamicRef", "$recursiveRef"];
+/// The keywords that refer to another schema.
+pub(crate) const REFS: &[&str] = &["$ref", "$dynamicRef", "$recursiveRef"];
 
 /// A cycle of in-place applicators (through at least one reference), as the subschemas on it
 /// from the first back to itself (`["#/$defs/a", "#/$defs/b", "#/$defs/a"]`), or `None`.

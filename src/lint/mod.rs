@@ -12,7 +12,7 @@
 //! arguments (the runner adds YAML locations).
 
 mod caps;
-mod cycle;
+pub(crate) mod cycle;
 mod schema;
 
 pub use crate::finding::{did_you_mean, nearest, type_name};

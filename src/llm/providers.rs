@@ -445,31 +445,37 @@ impl Provider {
 /// free-form output) is sent with `strict: false`, as OpenAI would refuse it otherwise: the model
 /// is still steered by it and the answer is still checked against it.
 pub(super) fn strict(schema: &Value) -> bool {
-    match schema {
-        Value::Object(o) => {
-            let is_object =
-                o.get("type").is_some_and(|t| t == "object") || o.contains_key("properties");
-            if is_object {
-                let props = o.get("properties").and_then(Value::as_object);
-                let required: Vec<&str> = o
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let closed = o.get("additionalProperties") == Some(&Value::Bool(false));
-                let all_required =
-                    props.is_none_or(|p| p.keys().all(|k| required.contains(&k.as_str())));
-                if !closed || !all_required || props.is_none() {
-                    return false;
-                }
-            }
-            o.iter()
-                .filter(|(k, _)| *k != "enum" && *k != "const" && *k != "default")
-                .all(|(_, v)| strict(v))
+    let Some(o) = schema.as_object() else {
+        return true;
+    };
+    let props = o.get("properties").and_then(Value::as_object);
+    if o.get("type").is_some_and(|t| t == "object") || props.is_some() {
+        let required: Vec<&str> = o
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let closed = o.get("additionalProperties") == Some(&Value::Bool(false));
+        let all_required = props.is_some_and(|p| p.keys().all(|k| required.contains(&k.as_str())));
+        if !closed || !all_required {
+            return false;
         }
-        Value::Array(a) => a.iter().all(strict),
-        _ => true,
     }
+    // The subschemas, by the keywords that hold them.
+    let many = |k: &str| o.get(k).and_then(Value::as_array).into_iter().flatten();
+    let named = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.values())
+    };
+    named("properties")
+        .chain(named("$defs"))
+        .chain(many("anyOf"))
+        .chain(many("oneOf"))
+        .chain(many("allOf"))
+        .chain(o.get("items"))
+        .all(strict)
 }
 
 fn gemini_body(req: &Request) -> Value {

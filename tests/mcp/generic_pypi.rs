@@ -145,99 +145,41 @@ fn init_takes_mcp_server_gits_effects_from_its_annotations() {
     super::generic::assert_effects_are_the_annotations(&tools, &caps);
 }
 
-/// A writing model scripted over the OpenAI wire format: it explains each tool and offers
-/// three scenarios, one of which asks the real server for a time zone that does not exist.
-struct TimeWriter;
-
-impl wiremock::Respond for TimeWriter {
-    fn respond(&self, req: &wiremock::Request) -> wiremock::ResponseTemplate {
-        let body: Value = serde_json::from_slice(&req.body).unwrap();
-        let user = body["messages"][1]["content"].as_str().unwrap();
-        let answer = match body["response_format"]["json_schema"]["name"]
-            .as_str()
-            .unwrap()
-        {
-            "tool_explanation" => {
-                let tool = user
-                    .lines()
-                    .next()
-                    .unwrap()
-                    .trim_start_matches("Tool name: ");
-                json!({"tool_name": tool, "what_it_does": "Tells or converts times.", "what_it_needs": "IANA zones.",
-                    "why_its_used": "Scheduling.", "enterprise_context": ["Operations"]})
-            }
-            "scenarios" => {
-                let call = |tool: &str, args: Value| json!({"function_name": tool, "parameters": args, "quick_explanation": "the call"});
-                let scenario = |title: &str, prompt: &str, calls: Vec<Value>| {
-                    json!({"title": title, "tier": "simple", "category": "Scheduling",
-                    "prompt": prompt, "agent_workflow": calls, "novelty_reason": "n", "agent_followup": "Thanks."})
-                };
-                json!({"scenarios": [
-                    scenario("Tokyo now", "What time is it in Asia/Tokyo?",
-                        vec![call("get_current_time", json!({"timezone": "Asia/Tokyo"}))]),
-                    scenario("Standup in Kolkata", "Our standup is at 09:00 Asia/Tokyo; what is that in Asia/Kolkata?",
-                        vec![call("convert_time", json!({"source_timezone": "Asia/Tokyo", "time": "09:00", "target_timezone": "Asia/Kolkata"}))]),
-                    scenario("Mars base", "What time is it in Mars/Olympus_Mons?",
-                        vec![call("get_current_time", json!({"timezone": "Mars/Olympus_Mons"}))]),
-                ]})
-            }
-            other => panic!("with a server no {other} request is made"),
-        };
-        wiremock::ResponseTemplate::new(200).set_body_json(json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "m-1",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}}))
-    }
-}
-
 /// Issue 30, item 4: `generate` with a server command takes its mocks from the real server
 /// (`grounding: high`, no model asked for mocks) and drops the scenario the server refuses,
 /// naming the step; `--verify` then keeps what the mutants cannot pass.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the PyPI servers that .ci/servers-pypi.sh installs"]
 async fn generate_grounds_its_scenarios_in_the_real_server() {
-    let llm = wiremock::MockServer::start().await;
-    wiremock::Mock::given(wiremock::matchers::method("POST"))
-        .respond_with(TimeWriter)
-        .mount(&llm)
-        .await;
-    let dir = tempfile::tempdir().unwrap();
+    let call = |tool: &str, args: Value| json!({"function_name": tool, "parameters": args, "quick_explanation": "the call"});
+    let scenarios = json!([
+        super::scenario(
+            "Tokyo now",
+            "What time is it in Asia/Tokyo?",
+            vec![call("get_current_time", json!({"timezone": "Asia/Tokyo"}))]
+        ),
+        super::scenario(
+            "Standup in Kolkata",
+            "Our standup is at 09:00 Asia/Tokyo; what is that in Asia/Kolkata?",
+            vec![call(
+                "convert_time",
+                json!({"source_timezone": "Asia/Tokyo", "time": "09:00", "target_timezone": "Asia/Kolkata"})
+            )]
+        ),
+        super::scenario(
+            "Mars base",
+            "What time is it in Mars/Olympus_Mons?",
+            vec![call(
+                "get_current_time",
+                json!({"timezone": "Mars/Olympus_Mons"})
+            )]
+        ),
+    ]);
     let (program, a) = time_server();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agent-seer"));
-    cmd.args([
-        "generate",
-        "--spec",
-        "harnesses/time.tools.json",
-        "--suite",
-        "time-gen",
-    ])
-    .args([
-        "--llm",
-        "openai:scripted",
-        "--rounds",
-        "1",
-        "--verify",
-        "-o",
-    ])
-    .arg(dir.path().join("harnesses"))
-    .arg("--")
-    .arg(&program)
-    .args(&a)
-    .current_dir(env!("CARGO_MANIFEST_DIR"))
-    .env("AGENT_SEER_OPENAI_BASE_URL", llm.uri())
-    .env("AGENT_SEER_LLM_CACHE", dir.path().join("cache"))
-    .env("OTEL_SDK_DISABLED", "true")
-    .env_remove("AGENT_SEER_LLM");
-    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let mut server = vec![program];
+    server.extend(a);
+    let dir = tempfile::tempdir().unwrap();
+    let report = super::generate_against(dir.path(), "time", &[], scenarios, &server).await;
     let ground = &report["stages"]["ground"];
     assert_eq!(ground["produced"], 2, "{report}");
     let dropped = ground["dropped"].as_array().unwrap();

@@ -22,6 +22,95 @@ pub(crate) fn bin() -> String {
     env!("CARGO_BIN_EXE_agent-seer").to_owned()
 }
 
+/// A scenario as the generation stage writes one (simple tier), for [`generate_against`].
+pub(crate) fn scenario(title: &str, prompt: &str, calls: Vec<Value>) -> Value {
+    json!({"title": title, "tier": "simple", "category": "c", "prompt": prompt,
+        "agent_workflow": calls, "novelty_reason": "n", "agent_followup": "Thanks."})
+}
+
+/// A writing model scripted over the OpenAI wire format: it explains each tool and offers
+/// `scenarios`; with a server, no other stage may ask it.
+struct Writer {
+    scenarios: Value,
+}
+
+impl wiremock::Respond for Writer {
+    fn respond(&self, req: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        let answer = match body["response_format"]["json_schema"]["name"]
+            .as_str()
+            .unwrap()
+        {
+            "tool_explanation" => {
+                let tool = user
+                    .lines()
+                    .next()
+                    .unwrap()
+                    .trim_start_matches("Tool name: ");
+                json!({"tool_name": tool, "what_it_does": "Does it.", "what_it_needs": "Its inputs.",
+                    "why_its_used": "Work.", "enterprise_context": ["Operations"]})
+            }
+            "scenarios" => json!({"scenarios": self.scenarios}),
+            other => panic!("with a server no {other} request is made"),
+        };
+        wiremock::ResponseTemplate::new(200).set_body_json(json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "m-1",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer.to_string()}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}}))
+    }
+}
+
+/// `agent-seer generate --spec harnesses/<suite>.tools.json [extra…] --verify -o <dir>/harnesses
+/// -- <server…>` with the scripted model offering `scenarios`; exits 0, gives the report.
+pub(crate) async fn generate_against(
+    dir: &std::path::Path,
+    suite: &str,
+    extra: &[&str],
+    scenarios: Value,
+    server: &[String],
+) -> Value {
+    let llm = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(Writer { scenarios })
+        .mount(&llm)
+        .await;
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args([
+        "generate",
+        "--spec",
+        &format!("harnesses/{suite}.tools.json"),
+    ])
+    .args(["--suite", &format!("{suite}-gen")])
+    .args(extra)
+    .args([
+        "--llm",
+        "openai:scripted",
+        "--rounds",
+        "1",
+        "--verify",
+        "-o",
+    ])
+    .arg(dir.join("harnesses"))
+    .arg("--")
+    .args(server)
+    .current_dir(repo())
+    .env("AGENT_SEER_OPENAI_BASE_URL", llm.uri())
+    .env("AGENT_SEER_LLM_CACHE", dir.join("cache"))
+    .env("OTEL_SDK_DISABLED", "true")
+    .env_remove("AGENT_SEER_LLM");
+    let o = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
 fn args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| (*s).to_owned()).collect()
 }
