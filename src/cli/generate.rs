@@ -55,8 +55,9 @@ pub struct Args {
     /// With a server (`-- SERVER…` or `--url`): real answers instead of the model's mocks. Each
     /// scenario's oracle runs against a fresh server, as `agent-seer ground` runs it (loopback
     /// only, `--setup` first), and its answers become the mocks with `grounding: high`; a
-    /// scenario the server refuses (a JSON-RPC error, or `isError: true`) is dropped and counted
-    /// under the report's `ground` stage.
+    /// scenario the server refuses (a JSON-RPC error, `isError: true`, or an error text the
+    /// matrices or the common shapes name) is dropped and counted under the report's `ground`
+    /// stage.
     #[command(flatten)]
     server: super::mcp::Target,
     /// With a server: a shell command that prepares each scenario's fresh folder (as `ground
@@ -142,7 +143,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let mocked = match mocked {
         Some(m) => m,
         None => {
-            let (m, counts) = ground_scenarios(&args, &output, scenarios)?;
+            let (m, counts) = ground_scenarios(&args, &output, &linter, scenarios)?;
             g.report.stages.insert("ground", counts);
             m
         }
@@ -219,11 +220,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 
 /// The scenarios grounded in the real server: each one's oracle run against a fresh server (a
 /// harness of the scenarios is staged for `ground` to plan from), its answers taken as the
-/// mocks, `grounding: high`. A scenario the server refuses, or answers with `isError: true`,
-/// is dropped with why; a server that does not start ends the run (exit 3).
+/// mocks, `grounding: high`. A scenario the server refuses — a JSON-RPC error, or an answer
+/// the linter reads as a refusal ([`Linter::refuses`]: `isError`, the matrix's `errors:`, the
+/// common error texts) — is dropped with why; a server that does not start ends the run
+/// (exit 3).
 fn ground_scenarios(
     args: &Args,
     output: &write::Output,
+    linter: &Linter,
     scenarios: Vec<GeneratedScenario>,
 ) -> anyhow::Result<(Vec<mocks::Mocked>, StageCounts)> {
     let mut mocked: Vec<mocks::Mocked> = scenarios
@@ -256,15 +260,17 @@ fn ground_scenarios(
     let width = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let results = ground::run_all(&jobs, &launch, &args.server.command, width)?;
     drop(staged);
+    let index: std::collections::HashMap<&str, usize> = doc
+        .scenarios
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
     let mut refused: Vec<Option<String>> = vec![None; mocked.len()];
     for (job, result) in jobs.iter().zip(results) {
-        let i = doc
-            .scenarios
-            .iter()
-            .position(|s| s.id == job.scenario)
-            .ok_or_else(|| {
-                anyhow::anyhow!("ground planned an unknown scenario `{}`", job.scenario)
-            })?;
+        let i = *index.get(job.scenario.as_str()).ok_or_else(|| {
+            anyhow::anyhow!("ground planned an unknown scenario `{}`", job.scenario)
+        })?;
         let answers = match result {
             Ok(answers) => answers,
             Err(e @ JobError::Server { .. }) => return Err(e.into()),
@@ -276,7 +282,7 @@ fn ground_scenarios(
         for (k, (target, answer)) in job.calls.iter().zip(answers).enumerate() {
             let why = match &answer {
                 Err(e) => Some(format!("refused: {e}")),
-                Ok(v) if v.get("isError") == Some(&Value::Bool(true)) => {
+                Ok(v) if linter.refuses(&target.tool, v) => {
                     Some(format!("answered an error: {}", ground::one_line(v)))
                 }
                 Ok(_) => None,
@@ -291,7 +297,7 @@ fn ground_scenarios(
         }
     }
     let mut kept = Vec::new();
-    for (m, why) in mocked.drain(..).zip(refused) {
+    for (m, why) in mocked.into_iter().zip(refused) {
         match why {
             Some(why) => counts.dropped.push(why),
             None => {

@@ -122,3 +122,50 @@ fn init_proposes_effects_for_a_server_without_annotations() {
     assert_eq!(caps.tools["read_query"].sql, ["query"]);
     assert_eq!(caps.tools["describe_table"].inputs, ["table_name"]);
 }
+
+/// A server that answers errors as plain text (mcp-server-sqlite: `Error: no such table: …`,
+/// no `isError`): `generate` against it drops the scenario whose oracle the server refused,
+/// as the linter reads a refusal (the matrix's `errors:` and the common error texts), and keeps
+/// the other with the server's real answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the PyPI servers that .ci/servers-sql.sh installs"]
+async fn generate_drops_an_oracle_the_server_refuses_in_plain_text() {
+    let call = |tool: &str, args: Value| json!({"function_name": tool, "parameters": args, "quick_explanation": "the call"});
+    let scenarios = json!([
+        super::scenario(
+            "Tables",
+            "Which tables does the database have?",
+            vec![call("list_tables", json!({}))]
+        ),
+        super::scenario(
+            "Overdue",
+            "Read every row of the table overdue_loans.",
+            vec![call(
+                "read_query",
+                json!({"query": "SELECT * FROM overdue_loans"})
+            )]
+        ),
+    ]);
+    let program = venv().join("bin/mcp-server-sqlite").display().to_string();
+    let server = [program, "--db-path".into(), "{scratch}/x.db".into()];
+    let dir = tempfile::tempdir().unwrap();
+    let caps = ["--caps", "capabilities/mcp-server-sqlite.yaml"];
+    let report = super::generate_against(dir.path(), "sqlite", &caps, scenarios, &server).await;
+    let ground = &report["stages"]["ground"];
+    assert_eq!(ground["produced"], 1, "{report}");
+    let dropped = ground["dropped"].as_array().unwrap();
+    assert_eq!(dropped.len(), 1, "{report}");
+    let why = dropped[0].as_str().unwrap();
+    assert!(
+        why.starts_with(
+            "scenario `overdue`, turn 1, step 1 (`read_query`): the server answered an error:"
+        ),
+        "{why}"
+    );
+    assert!(why.contains("no such table: overdue_loans"), "{why}");
+    assert!(
+        !why.contains("\"isError\": true"),
+        "a plain-text refusal: {why}"
+    );
+    assert_eq!(report["verify"]["kept"], json!(["tables"]), "{report}");
+}
