@@ -8,25 +8,7 @@ cd "$(dirname "$0")/.."
 N=${N:-10000}
 PROJECT=$(mktemp -d)
 cp -r harnesses capabilities "$PROJECT/"
-python3 - "$PROJECT" "$N" <<'PY'
-import os, shutil, sys
-project, n = sys.argv[1], int(sys.argv[2])
-# Every transcript file under each suite's folder, subfolders included (`time/recorded/`: the
-# recorded runs, each beside its `<id>.label.yaml`, which is no transcript but goes with it).
-src = []
-for suite in sorted(os.listdir("transcripts")):
-    for d, _, files in sorted(os.walk(f"transcripts/{suite}")):
-        sub = os.path.relpath(d, f"transcripts/{suite}")
-        src += [(suite, sub, f) for f in sorted(files) if not f.endswith(".label.yaml")]
-for i in range(n):
-    suite, sub, f = src[i % len(src)]
-    d = os.path.normpath(f"{project}/transcripts/{suite}/{sub}")
-    os.makedirs(d, exist_ok=True)
-    shutil.copy(f"transcripts/{suite}/{sub}/{f}", f"{d}/{i:05d}-{f}")
-    label = f"transcripts/{suite}/{sub}/" + f.rsplit(".", 1)[0] + ".label.yaml"
-    if os.path.exists(label):
-        shutil.copy(label, f"{d}/{i:05d}-" + os.path.basename(label))
-PY
+python3 bench/copies.py "$PROJECT" "$N"
 cargo test --release --test agents --no-run --quiet 2>/dev/null
 export AGENT_SEER_ROOT="$PROJECT" AGENT_SEER_REPORT_DIR="$PROJECT/run"
 listed=$(cargo test --release --quiet --test agents -- --list 2>/dev/null | grep -c ': test$')

@@ -9,6 +9,7 @@
 /// target and comes after all of them.
 pub(crate) const ORDER: &[&str] = &[
     "source",
+    "pattern",
     "redact",
     "diff",
     "finding",

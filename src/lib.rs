@@ -63,6 +63,7 @@ pub mod mcp;
 #[cfg(any(feature = "judge", feature = "mcp"))]
 mod redact;
 pub mod report;
+pub mod pattern;
 mod runner;
 pub mod score;
 pub mod source;

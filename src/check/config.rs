@@ -25,6 +25,10 @@ pub struct HarnessConfig {
     /// `AGENT_SEER_FULL_SCAN_FORBIDDEN` (tests of the `--exact` path): a run that needs a full
     /// directory scan fails instead.
     pub full_scan_forbidden: bool,
+    /// Where suites' stamps are kept (`<target>/agent-seer/prepared`, [`super::Suite`]'s
+    /// prepared load): a trial's process then compiles only what it grades. `None`: every
+    /// suite loads in full.
+    pub prepared: Option<PathBuf>,
 }
 
 /// `AGENT_SEER_JUDGE=provider:model`, and `AGENT_SEER_JUDGE_MODE=raw-spec` for the seeds'
@@ -90,8 +94,10 @@ impl HarnessConfig {
             }),
             _ => JudgeSetup::Unset,
         };
+        let prepared = Some(target_dir(&root).join("agent-seer").join("prepared"));
         Self {
             root,
+            prepared,
             harnesses: var("AGENT_SEER_HARNESSES").map(PathBuf::from),
             transcripts: var("AGENT_SEER_TRANSCRIPTS").map(PathBuf::from),
             judge,
@@ -112,6 +118,21 @@ impl HarnessConfig {
         }
         Ok(layout)
     }
+}
+
+/// The cargo target directory a test binary runs from: `CARGO_TARGET_DIR`, else the
+/// binary's own `target/<profile>/deps/…` ancestry, else `<root>/target`.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    if let Some(p) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(p);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            let deps = exe.parent()?;
+            (deps.file_name()? == "deps").then(|| deps.parent()?.parent().map(Path::to_path_buf))?
+        })
+        .unwrap_or_else(|| root.join("target"))
 }
 
 /// The layout of the project at `root`: `harnesses/` and `transcripts/`, moved by

@@ -214,7 +214,7 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
     if suite.harness.thresholds.trajectory.is_some() {
         return Ok(None);
     }
-    Ok(match suite.fast.outcome(&suite.linter, index, t) {
+    Ok(match suite.fast().outcome(&suite.linter, index, t) {
         Outcome::Perfect => Some(crate::score::verdict(
             Some(1.0),
             false,
@@ -235,7 +235,7 @@ fn scenario_index(suite: &Suite, t: &Transcript) -> Result<Option<usize>, Source
     if let Some(i) = t
         .scenario
         .as_deref()
-        .and_then(|id| suite.fast.find(id, t.turns.len()))
+        .and_then(|id| suite.fast().find(id, t.turns.len()))
     {
         return Ok(Some(i));
     }

@@ -19,10 +19,12 @@ mod fast;
 mod manifest;
 mod mutate;
 mod plan;
+mod prepared;
 mod record;
 mod render;
 mod suite;
 
+pub(crate) use config::target_dir;
 pub use config::{HarnessConfig, JudgeRequest, JudgeSetup};
 pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Disagreement, Evaluation, Verdict, evaluate, quick_verdict, verdict};

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::config::{HarnessConfig, JudgeSetup};
 use super::discrimination::Discrimination;
 use super::evaluate::{Evaluation, Verdict, evaluate};
+use super::prepared::Prepared;
 use super::record::{HarnessRecord, JudgeRecord, Status, TranscriptRecord, TrialRecord};
 use super::render;
 use super::suite::Suite;
@@ -210,7 +211,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
                 return Some(PlannedTrial::failing(id, two(&files)));
             }
             let path = files.pop()?;
-            let lazy = LazySuite::new(suite, harness.clone(), layout, Vec::new());
+            let lazy = LazySuite::new(suite, harness.clone(), layout, config, Vec::new());
             Some(if id.kind == TrialKind::Judge {
                 harness.as_ref()?;
                 judge_trial(&lazy, id, path, &config.judge)
@@ -219,7 +220,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
             })
         }
         TrialKind::Harness => {
-            let lazy = LazySuite::new(suite, Some(harness?), layout, Vec::new());
+            let lazy = LazySuite::new(suite, Some(harness?), layout, config, Vec::new());
             Some(trial(id, Work::Harness(lazy)))
         }
         TrialKind::Discrimination => {
@@ -231,7 +232,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
             if ts.is_empty() {
                 return None;
             }
-            let lazy = LazySuite::new(suite, harness, layout, ts);
+            let lazy = LazySuite::new(suite, harness, layout, config, ts);
             Some(trial(id, Work::Gate(lazy)))
         }
         TrialKind::Mutation => {
@@ -243,7 +244,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
                 Ok(ts) => ts,
                 Err(e) => return Some(PlannedTrial::failing(id, e)),
             };
-            let lazy = LazySuite::new(suite, Some(harness), layout, ts);
+            let lazy = LazySuite::new(suite, Some(harness), layout, config, ts);
             Some(trial(id, Work::Mutation(lazy)))
         }
         TrialKind::Live | TrialKind::Setup => None,
@@ -402,6 +403,7 @@ fn suite_trials(files: &SuiteFiles, layout: &Layout, config: &HarnessConfig) -> 
         name,
         files.harness.clone(),
         layout,
+        config,
         files.transcripts.clone(),
     );
     let mut out = Vec::new();
@@ -446,6 +448,8 @@ struct LazySuite {
     /// Where the harness should be, for the error when it is not.
     harness_dir: PathBuf,
     transcripts: Arc<Vec<(String, PathBuf)>>,
+    /// Where the suite's stamp is kept, when it loads through one.
+    prepared: Option<Prepared>,
     cell: SuiteCell,
     checks: CheckCache,
 }
@@ -455,11 +459,13 @@ impl LazySuite {
         name: &str,
         harness: Option<PathBuf>,
         layout: &Layout,
+        config: &HarnessConfig,
         transcripts: Vec<(String, PathBuf)>,
     ) -> Self {
         Self {
             name: name.to_owned(),
             harness,
+            prepared: config.prepared.clone().and_then(Prepared::at),
             harness_dir: layout.harnesses.clone(),
             transcripts: Arc::new(transcripts),
             cell: Arc::default(),
@@ -503,7 +509,11 @@ impl LazySuite {
     fn get(&self) -> Result<Arc<Suite>, SourceError> {
         self.cell
             .get_or_init(|| match &self.harness {
-                Some(p) => Suite::load(p).map(Arc::new),
+                Some(p) => match &self.prepared {
+                    Some(prepared) => Suite::load_prepared(p, prepared),
+                    None => Suite::load(p),
+                }
+                .map(Arc::new),
                 None => {
                     let expected = self.harness_dir.join(format!("{}.yaml", self.name));
                     Err(SourceError::about(

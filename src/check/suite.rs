@@ -1,13 +1,16 @@
 //! A suite loaded for evaluation: its harness, its tools and matrices compiled into a linter.
-//! The main type is [`Suite`], made by [`Suite::load`].
+//! The main type is [`Suite`], made by [`Suite::load`] (every file checked), or for trials by
+//! [`Suite::load_prepared`] (through a stamp of its files, [`super::prepared`]).
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use super::fast::FastPath;
+use super::prepared::Prepared;
 use crate::harness::{Harness, Scenario, Transcript};
 use crate::lint::Linter;
-use crate::source::SourceError;
+use crate::source::{SourceError, SourceFile};
 use crate::spec::{Capabilities, ToolSet};
 
 /// Everything needed to evaluate the transcripts of one suite. Loaded once per process.
@@ -20,7 +23,9 @@ pub struct Suite {
     pub linter: Linter,
     /// Scenario id → index in the harness (the first, should an id repeat).
     index: HashMap<String, usize>,
-    pub(crate) fast: FastPath,
+    /// Built at the first [`crate::verdict`]: a trial evaluates with every engine and never
+    /// asks for it, and building it for every scenario was a seventh of a one-trial process.
+    fast: OnceLock<FastPath>,
 }
 
 impl Suite {
@@ -33,11 +38,61 @@ impl Suite {
 
     /// A suite from an already parsed harness (its references resolved against its path).
     pub fn from_harness(harness: Harness) -> Result<Self, SourceError> {
+        Self::build(harness, &mut |p: &Path| SourceFile::read(p), Checks::Now)
+    }
+
+    /// Loads a suite for its trials: as [`Suite::load`] does, except that when `prepared`
+    /// holds the stamp of exactly these files and this build, what would only check them
+    /// again — compiling every regex and every tool's schema — waits for its first use. A
+    /// load without that stamp is the full one (same result, same errors), and keeps the
+    /// stamp when it succeeds.
+    pub(crate) fn load_prepared(path: &Path, prepared: &Prepared) -> Result<Self, SourceError> {
+        let file = SourceFile::read(path)?;
+        let mut read = vec![file.clone()];
+        let deferred = crate::pattern::deferring(|| {
+            let harness = Harness::from_source(file.clone())?;
+            let mut record = |p: &Path| {
+                let f = SourceFile::read(p)?;
+                read.push(f.clone());
+                Ok(f)
+            };
+            Self::build(harness, &mut record, Checks::Later)
+        });
+        if let Ok(suite) = deferred
+            && prepared.stamp(&read).holds()
+        {
+            return Ok(suite);
+        }
+        // The full load, of the very bytes the stamp is made of (and of the files the
+        // deferred load did not get to, in the order both read them).
+        let mut again = |p: &Path| {
+            if let Some(f) = read[1..].iter().find(|f| &*f.path == p) {
+                return Ok(f.clone());
+            }
+            let f = SourceFile::read(p)?;
+            read.push(f.clone());
+            Ok(f)
+        };
+        let suite = Self::build(Harness::from_source(file)?, &mut again, Checks::Now)?;
+        prepared.stamp(&read).keep();
+        Ok(suite)
+    }
+
+    /// The suite of a parsed harness, each file it references got from `read`. With
+    /// [`Checks::Later`] (files a stamp vouches for), the linter compiles each tool's schema
+    /// at its first call.
+    fn build(
+        harness: Harness,
+        read: &mut dyn FnMut(&Path) -> Result<SourceFile, SourceError>,
+        checks: Checks,
+    ) -> Result<Self, SourceError> {
         let root = ProjectRoot::of(&harness);
         let mut tools = ToolSet::default();
         for p in &harness.tools {
             root.check(&harness, p)?;
-            let set = ToolSet::load(p).map_err(|e| reference(&harness, p, e))?;
+            let set = read(p)
+                .and_then(|f| ToolSet::from_source(&f))
+                .map_err(|e| reference(&harness, p, e))?;
             tools.extend(set).map_err(|e| {
                 let message = format!("{}: {e}", p.display());
                 harness.source.error(message).with_cause(e)
@@ -46,20 +101,26 @@ impl Suite {
         let mut caps = Vec::new();
         for p in &harness.capabilities {
             root.check(&harness, p)?;
-            let matrix = Capabilities::load(p).map_err(|e| reference(&harness, p, e))?;
+            let matrix = read(p)
+                .and_then(|f| Capabilities::from_source(&f))
+                .map_err(|e| reference(&harness, p, e))?;
             matrix.check_against(&tools)?;
             caps.push(matrix);
         }
-        let linter = Linter::new(&tools, caps).map_err(|e| {
+        let linter = match checks {
+            Checks::Now => Linter::new(&tools, caps),
+            Checks::Later => Linter::deferred(&tools, caps),
+        };
+        let linter = linter.map_err(|e| {
             e.in_file(&tools)
                 .unwrap_or_else(|| harness.source.error(e.to_string()).with_cause(e))
         })?;
         Ok(Self::with_linter(harness, tools, linter))
     }
 
-    /// A suite from its parts: the scenario index and the fast path's matchers built here.
+    /// A suite from its parts: the scenario index built here (the fast path's matchers at
+    /// their first use).
     pub(crate) fn with_linter(harness: Harness, tools: ToolSet, linter: Linter) -> Self {
-        let fast = FastPath::new(&harness, &linter);
         let mut index = HashMap::with_capacity(harness.scenarios.len());
         for (i, sc) in harness.scenarios.iter().enumerate() {
             index.entry(sc.id.clone()).or_insert(i);
@@ -69,8 +130,14 @@ impl Suite {
             tools,
             linter,
             index,
-            fast,
+            fast: OnceLock::new(),
         }
+    }
+
+    /// The fast path's matchers, compiled at the first call.
+    pub(crate) fn fast(&self) -> &FastPath {
+        self.fast
+            .get_or_init(|| FastPath::new(&self.harness, &self.linter))
     }
 
     /// The scenario a transcript names, if the harness has it (a transcript with an inline
@@ -85,6 +152,15 @@ impl Suite {
         let i = *self.index.get(id)?;
         Some((i, &self.harness.scenarios[i]))
     }
+}
+
+/// Whether a load checks what only compiling tells (regexes, JSON Schemas) now, or leaves it
+/// to the first use.
+#[derive(Clone, Copy)]
+enum Checks {
+    Now,
+    /// The files are stamped: they loaded clean with this build.
+    Later,
 }
 
 // A file that cannot be read is reported at the harness line naming it; a file that can be

@@ -319,10 +319,12 @@ pub fn find_root(cwd: &std::path::Path) -> Option<std::path::PathBuf> {
 /// The harness configuration a verb runs with: the environment's, as the harness reads it
 /// ([`HarnessConfig::from_env`]), except that the root is [`project_root`]'s (a binary run
 /// inside a project has no meaningful `CARGO_MANIFEST_DIR`). No judge: only the `judge` verbs ask for one.
+/// No stamps of prepared suites: one process loads each suite once, in full.
 pub fn project_config(flag: Option<std::path::PathBuf>) -> HarnessConfig {
     let mut config = HarnessConfig::from_env();
     config.root = project_root(flag);
     config.judge = agent_seer::check::JudgeSetup::Unset;
+    config.prepared = None;
     config
 }
 

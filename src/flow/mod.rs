@@ -17,14 +17,13 @@
 //! answer. The main entry is [`analyze`], giving a [`Flow`].
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 
-use regex::Regex;
 use serde_json::Value;
 
 use crate::finding::{Code, Finding, Severity};
 use crate::harness::{Call, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
+use crate::pattern::LazyRegex;
 use crate::spec::capability::ArtifactKind;
 
 /// Where an artifact came from.
@@ -1570,21 +1569,25 @@ fn canonical(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-static URI: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b(?:gs|s3|https?|file)://[^\s"'<>()\[\]{},]+"#).expect("valid regex")
-});
-static MEDIA_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(?:^|[\s"'(])((?:[\w.-]+/)*[\w.-]+\.(?:png|jpe?g|gif|webp|mp4|mov|webm|mkv|avi|wav|mp3|ogg|m4a|flac|pdf))\b"#)
-        .expect("valid regex")
-});
+pub(crate) static URI: LazyRegex =
+    LazyRegex::builtin(r#"(?i)\b(?:gs|s3|https?|file)://[^\s"'<>()\[\]{},]+"#);
+pub(crate) static MEDIA_PATH: LazyRegex = LazyRegex::builtin(
+    r#"(?i)(?:^|[\s"'(])((?:[\w.-]+/)*[\w.-]+\.(?:png|jpe?g|gif|webp|mp4|mov|webm|mkv|avi|wav|mp3|ogg|m4a|flac|pdf))\b"#,
+);
 
 /// URIs and media file paths mentioned in free text.
 pub fn artifacts_in_text(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = URI.find_iter(text).map(|m| normalize(m.as_str())).collect();
-    for c in MEDIA_PATH.captures_iter(text) {
-        let p = &c[1];
-        if !out.iter().any(|u| u.ends_with(p)) {
-            out.push(normalize(p));
+    // Each regex needs its literal (`://`, a dot): most strings are neither, and a process
+    // that never meets one never compiles it.
+    let mut out: Vec<String> = Vec::new();
+    if text.contains("://") {
+        out.extend(URI.find_all(text).into_iter().map(normalize));
+    }
+    if text.contains('.') {
+        for p in MEDIA_PATH.group_all(text, 1) {
+            if !out.iter().any(|u| u.ends_with(p)) {
+                out.push(normalize(p));
+            }
         }
     }
     out.sort();

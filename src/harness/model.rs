@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use serde_saphyr::Spanned;
 
 use super::raw::{Args, RawCall, RawHarness, RawPolicy, RawToolName, RawTranscript};
 use crate::finding::{Code, Severity, is_known_fault};
+use crate::pattern::LazyRegex;
 use crate::source::{Location, SourceError, SourceFile};
 
 /// Scenario tier (paper §3.2).
@@ -70,7 +70,7 @@ pub enum MatchPolicy {
     /// Left to the judge; deterministic scoring treats it as present-and-typed.
     Semantic,
     /// `{regex: …}`: a string the regex matches anywhere in (Rust syntax; anchor it with `^…$`).
-    Regex(Regex),
+    Regex(LazyRegex),
     /// `{any_of: […]}`: one of several values.
     AnyOf(AnyOf),
     /// Numeric, within ± tolerance.
@@ -1328,7 +1328,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 }
             },
             RawPolicy::Regex { regex } => MatchPolicy::Regex(
-                Regex::new(regex)
+                LazyRegex::new(regex)
                     .map_err(|e| at(file, p, format!("invalid regex in match policy: {e}")))?,
             ),
             RawPolicy::AnyOf(a) => MatchPolicy::AnyOf(AnyOf {

@@ -18,13 +18,11 @@ mod schema;
 pub use crate::finding::{did_you_mean, nearest, type_name};
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use serde_json::{Map, Value};
 
 use crate::finding::{Code, Finding};
+use crate::pattern::LazyRegex;
 use crate::spec::capability::{Model, ToolCaps};
 use crate::spec::{Capabilities, Effect, ToolSet, ToolSpec};
 
@@ -99,12 +97,9 @@ pub(crate) fn is_error_output(v: &Value) -> bool {
 /// `Database error: …` (mcp-server-sqlite), Redis's `ERR …` and `WRONGTYPE …`, an uncaught
 /// exception's traceback. Anchored at the start of the answer: an error sentence inside a
 /// file's contents or a search result is data, not a refusal.
-static ERROR_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^\s*(?:(?i:error)(?:\s+executing\b[^:\n]*)?:|(?i:database error|sql error|query error|binder error|catalog error|parser error)\b|ERR\s|WRONGTYPE\s|NOAUTH\s|Traceback \(most recent call last\))",
-    )
-    .expect("valid regex")
-});
+pub(crate) static ERROR_TEXT: LazyRegex = LazyRegex::builtin(
+    r"^\s*(?:(?i:error)(?:\s+executing\b[^:\n]*)?:|(?i:database error|sql error|query error|binder error|catalog error|parser error)\b|ERR\s|WRONGTYPE\s|NOAUTH\s|Traceback \(most recent call last\))",
+);
 
 /// Whether an answer's text is one of the common refusal shapes ([`ERROR_TEXT`]).
 pub(crate) fn looks_like_error_text(text: &str) -> bool {
@@ -160,6 +155,26 @@ impl Linter {
             .iter()
             .map(schema::CompiledTool::new)
             .collect::<Result<Vec<_>, _>>()?;
+        Self::with_tools(tools, compiled, caps)
+    }
+
+    /// A linter over tools whose schemas compiled clean with this build before (a prepared
+    /// suite, `check::prepared`): each schema is compiled at the first call of its tool, and
+    /// one trial's process compiles only the tools its transcript calls.
+    pub(crate) fn deferred(tools: &ToolSet, caps: Vec<Capabilities>) -> Result<Self, LintError> {
+        let compiled = tools
+            .tools()
+            .iter()
+            .map(schema::CompiledTool::deferred)
+            .collect();
+        Self::with_tools(tools, compiled, caps)
+    }
+
+    fn with_tools(
+        tools: &ToolSet,
+        compiled: Vec<schema::CompiledTool>,
+        caps: Vec<Capabilities>,
+    ) -> Result<Self, LintError> {
         let by_name = tools
             .tools()
             .iter()

@@ -1,6 +1,8 @@
 //! JSON Schema checks of one call: unknown parameters first (with "did you mean"), then every
 //! keyword of the tool's input schema, mapped onto finding codes and rubric sub-dimensions.
 
+use std::sync::OnceLock;
+
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::{Map, Value};
 
@@ -11,7 +13,8 @@ use crate::spec::ToolSpec;
 
 pub(super) struct CompiledTool {
     pub spec: ToolSpec,
-    validator: jsonschema::Validator,
+    /// Compiled by [`CompiledTool::new`], or at the first call of a [`CompiledTool::deferred`].
+    validator: OnceLock<jsonschema::Validator>,
     // Whether arguments outside `properties` are allowed (`additionalProperties` not false and
     // not absent-with-properties: MCP servers drop undeclared arguments silently, so an
     // undeclared argument is a finding unless the schema explicitly allows extras).
@@ -21,25 +24,7 @@ pub(super) struct CompiledTool {
 impl CompiledTool {
     pub fn new(spec: &ToolSpec) -> Result<Self, LintError> {
         let schema = &spec.input_schema;
-        // MCP (SEP-1613): 2020-12 unless the schema names its draft. Remote `$ref`s are never
-        // fetched (the crate is built without its HTTP/file resolvers).
-        let opts = if schema.get("$schema").is_some() {
-            jsonschema::options()
-        } else {
-            jsonschema::draft202012::options()
-        };
-        let validator = opts
-            .should_validate_formats(true)
-            .build(schema)
-            .map_err(|e| LintError::InvalidSchema {
-                tool: spec.name.clone(),
-                message: e.to_string(),
-                pointer: match e.instance_path().as_str() {
-                    // A reference that does not resolve has no instance path: find it.
-                    "" => unresolved_ref(schema, schema, &mut String::new()).unwrap_or_default(),
-                    p => p.to_owned(),
-                },
-            })?;
+        let validator = compile(spec)?;
         if let Some(cycle) = super::cycle::in_place_cycle(schema) {
             return Err(LintError::InvalidSchema {
                 tool: spec.name.clone(),
@@ -52,15 +37,35 @@ impl CompiledTool {
                     .to_owned(),
             });
         }
+        let mut tool = Self::deferred(spec);
+        tool.validator = OnceLock::from(validator);
+        Ok(tool)
+    }
+
+    /// A tool whose schema compiled clean with this build before (a prepared suite): its
+    /// validator is compiled at its first call, the checks [`CompiledTool::new`] makes are
+    /// not made again.
+    pub fn deferred(spec: &ToolSpec) -> Self {
+        let schema = &spec.input_schema;
         let open = match schema.get("additionalProperties") {
             Some(Value::Bool(b)) => *b,
             Some(Value::Object(_)) => true,
             _ => schema.get("properties").is_none() || schema.get("patternProperties").is_some(),
         };
-        Ok(Self {
+        Self {
             spec: spec.clone(),
-            validator,
+            validator: OnceLock::new(),
             open,
+        }
+    }
+
+    fn validator(&self) -> &jsonschema::Validator {
+        self.validator.get_or_init(|| {
+            compile(&self.spec).unwrap_or_else(|e| {
+                // Only a deferred tool gets here, whose schema compiled when its suite was
+                // prepared with this build.
+                panic!("{e}; delete target/agent-seer/prepared")
+            })
         })
     }
 
@@ -102,10 +107,11 @@ impl CompiledTool {
         } else {
             raw
         };
-        if self.validator.is_valid(instance) {
+        let validator = self.validator();
+        if validator.is_valid(instance) {
             return;
         }
-        for err in self.validator.iter_errors(instance) {
+        for err in validator.iter_errors(instance) {
             let path = err.instance_path().as_str().to_owned();
             let value = err.instance();
             let f = match err.kind() {
@@ -234,6 +240,29 @@ impl CompiledTool {
             out.push(f);
         }
     }
+}
+
+/// The tool's input schema as a validator. MCP (SEP-1613): 2020-12 unless the schema names
+/// its draft. Remote `$ref`s are never fetched (the crate is built without its HTTP/file
+/// resolvers).
+fn compile(spec: &ToolSpec) -> Result<jsonschema::Validator, LintError> {
+    let schema = &spec.input_schema;
+    let opts = if schema.get("$schema").is_some() {
+        jsonschema::options()
+    } else {
+        jsonschema::draft202012::options()
+    };
+    opts.should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| LintError::InvalidSchema {
+            tool: spec.name.clone(),
+            message: e.to_string(),
+            pointer: match e.instance_path().as_str() {
+                // A reference that does not resolve has no instance path: find it.
+                "" => unresolved_ref(schema, schema, &mut String::new()).unwrap_or_default(),
+                p => p.to_owned(),
+            },
+        })
 }
 
 /// `the `$ref` cycle #/$defs/a → #/$defs/b → #/$defs/a …`, long cycles shortened.

@@ -30,7 +30,7 @@ use crate::report::RunDir;
 /// `[package.metadata.agent-seer]` (`harnesses = "…"`, `transcripts = "…"`) or the
 /// `AGENT_SEER_HARNESSES` / `AGENT_SEER_TRANSCRIPTS` variables.
 pub fn main() -> ExitCode {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
     let mut config = HarnessConfig::from_env();
     let (trials, root) = match config.layout() {
         Ok(layout) => {
@@ -46,6 +46,11 @@ pub fn main() -> ExitCode {
         }
     };
     ignored_note(&args, &trials);
+    // One trial (nextest's `--exact NAME`) runs on the main thread: a worker pool for it cost
+    // two thread starts, and the trial's allocations a fresh malloc arena grown a page at a time.
+    if trials.len() == 1 && args.test_threads.is_none() {
+        args.test_threads = Some(1);
+    }
     let trials = trials.into_iter().map(|(t, _)| t).collect();
     // Return the code instead of calling `Conclusion::exit` (datatest-stable#20: exit() breaks
     // coverage tools).

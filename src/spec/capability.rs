@@ -18,12 +18,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
 use super::ToolSet;
+use crate::pattern::LazyRegex;
 use crate::source::{SourceError, SourceFile, present};
 
 /// What the server does when a constraint is violated.
@@ -88,9 +88,9 @@ pub struct Constraint {
     /// `max_length:`, the longest a string may be, in characters.
     pub max_length: Option<usize>,
     /// `pattern:`, a regex a string must match (unanchored).
-    pub pattern: Option<Regex>,
+    pub pattern: Option<LazyRegex>,
     /// `not_pattern:`, a regex a string must not match (unanchored).
-    pub not_pattern: Option<Regex>,
+    pub not_pattern: Option<LazyRegex>,
     /// What the server does on a violation (`on_violation:`, default `reject`).
     pub on_violation: Outcome,
     /// The value `on_violation: coerce` substitutes; `None` when the matrix does not say.
@@ -153,7 +153,7 @@ pub(crate) fn position(p: &str) -> String {
 
 /// A regular expression read from a matrix (Rust syntax, searched anywhere in the text).
 #[derive(Clone, Debug)]
-pub struct Pattern(pub Regex);
+pub struct Pattern(pub LazyRegex);
 
 impl Pattern {
     /// Whether the pattern matches `value`: a string as written, anything else as its JSON text.
@@ -167,14 +167,14 @@ impl Pattern {
 
 impl PartialEq for Pattern {
     fn eq(&self, other: &Self) -> bool {
-        self.0.as_str() == other.0.as_str()
+        self.0 == other.0
     }
 }
 
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        Regex::new(&s)
+        LazyRegex::new(&s)
             .map(Pattern)
             .map_err(|e| serde::de::Error::custom(format!("invalid regex `{s}`: {e}")))
     }
@@ -269,7 +269,7 @@ pub struct ToolCaps {
     pub inputs: Vec<String>,
     /// Values its references may take that exist before any call (`grounded:`, regexes): git's
     /// pathspec `.`, `HEAD`.
-    pub grounded: Vec<Regex>,
+    pub grounded: Vec<LazyRegex>,
     /// What the server answers a call that names a thing that does not exist (`not_found:`, a
     /// `CallToolResult`; `{value}` in its strings becomes the name the call gave): what the
     /// mock answers instead of another step's data.
@@ -858,7 +858,7 @@ fn compile(raw: RawMatrix, file: &SourceFile) -> Result<Capabilities, SourceErro
             .grounded
             .iter()
             .map(|g| {
-                Regex::new(&g.value).map_err(|e| {
+                LazyRegex::new(&g.value).map_err(|e| {
                     cx.file.error_at(
                         g.referenced.line() as u32,
                         g.referenced.column() as u32,
@@ -1084,9 +1084,9 @@ fn compile_constraint(
     sc: &Spanned<RawConstraint>,
 ) -> Result<Constraint, SourceError> {
     let c = &sc.value;
-    let regex = |p: &Option<String>| -> Result<Option<Regex>, SourceError> {
+    let regex = |p: &Option<String>| -> Result<Option<LazyRegex>, SourceError> {
         p.as_deref()
-            .map(Regex::new)
+            .map(LazyRegex::new)
             .transpose()
             .map_err(|e| cx.err(sc, format!("invalid pattern: {e}")))
     };

@@ -931,7 +931,7 @@ mod tests {
         )
         .unwrap();
         let suite = Suite::load(&harness).unwrap();
-        let fast = &suite.fast;
+        let fast = suite.fast();
         let t = Transcript::from_source(
             SourceFile::from_text(
                 "t.yaml",
