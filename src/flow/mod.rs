@@ -1702,7 +1702,16 @@ pub(crate) fn sql_arguments<'c>(
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are
 // inputs; `gcs_bucket_uri`, `output_*`, `*_dir*` are destinations.
 pub(crate) fn looks_like_input(name: &str) -> bool {
-    let n = name.to_lowercase();
+    // Asked for every argument of every call: an ASCII name already in lower case (the usual
+    // one) is read as it is.
+    let n: std::borrow::Cow<str> = if name
+        .bytes()
+        .any(|b| !b.is_ascii_lowercase() && !b.is_ascii_digit() && b != b'_')
+    {
+        name.to_lowercase().into()
+    } else {
+        name.into()
+    };
     let destination = ["output", "bucket", "dir", "destination", "dest"]
         .iter()
         .any(|w| n.contains(w));
@@ -1711,7 +1720,7 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
         || n.ends_with("_uris")
         || n.ends_with("_url")
         || n.ends_with("_path")
-        || ["images", "videos", "audios", "files"].contains(&n.as_str());
+        || ["images", "videos", "audios", "files"].contains(&&*n);
     input && !destination
 }
 

@@ -275,10 +275,21 @@ pub(crate) fn compare<'o>(
     linter: &Linter,
     from: &dyn Fn(&Value) -> bool,
 ) -> Vec<(&'o str, Option<String>)> {
+    compare_params(o, &compared_params(o), a, linter, from)
+}
+
+/// [`compare`] given the step's [`compared_params`] (worked out once per step).
+pub(crate) fn compare_params<'o>(
+    o: &'o OracleCall,
+    params: &[&'o String],
+    a: &Call,
+    linter: &Linter,
+    from: &dyn Fn(&Value) -> bool,
+) -> Vec<(&'o str, Option<String>)> {
     let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
-    compared_params(o)
-        .into_iter()
-        .map(|p| {
+    params
+        .iter()
+        .map(|&p| {
             let selector = Some(linter).filter(|l| l.is_selector(&a.tool, p));
             let (want, got) = (o.call.args().get(p.as_str()), a.args().get(p.as_str()));
             if !pointer_keys {

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::assign;
-use super::oracle::{compare, from_output, policy_at};
+use super::oracle::{compare_params, compared_params, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -77,6 +77,8 @@ pub(crate) struct TurnFacts<'a> {
     effects: Vec<Effect>,
     /// Per workflow step, what its call does.
     step_effects: Vec<Effect>,
+    /// Per workflow step, the parameters it compares.
+    params: Vec<Vec<&'a String>>,
     /// How many calls of each tool the turn made.
     per_tool: HashMap<&'a str, u32>,
     compared: RefCell<PairMap<Compared<'a>>>,
@@ -122,6 +124,7 @@ impl<'a> TurnFacts<'a> {
                 .map(|o| linter.effect(&o.call.tool, o.call.args()))
                 .collect(),
             per_tool,
+            params: workflow.iter().map(compared_params).collect(),
             compared: RefCell::default(),
             similarity: RefCell::default(),
         }
@@ -182,7 +185,8 @@ impl<'a> TurnFacts<'a> {
             return c.clone();
         }
         let index = self.first + j;
-        let c: Compared<'a> = compare(&self.workflow[w], self.calls[j], self.linter, &|g| {
+        let (o, a) = (&self.workflow[w], self.calls[j]);
+        let c: Compared<'a> = compare_params(o, &self.params[w], a, self.linter, &|g| {
             from_output(g, |v| self.flow.produced_before(v, index))
         })
         .into();
@@ -228,7 +232,9 @@ impl<'a> TurnFacts<'a> {
         }
         let mut wanted = Vec::new();
         for (k, v) in o.call.args() {
-            if !matches!(
+            if o.match_policies.is_empty() {
+                every_scalar(v, &mut wanted);
+            } else if !matches!(
                 o.match_policies.get(k),
                 Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
             ) {
@@ -342,7 +348,8 @@ pub(crate) fn scalars<'v>(
     o: Option<&OracleCall>,
     out: &mut Vec<&'v Value>,
 ) {
-    let Some(o) = o else {
+    // No step, or one without policies: every value counts, and no pointer is built.
+    let Some(o) = o.filter(|o| !o.match_policies.is_empty()) else {
         return every_scalar(v, out);
     };
     if matches!(
