@@ -27,7 +27,7 @@ fn run<'s>(suite: &'s Suite, yaml: &str) -> Flow<'s> {
                 .any(|f| f.severity == Severity::Error)
         })
         .collect();
-    analyze(&t, scenario, &suite.linter, &lint_failed)
+    analyze(t, scenario, &suite.linter, &lint_failed)
 }
 
 fn codes(flow: &Flow<'_>) -> Vec<(&'static str, Option<usize>)> {

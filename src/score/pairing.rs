@@ -407,6 +407,26 @@ mod tests {
             .sum()
     }
 
+    /// A wrong value in a run of similar calls ties with every call of the tool: the walk
+    /// keeps its pairing when the tied calls are other steps' perfect matches, and leaves a
+    /// tie with a call no step takes (a refused call and its retry) to the Hungarian
+    /// algorithm.
+    #[test]
+    fn ties_with_other_steps_perfect_matches_keep_the_walk() {
+        let w = 5.0 / 6.0;
+        let sim = [vec![1.0, w, w], vec![w, w, w], vec![w, w, 1.0]];
+        let weight = |i: usize, j: usize| sim[i][j];
+        let cap = |_: usize| 1.0;
+        assert_eq!(
+            in_order(3, 3, &weight, &cap),
+            Some(vec![Some(0), Some(1), Some(2)])
+        );
+        // Two calls for the one step, neither perfect: which one is the Hungarian's to say.
+        let retry = [vec![w, w]];
+        let weight = |i: usize, j: usize| retry[i][j];
+        assert_eq!(in_order(1, 2, &weight, &cap), None);
+    }
+
     /// Whenever the in-order walk keeps its pairing, no pairing scores more: on random
     /// matrices shaped like runs (mostly perfect in order, some wrong values, extra and
     /// missing calls, equal rows), its total is the Hungarian algorithm's.

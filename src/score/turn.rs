@@ -652,7 +652,7 @@ impl Turn<'_, '_> {
             .compared(self.steps[i], j)
             .iter()
             .filter(|(_, bad)| bad.is_some())
-            .all(|(p, _)| switches.contains(&p))
+            .all(|(p, _)| switches.contains(p))
     }
 
     /// Calls no step asks for: unrequested (makes media or files), an unrequested effect, or
