@@ -238,14 +238,6 @@ impl<'a> Mutator<'a> {
         source_of(t).and_then(|source| serde_json::to_string(&source).ok())
     }
 
-    /// Counts `t` as mutated without mutating it (its scenario then needs no oracle run): the
-    /// caller has its outcomes, from a run with the same [`Mutator::key`].
-    pub fn mutated_alike(&mut self, t: &Transcript) {
-        if let Some((sc, _)) = source_of(t) {
-            self.answered.insert(sc.to_owned());
-        }
-    }
-
     /// Mutates the oracle of every scenario no correct transcript answered, and returns the
     /// runs that could not be mutated.
     pub fn finish(mut self, each: &mut dyn FnMut(Outcome)) -> Vec<Skipped> {

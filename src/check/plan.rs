@@ -305,6 +305,9 @@ fn mutation_record(id: &TrialId, lazy: &LazySuite, suite: &Suite) -> TrialRecord
             survivors.push(o);
         }
     });
+    // Its trials' notes have served.
+    lock(&lazy.seen).clear();
+    lock(&lazy.keys).clear();
     if let Err(e) = made {
         return TrialRecord::new(id, Status::Failed, Some(e));
     }
@@ -378,19 +381,28 @@ const ALIKE: usize = 256;
 
 /// The suite's mutants, from its YAML transcripts (and the oracles of scenarios without one),
 /// each handed to `each` as it is graded: one transcript is read at a time, and a run with the
-/// calls of one mutated before gets that run's mutants, renamed. A transcript that does not
-/// load ends it with the error (the mutants already given are then the caller's to drop).
+/// calls of one mutated before gets that run's mutants, renamed — without being read again
+/// when its trial saw it. A transcript that does not load ends it with the error (the mutants
+/// already given are then the caller's to drop).
 fn mutants_of(lazy: &LazySuite, suite: &Suite, each: &mut dyn FnMut(Graded)) -> Result<(), String> {
     let mut mutator = super::Mutator::new(suite);
-    let mut alike: HashMap<String, Vec<Graded>> = HashMap::new();
-    for (id, path) in lazy.transcripts.iter() {
-        if !path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+    let mut alike: HashMap<Arc<str>, Vec<Graded>> = HashMap::new();
+    for (i, (id, path)) in lazy.transcripts.iter().enumerate() {
+        if !is_yaml(path) {
             continue;
         }
+        let seen = lock(&lazy.seen).get(&i).cloned();
+        match seen {
+            Some(Seen::NoSource) => continue,
+            Some(Seen::Source { id, key }) if alike.contains_key(&key) => {
+                alike[&key].iter().for_each(|g| each(g.of_run(&id)));
+                continue;
+            }
+            _ => {}
+        }
         let t = Transcript::load(path).map_err(|e| format!("{id}: {e}"))?;
-        let key = super::Mutator::key(&t);
+        let key: Option<Arc<str>> = super::Mutator::key(&t).map(Into::into);
         if let Some(done) = key.as_ref().and_then(|k| alike.get(k)) {
-            mutator.mutated_alike(&t);
             done.iter().for_each(|g| each(g.of_run(&t.id)));
             continue;
         }
@@ -403,6 +415,11 @@ fn mutants_of(lazy: &LazySuite, suite: &Suite, each: &mut dyn FnMut(Graded)) -> 
     }
     mutator.finish(&mut |o| each(Graded::of(&o)));
     Ok(())
+}
+
+/// Whether a transcript is YAML (a recorded run is not mutated).
+fn is_yaml(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
 }
 
 fn no_suites(layout: &Layout) -> String {
@@ -546,6 +563,22 @@ struct SuiteState {
     /// order), each taken by its trial. `check` runs a gate after its suite's transcripts, so
     /// this stays empty there.
     ahead: Mutex<HashMap<usize, CheckResult>>,
+    /// What the trials of a suite with a mutation gate learnt of their YAML transcripts as
+    /// sources of mutants, by place, so the gate reads again only a run whose calls it has
+    /// not mutated yet; the mutation gate takes them.
+    seen: Mutex<HashMap<usize, Seen>>,
+    /// The calls of the correct runs seen so far (`Mutator::key`), shared by the runs with
+    /// the same (at most [`ALIKE`]).
+    keys: Mutex<std::collections::HashSet<Arc<str>>>,
+}
+
+/// A YAML transcript as a source of mutants, as its trial saw it.
+#[derive(Clone)]
+enum Seen {
+    /// Not a correct run of a scenario: it makes none.
+    NoSource,
+    /// A correct run: its id, and the calls its mutants are made from.
+    Source { id: String, key: Arc<str> },
 }
 
 impl std::ops::Deref for LazySuite {
@@ -571,6 +604,8 @@ impl LazySuite {
             cell: OnceLock::new(),
             rows: Mutex::default(),
             ahead: Mutex::default(),
+            seen: Mutex::default(),
+            keys: Mutex::default(),
         }))
     }
 
@@ -586,13 +621,45 @@ impl LazySuite {
         if let Some(r) = ahead {
             return Ok(r);
         }
-        let r = check_loaded(suite, self.path(i));
+        let path = self.path(i);
+        let r = load_transcript(suite, path).and_then(|t| {
+            if suite.harness.thresholds.mutation.is_some() && is_yaml(path) {
+                self.note_source(i, &t);
+            }
+            check_transcript(suite, &t, path)
+        });
         let row = match &r {
             Ok(r) => Ok(Row::of(&r.evaluation)),
             Err(e) => Err(e.to_string()),
         };
         lock(&self.rows).insert(i, row);
         r
+    }
+
+    /// Notes what the transcript at `i` is as a source of mutants, for the mutation gate.
+    fn note_source(&self, i: usize, t: &Transcript) {
+        let seen = match super::Mutator::key(t) {
+            None => Seen::NoSource,
+            Some(key) => {
+                let mut keys = lock(&self.keys);
+                let shared = keys.get(key.as_str()).cloned();
+                let key = match shared {
+                    Some(k) => k,
+                    None if keys.len() < ALIKE => {
+                        let k: Arc<str> = key.into();
+                        keys.insert(k.clone());
+                        k
+                    }
+                    // Too many different runs to remember: the gate reads this one again.
+                    None => return,
+                };
+                Seen::Source {
+                    id: t.id.clone(),
+                    key,
+                }
+            }
+        };
+        lock(&self.seen).insert(i, seen);
     }
 
     /// The failure of a trial whose suite did not load. With a harness file, its own trial
@@ -890,15 +957,23 @@ pub fn load_transcript(suite: &Suite, path: &Path) -> Result<Transcript, SourceE
 
 /// Loads and evaluates one transcript of a loaded suite.
 pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
-    let t = load_transcript(suite, path)?;
-    let ev = evaluate(suite, &t)?;
-    let scenario = suite.scenario_of(&t);
+    check_transcript(suite, &load_transcript(suite, path)?, path)
+}
+
+/// Evaluates a transcript of a loaded suite, read from `path`.
+fn check_transcript(
+    suite: &Suite,
+    t: &Transcript,
+    path: &Path,
+) -> Result<CheckResult, SourceError> {
+    let ev = evaluate(suite, t)?;
+    let scenario = suite.scenario_of(t);
     let agrees = ev
         .agrees_with_label()
-        .map_err(|why| render::failure(&ev, &why.to_string(), &t, scenario, &suite.harness.source));
+        .map_err(|why| render::failure(&ev, &why.to_string(), t, scenario, &suite.harness.source));
     let diff = match scenario {
         Some(sc) if agrees.is_err() || ev.verdict == Verdict::Fail => {
-            Some(render::call_diff(&t, sc))
+            Some(render::call_diff(t, sc))
         }
         _ => None,
     };

@@ -353,9 +353,10 @@ pub fn run_plan(
 }
 
 /// [`run_plan`], each record handed to `each` as its trial ends, in plan (name) order but for
-/// the discrimination gates: a suite's gate runs after the suite's other trials, so it finds
-/// every transcript's row made by the transcript's own trial (nothing is evaluated twice, or
-/// kept for a trial still to come), and its record comes after theirs.
+/// the gates: a suite's discrimination and mutation gates run after the suite's other trials,
+/// so they find what each transcript's own trial made of it (its row, what it is as a source
+/// of mutants: nothing is evaluated or read twice, or kept for a trial still to come), and
+/// their records come after theirs.
 pub fn run_plan_each(
     config: &HarnessConfig,
     layout: &Layout,
@@ -391,7 +392,7 @@ pub fn run_plan_each(
         {
             gates.drain(..).try_for_each(&mut run)?;
         }
-        if t.id.kind == TrialKind::Discrimination {
+        if matches!(t.id.kind, TrialKind::Discrimination | TrialKind::Mutation) {
             gates.push(t);
         } else {
             run(t)?;
