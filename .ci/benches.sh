@@ -22,6 +22,8 @@ BENCH_SECONDS=0.2 BENCH_ROUNDS=1 step bash bench/bfcl.sh
 # The harness at scale: 300 transcripts over every shipped suite, recorded runs included,
 # under cargo test and nextest.
 N=300 step bash bench/scale.sh
+# `check` in bounded memory beside parsing alone: 300 transcripts (30,000 in BENCHMARKS.md).
+N=300 step bash bench/memory.sh
 # Linear in the run's length: runs of 10 and 100 calls.
 CALLS="10 100" COPIES_CALLS=2000 step bash bench/calls.sh
 # A 2 MB OTLP trace graded by `check`.

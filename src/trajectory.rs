@@ -355,7 +355,7 @@ pub struct Trajectory {
 
 /// A transcript's trajectory against its scenario. `flow` (the flow engine's analysis of the
 /// transcript) decides `from_output` arguments.
-pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow) -> Trajectory {
+pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow<'_>) -> Trajectory {
     let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
     let mut first = 0;
     let facts: Vec<TurnFacts> = sc

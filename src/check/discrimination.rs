@@ -41,6 +41,23 @@ pub struct Row {
     pub by_error: bool,
 }
 
+impl Row {
+    /// The row of an evaluated transcript; `None` when it has no label (the gate leaves it out).
+    pub fn of(ev: &Evaluation) -> Option<Row> {
+        Some(Row {
+            transcript: ev.transcript.clone(),
+            expect: ev.label.expect?,
+            tc: ev.score.as_ref().map(|s| s.tc),
+            verdict: ev.verdict,
+            faults: ev.label.faults.clone(),
+            missed: ev.missed_faults().into_iter().map(str::to_owned).collect(),
+            xfail: ev.label.xfail.is_some(),
+            agrees: ev.agrees_with_label().is_ok(),
+            by_error: ev.errors() > 0,
+        })
+    }
+}
+
 /// The gap of the broken runs that name one fault kind.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct FaultGap {
@@ -99,23 +116,20 @@ impl Discrimination {
         evals: &[Evaluation],
         errors: Vec<String>,
     ) -> Self {
-        let mut rows = Vec::new();
-        for ev in evals {
-            let Some(expect) = ev.label.expect else {
-                continue;
-            };
-            rows.push(Row {
-                transcript: ev.transcript.clone(),
-                expect,
-                tc: ev.score.as_ref().map(|s| s.tc),
-                verdict: ev.verdict,
-                faults: ev.label.faults.clone(),
-                missed: ev.missed_faults().into_iter().map(str::to_owned).collect(),
-                xfail: ev.label.xfail.is_some(),
-                agrees: ev.agrees_with_label().is_ok(),
-                by_error: ev.errors() > 0,
-            });
-        }
+        let rows = evals.iter().filter_map(Row::of).collect();
+        Self::from_rows(suite, pass_threshold, min_gap, rows, errors)
+    }
+
+    /// Builds the gate from the rows of the suite's labelled transcripts (what a gate keeps of
+    /// each evaluation, so a large suite is gated without holding its evaluations) and load
+    /// errors.
+    pub fn from_rows(
+        suite: &str,
+        pass_threshold: f64,
+        min_gap: f64,
+        rows: Vec<Row>,
+        errors: Vec<String>,
+    ) -> Self {
         // An `xfail` transcript is a known gap, reported in the table but not counted: it
         // would let a broken evaluator's gap or hit rate look better (or worse) than it is.
         let mean = |e: Expect| -> Option<f64> {

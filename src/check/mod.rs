@@ -29,11 +29,11 @@ pub use config::{HarnessConfig, JudgeRequest, JudgeSetup};
 pub use discrimination::{Discrimination, Row};
 pub use evaluate::{Disagreement, Evaluation, Verdict, evaluate, quick_verdict, verdict};
 pub use mutate::{
-    Mutant, Operator, Outcome as MutantOutcome, Skipped, SuiteMutation, mutate_suite,
+    Mutant, Mutator, Operator, Outcome as MutantOutcome, Skipped, SuiteMutation, mutate_suite,
 };
 pub use plan::{
     CheckResult, Failure, Judge, JudgeError, PlannedTrial, check_loaded, load_transcript, plan,
-    plan_exact,
+    plan_exact, plan_runnable,
 };
 pub use record::{
     FindingRecord, HarnessRecord, JudgeRecord, LedgerEntry, LiveRecord, ScoreRecord, Status,

@@ -189,54 +189,94 @@ impl SuiteMutation {
 /// Mutates every correct run of `suite`: the transcripts labelled `expect: pass` among
 /// `transcripts`, and the oracle of each scenario no such transcript answers.
 pub fn mutate_suite(suite: &Suite, transcripts: &[Transcript]) -> SuiteMutation {
-    let mut out = SuiteMutation {
-        suite: suite.harness.suite.clone(),
-        outcomes: Vec::new(),
-        skipped: Vec::new(),
-    };
-    let mut answered = std::collections::BTreeSet::new();
-    let mut sources: Vec<(String, String, Vec<Vec<CallDoc>>)> = Vec::new();
+    let mut outcomes = Vec::new();
+    let mut mutator = Mutator::new(suite);
     for t in transcripts {
-        if t.label.expect != Some(Expect::Pass) {
-            continue;
-        }
-        let Some(sc) = t.scenario.clone() else {
-            continue;
-        };
-        answered.insert(sc.clone());
-        let turns = t
-            .turns
-            .iter()
-            .map(|tt| tt.calls.iter().map(call_doc).collect())
-            .collect();
-        sources.push((t.id.clone(), sc, turns));
+        mutator.run(t, &mut |o| outcomes.push(o));
     }
-    for sc in &suite.harness.scenarios {
-        if answered.contains(&sc.id) {
-            continue;
-        }
-        sources.push((format!("oracle:{}", sc.id), sc.id.clone(), oracle_run(sc)));
+    let skipped = mutator.finish(&mut |o| outcomes.push(o));
+    SuiteMutation {
+        suite: suite.harness.suite.clone(),
+        outcomes,
+        skipped,
     }
-    for (source, scenario, turns) in sources {
-        let Some(sc) = suite.harness.scenario(&scenario) else {
-            continue;
+}
+
+/// [`mutate_suite`] one run at a time, for a suite too large to hold: each transcript is
+/// mutated as it is given ([`Mutator::run`]), each outcome handed on as soon as it is graded,
+/// and [`Mutator::finish`] mutates the oracles of the scenarios no correct transcript answered.
+/// The outcomes come in [`mutate_suite`]'s order.
+pub struct Mutator<'a> {
+    suite: &'a Suite,
+    answered: std::collections::BTreeSet<String>,
+    skipped: Vec<Skipped>,
+}
+
+impl<'a> Mutator<'a> {
+    /// A mutator of `suite`'s runs.
+    pub fn new(suite: &'a Suite) -> Self {
+        Self {
+            suite,
+            answered: Default::default(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Mutates `t` if it is a correct run of a scenario; `each` is given every outcome.
+    pub fn run(&mut self, t: &Transcript, each: &mut dyn FnMut(Outcome)) {
+        let Some((sc, turns)) = source_of(t) else {
+            return;
         };
-        let base = doc(&scenario, &turns, None);
+        self.answered.insert(sc.to_owned());
+        self.source(t.id.clone(), sc, &turns, each);
+    }
+
+    /// What `t`'s mutants depend on, as one string (its scenario, and its calls with their
+    /// arguments and answers), when [`Mutator::run`] would mutate it: two runs with one key
+    /// make the same mutants, graded alike, but for the run each names as its source.
+    pub fn key(t: &Transcript) -> Option<String> {
+        source_of(t).and_then(|source| serde_json::to_string(&source).ok())
+    }
+
+    /// Mutates the oracle of every scenario no correct transcript answered, and returns the
+    /// runs that could not be mutated.
+    pub fn finish(mut self, each: &mut dyn FnMut(Outcome)) -> Vec<Skipped> {
+        for sc in &self.suite.harness.scenarios {
+            if self.answered.contains(&sc.id) {
+                continue;
+            }
+            self.source(format!("oracle:{}", sc.id), &sc.id, &oracle_run(sc), each);
+        }
+        self.skipped
+    }
+
+    fn source(
+        &mut self,
+        source: String,
+        scenario: &str,
+        turns: &[Vec<CallDoc>],
+        each: &mut dyn FnMut(Outcome),
+    ) {
+        let suite = self.suite;
+        let Some(sc) = suite.harness.scenario(scenario) else {
+            return;
+        };
+        let base = doc(scenario, turns, None);
         match grade(suite, &base) {
             Some((Verdict::Pass, ..)) => {}
             _ => {
-                out.skipped.push(Skipped {
-                    source: source.clone(),
+                self.skipped.push(Skipped {
+                    source,
                     why: "the run does not pass, so its mutants would prove nothing".into(),
                 });
-                continue;
+                return;
             }
         }
         let cx = Cx {
             suite,
             sc,
             source: &source,
-            turns: &turns,
+            turns,
             refs: references(suite, &base),
         };
         for m in cx.mutants() {
@@ -250,7 +290,7 @@ pub fn mutate_suite(suite: &Suite, transcripts: &[Transcript]) -> SuiteMutation 
                 .map_or((Verdict::Fail, None, Vec::new()), summary);
             let killed = verdict == Verdict::Fail;
             let why = (!killed).then(|| cx.why_survived(&m, tc));
-            out.outcomes.push(Outcome {
+            each(Outcome {
                 mutant: m,
                 killed,
                 tc,
@@ -260,7 +300,21 @@ pub fn mutate_suite(suite: &Suite, transcripts: &[Transcript]) -> SuiteMutation 
             });
         }
     }
-    out
+}
+
+/// A correct run's scenario and calls, as its mutants are made from them; `None` for another
+/// run.
+fn source_of(t: &Transcript) -> Option<(&str, Vec<Vec<CallDoc>>)> {
+    if t.label.expect != Some(Expect::Pass) {
+        return None;
+    }
+    let sc = t.scenario.as_deref()?;
+    let turns = t
+        .turns
+        .iter()
+        .map(|tt| tt.calls.iter().map(call_doc).collect())
+        .collect();
+    Some((sc, turns))
 }
 
 /// A run as the transcript document of one scenario, labelled `expect: fail` with a note when

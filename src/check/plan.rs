@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::config::{HarnessConfig, JudgeSetup};
-use super::discrimination::Discrimination;
+use super::discrimination::{Discrimination, Row};
 use super::evaluate::{Evaluation, Verdict, evaluate};
 use super::prepared::Prepared;
 use super::record::{HarnessRecord, JudgeRecord, Status, TranscriptRecord, TrialRecord};
@@ -93,12 +93,14 @@ pub struct PlannedTrial {
 #[derive(Clone)]
 enum Work {
     Harness(LazySuite),
-    Transcript(LazySuite, PathBuf),
+    /// The suite's transcript at this place in its list.
+    Transcript(LazySuite, usize),
     Gate(LazySuite),
     Mutation(LazySuite),
-    Judge(LazySuite, PathBuf, JudgeSetup),
-    /// A setup failure.
-    Fail(Failure),
+    Judge(LazySuite, usize, JudgeSetup),
+    /// A setup failure (boxed: the plan holds a trial per transcript, each the size of the
+    /// largest kind).
+    Fail(Box<Failure>),
 }
 
 impl PlannedTrial {
@@ -110,9 +112,9 @@ impl PlannedTrial {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 Ok(suite) => harness_record(&self.id, &suite),
             },
-            Work::Transcript(lazy, path) => match lazy.get() {
+            Work::Transcript(lazy, i) => match lazy.get() {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(lazy.unloaded(&e))),
-                Ok(suite) => match lazy.check(&suite, path) {
+                Ok(suite) => match lazy.check(&suite, *i) {
                     Ok(result) => result.record(&self.id),
                     Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 },
@@ -125,8 +127,8 @@ impl PlannedTrial {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 Ok(suite) => mutation_record(&self.id, lazy, &suite),
             },
-            Work::Judge(lazy, path, setup) => match setup {
-                JudgeSetup::Ready(judge) => judged(&self.id, lazy, path, judge.as_ref())
+            Work::Judge(lazy, i, setup) => match setup {
+                JudgeSetup::Ready(judge) => judged(&self.id, lazy, lazy.path(*i), judge.as_ref())
                     .unwrap_or_else(|e| TrialRecord::new(&self.id, Status::Failed, Some(e))),
                 _ => TrialRecord::new(
                     &self.id,
@@ -142,7 +144,9 @@ impl PlannedTrial {
         match &self.work {
             Work::Fail(_) => (None, None),
             Work::Harness(l) | Work::Gate(l) | Work::Mutation(l) => (l.harness.as_deref(), None),
-            Work::Transcript(l, p) | Work::Judge(l, p, _) => (l.harness.as_deref(), Some(p)),
+            Work::Transcript(l, i) | Work::Judge(l, i, _) => {
+                (l.harness.as_deref(), Some(l.path(*i)))
+            }
         }
     }
 
@@ -152,8 +156,8 @@ impl PlannedTrial {
     pub fn selected_by(&self, keep: &dyn Fn(&Path) -> bool) -> bool {
         match &self.work {
             Work::Fail(_) => true,
-            Work::Transcript(l, p) | Work::Judge(l, p, _) => {
-                keep(p) || l.harness.as_deref().is_some_and(keep)
+            Work::Transcript(l, i) | Work::Judge(l, i, _) => {
+                keep(l.path(*i)) || l.harness.as_deref().is_some_and(keep)
             }
             Work::Harness(l) | Work::Gate(l) | Work::Mutation(l) => {
                 l.harness.as_deref().is_some_and(keep) || l.transcripts.iter().any(|(_, p)| keep(p))
@@ -166,6 +170,17 @@ impl PlannedTrial {
 /// be trial names, plans one failing `agent-seer::discovery` trial saying so: a moved
 /// directory must not turn the gate off.
 pub fn plan(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
+    plan_with(layout, config, true)
+}
+
+/// [`plan`] without the trials it would list as ignored: what a run that leaves them out
+/// needs (`agent-seer check`). A judge trial without a judge is not made, where a corpus of
+/// 30,000 transcripts would hold 30,000 of them for nothing.
+pub fn plan_runnable(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
+    plan_with(layout, config, false)
+}
+
+fn plan_with(layout: &Layout, config: &HarnessConfig, ignored: bool) -> Vec<PlannedTrial> {
     let suites = match discover(layout) {
         Ok(s) => s,
         Err(e) => return vec![PlannedTrial::failing(TrialId::setup("discovery"), e)],
@@ -177,10 +192,11 @@ pub fn plan(layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
         )];
     }
     let mut out: Vec<PlannedTrial> = suites
-        .iter()
-        .flat_map(|s| suite_trials(s, layout, config))
+        .into_iter()
+        .flat_map(|s| suite_trials(s, layout, config, ignored))
         .collect();
     out.sort_by_cached_key(|t| t.id.to_string());
+    out.shrink_to_fit();
     out
 }
 
@@ -211,12 +227,18 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
                 return Some(PlannedTrial::failing(id, two(&files)));
             }
             let path = files.pop()?;
-            let lazy = LazySuite::new(suite, harness.clone(), layout, config, Vec::new());
+            let lazy = LazySuite::new(
+                suite,
+                harness.clone(),
+                layout,
+                config,
+                vec![(transcript.to_owned(), path)],
+            );
             Some(if id.kind == TrialKind::Judge {
                 harness.as_ref()?;
-                judge_trial(&lazy, id, path, &config.judge)
+                judge_trial(&lazy, id, 0, &config.judge)
             } else {
-                trial(id, Work::Transcript(lazy, path))
+                trial(id, Work::Transcript(lazy, 0))
             })
         }
         TrialKind::Harness => {
@@ -275,31 +297,43 @@ fn mutation_record(id: &TrialId, lazy: &LazySuite, suite: &Suite) -> TrialRecord
             Some("the harness sets no `thresholds.mutation`".to_owned()),
         );
     };
-    let result = match mutants_of(lazy, suite) {
-        Ok(r) => r,
-        Err(e) => return TrialRecord::new(id, Status::Failed, Some(e)),
-    };
-    let Some(score) = result.score() else {
+    // Only the survivors are kept: a large suite makes many mutants.
+    let (mut total, mut killed, mut survivors) = (0usize, 0usize, Vec::new());
+    let made = mutants_of(lazy, suite, &mut |o| {
+        total += 1;
+        if o.killed {
+            killed += 1;
+        } else {
+            survivors.push(o);
+        }
+    });
+    // Its trials' notes have served.
+    lock(&lazy.seen).clear();
+    lock(&lazy.keys).clear();
+    if let Err(e) = made {
+        return TrialRecord::new(id, Status::Failed, Some(e));
+    }
+    if total == 0 {
         return TrialRecord::new(
             id,
             Status::Failed,
             Some("the suite makes no mutants: no correct transcript or oracle passes".to_owned()),
         );
-    };
+    }
+    // As `SuiteMutation::score` counts it.
+    let score = killed as f64 / total as f64;
     if score + 1e-9 >= min {
         return TrialRecord::new(id, Status::Passed, None);
     }
     let mut message = format!(
-        "mutation score {score:.3} ({}/{} killed) is below thresholds.mutation {min}; the survivors:\n",
-        result.killed(),
-        result.outcomes.len()
+        "mutation score {score:.3} ({killed}/{total} killed) is below thresholds.mutation {min}; the survivors:\n",
     );
-    for o in result.outcomes.iter().filter(|o| !o.killed) {
+    for o in &survivors {
         message.push_str(&format!(
             "  {} [{}] {}\n    why: {}\n",
-            o.mutant.source,
-            o.mutant.operator.as_str(),
-            o.mutant.what,
+            o.source,
+            o.operator.as_str(),
+            o.what,
             o.why.as_deref().unwrap_or("")
         ));
     }
@@ -307,15 +341,87 @@ fn mutation_record(id: &TrialId, lazy: &LazySuite, suite: &Suite) -> TrialRecord
     TrialRecord::new(id, Status::Failed, Some(message))
 }
 
-/// The suite's mutants, from its YAML transcripts (and the oracles of scenarios without one).
-fn mutants_of(lazy: &LazySuite, suite: &Suite) -> Result<super::SuiteMutation, String> {
-    let mut transcripts = Vec::new();
-    for (id, path) in lazy.transcripts.iter() {
-        if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            transcripts.push(Transcript::load(path).map_err(|e| format!("{id}: {e}"))?);
+/// What the suite's gates keep of one mutant: its run and operator, what it changed, whether
+/// the suite killed it and why not, and its row for a discrimination table.
+#[derive(Clone)]
+struct Graded {
+    source: String,
+    operator: super::Operator,
+    what: String,
+    killed: bool,
+    why: Option<String>,
+    row: Option<Row>,
+}
+
+impl Graded {
+    fn of(o: &super::MutantOutcome) -> Self {
+        Self {
+            source: o.mutant.source.clone(),
+            operator: o.mutant.operator,
+            what: o.mutant.what.clone(),
+            killed: o.killed,
+            why: o.why.clone(),
+            row: o.evaluation.as_ref().and_then(Row::of),
         }
     }
-    Ok(super::mutate_suite(suite, &transcripts))
+
+    /// The same mutant made from another run with the same calls.
+    fn of_run(&self, source: &str) -> Self {
+        let mut g = self.clone();
+        g.source = source.to_owned();
+        if let Some(row) = &mut g.row {
+            // As `mutate` names a mutant's transcript: its run, and what was done to it.
+            row.transcript = format!("{source}~{}", self.operator.as_str());
+        }
+        g
+    }
+}
+
+/// How many runs' mutants are remembered for runs with the same calls (`Mutator::key`): a
+/// corpus of repeated runs grades each set of calls once, in bounded memory.
+const ALIKE: usize = 256;
+
+/// The suite's mutants, from its YAML transcripts (and the oracles of scenarios without one),
+/// each handed to `each` as it is graded: one transcript is read at a time, and a run with the
+/// calls of one mutated before gets that run's mutants, renamed — without being read again
+/// when its trial saw it. A transcript that does not load ends it with the error (the mutants
+/// already given are then the caller's to drop).
+fn mutants_of(lazy: &LazySuite, suite: &Suite, each: &mut dyn FnMut(Graded)) -> Result<(), String> {
+    let mut mutator = super::Mutator::new(suite);
+    let mut alike: HashMap<Arc<str>, Vec<Graded>> = HashMap::new();
+    for (i, (id, path)) in lazy.transcripts.iter().enumerate() {
+        if !is_yaml(path) {
+            continue;
+        }
+        let seen = lock(&lazy.seen).get(&i).cloned();
+        match seen {
+            Some(Seen::NoSource) => continue,
+            Some(Seen::Source { id, key }) if alike.contains_key(&key) => {
+                alike[&key].iter().for_each(|g| each(g.of_run(&id)));
+                continue;
+            }
+            _ => {}
+        }
+        let t = Transcript::load(path).map_err(|e| format!("{id}: {e}"))?;
+        let key: Option<Arc<str>> = super::Mutator::key(&t).map(Into::into);
+        if let Some(done) = key.as_ref().and_then(|k| alike.get(k)) {
+            done.iter().for_each(|g| each(g.of_run(&t.id)));
+            continue;
+        }
+        let mut made = Vec::new();
+        mutator.run(&t, &mut |o| made.push(Graded::of(&o)));
+        if let Some(k) = key.filter(|_| alike.len() < ALIKE) {
+            alike.insert(k, made.clone());
+        }
+        made.into_iter().for_each(&mut *each);
+    }
+    mutator.finish(&mut |o| each(Graded::of(&o)));
+    Ok(())
+}
+
+/// Whether a transcript is YAML (a recorded run is not mutated).
+fn is_yaml(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
 }
 
 fn no_suites(layout: &Layout) -> String {
@@ -377,81 +483,114 @@ impl PlannedTrial {
     /// A trial that fails with `why` before it runs (a harness that could not start, a name
     /// whose files are ambiguous).
     pub fn failing(id: TrialId, why: impl Into<Failure>) -> Self {
-        trial(id, Work::Fail(why.into()))
+        trial(id, Work::Fail(Box::new(why.into())))
     }
 
     /// Why the trial fails before it runs, if it does.
     pub fn failure(&self) -> Option<&Failure> {
         match &self.work {
-            Work::Fail(why) => Some(why),
+            Work::Fail(why) => Some(why.as_ref()),
             _ => None,
         }
     }
 }
 
-fn judge_trial(lazy: &LazySuite, id: TrialId, path: PathBuf, setup: &JudgeSetup) -> PlannedTrial {
+fn judge_trial(lazy: &LazySuite, id: TrialId, i: usize, setup: &JudgeSetup) -> PlannedTrial {
     PlannedTrial {
         id,
         ignored: setup.unavailable().map(str::to_owned),
-        work: Work::Judge(lazy.clone(), path, setup.clone()),
+        work: Work::Judge(lazy.clone(), i, setup.clone()),
     }
 }
 
-fn suite_trials(files: &SuiteFiles, layout: &Layout, config: &HarnessConfig) -> Vec<PlannedTrial> {
+/// A suite's trials; with `ignored` false, not those that would be ignored.
+fn suite_trials(
+    files: SuiteFiles,
+    layout: &Layout,
+    config: &HarnessConfig,
+    ignored: bool,
+) -> Vec<PlannedTrial> {
     let name = files.suite.as_str();
-    let lazy = LazySuite::new(
-        name,
-        files.harness.clone(),
-        layout,
-        config,
-        files.transcripts.clone(),
-    );
+    let has_harness = files.harness.is_some();
+    let lazy = LazySuite::new(name, files.harness, layout, config, files.transcripts);
     let mut out = Vec::new();
-    if files.harness.is_some() {
+    if has_harness {
         out.push(trial(TrialId::harness(name), Work::Harness(lazy.clone())));
     }
-    for (id, path) in &files.transcripts {
+    let judged = has_harness && (ignored || config.judge.unavailable().is_none());
+    for (i, (id, _)) in lazy.transcripts.iter().enumerate() {
         out.push(trial(
             TrialId::transcript(name, id),
-            Work::Transcript(lazy.clone(), path.clone()),
+            Work::Transcript(lazy.clone(), i),
         ));
-        if files.harness.is_some() {
+        if judged {
             out.push(judge_trial(
                 &lazy,
                 TrialId::judge(name, id),
-                path.clone(),
+                i,
                 &config.judge,
             ));
         }
     }
-    if let Some(h) = files.harness.as_deref()
+    if let Some(h) = lazy.harness.as_deref()
         && asks_for_mutation(h)
     {
         out.push(trial(TrialId::mutation(name), Work::Mutation(lazy.clone())));
     }
-    if files.harness.is_some() && !files.transcripts.is_empty() {
+    if has_harness && !lazy.transcripts.is_empty() {
         out.push(trial(TrialId::discrimination(name), Work::Gate(lazy)));
     }
     out
 }
 
-type SuiteCell = Arc<OnceLock<Result<Arc<Suite>, SourceError>>>;
-type CheckCache = Arc<Mutex<HashMap<PathBuf, Arc<CheckResult>>>>;
-
-/// A suite loaded at most once per process, shared by its trials, with the results of its
-/// transcripts: a transcript's trial and the suite's gate evaluate each transcript once
-/// between them, whichever runs first.
+/// A suite loaded at most once per process, shared by its trials (a clone is one pointer: the
+/// plan holds one per transcript), with what its gate needs of each transcript: a
+/// transcript's trial and the suite's gate evaluate each transcript once between them,
+/// whichever runs first.
 #[derive(Clone)]
-struct LazySuite {
+struct LazySuite(Arc<SuiteState>);
+
+struct SuiteState {
     name: String,
     harness: Option<PathBuf>,
     /// Where the harness should be, for the error when it is not.
     harness_dir: PathBuf,
-    transcripts: Arc<Vec<(String, PathBuf)>>,
+    transcripts: Vec<(String, PathBuf)>,
     /// Where the suite's stamp is kept, when it loads through one.
     prepared: Option<Prepared>,
-    cell: SuiteCell,
-    checks: CheckCache,
+    cell: OnceLock<Result<Arc<Suite>, SourceError>>,
+    /// The gate's row of each transcript evaluated so far, by its place in `transcripts`
+    /// (`None`: unlabelled), or why it did not load: small, so a suite of any size is gated
+    /// without holding its evaluations. The gate takes them.
+    rows: Mutex<HashMap<usize, Result<Option<Row>, String>>>,
+    /// Results the gate evaluated before their own trial ran (libtest runs trials in any
+    /// order), each taken by its trial. `check` runs a gate after its suite's transcripts, so
+    /// this stays empty there.
+    ahead: Mutex<HashMap<usize, CheckResult>>,
+    /// What the trials of a suite with a mutation gate learnt of their YAML transcripts as
+    /// sources of mutants, by place, so the gate reads again only a run whose calls it has
+    /// not mutated yet; the mutation gate takes them.
+    seen: Mutex<HashMap<usize, Seen>>,
+    /// The calls of the correct runs seen so far (`Mutator::key`), shared by the runs with
+    /// the same (at most [`ALIKE`]).
+    keys: Mutex<std::collections::HashSet<Arc<str>>>,
+}
+
+/// A YAML transcript as a source of mutants, as its trial saw it.
+#[derive(Clone)]
+enum Seen {
+    /// Not a correct run of a scenario: it makes none.
+    NoSource,
+    /// A correct run: its id, and the calls its mutants are made from.
+    Source { id: String, key: Arc<str> },
+}
+
+impl std::ops::Deref for LazySuite {
+    type Target = SuiteState;
+
+    fn deref(&self) -> &SuiteState {
+        &self.0
+    }
 }
 
 impl LazySuite {
@@ -462,34 +601,71 @@ impl LazySuite {
         config: &HarnessConfig,
         transcripts: Vec<(String, PathBuf)>,
     ) -> Self {
-        Self {
+        Self(Arc::new(SuiteState {
             name: name.to_owned(),
             harness,
             prepared: config.prepared.clone().and_then(Prepared::at),
             harness_dir: layout.harnesses.clone(),
-            transcripts: Arc::new(transcripts),
-            cell: Arc::default(),
-            checks: Arc::default(),
-        }
+            transcripts,
+            cell: OnceLock::new(),
+            rows: Mutex::default(),
+            ahead: Mutex::default(),
+            seen: Mutex::default(),
+            keys: Mutex::default(),
+        }))
     }
 
-    /// One transcript's result, computed once per process.
-    fn check(&self, suite: &Suite, path: &Path) -> Result<Arc<CheckResult>, SourceError> {
-        let cached = self
-            .checks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(path)
-            .cloned();
-        if let Some(r) = cached {
+    /// The file of the transcript at `i` in the suite's list.
+    fn path(&self, i: usize) -> &Path {
+        &self.transcripts[i].1
+    }
+
+    /// The result of the transcript at `i` for its trial: the one the gate made ahead of it,
+    /// else evaluated now (and its row kept for the gate).
+    fn check(&self, suite: &Suite, i: usize) -> Result<CheckResult, SourceError> {
+        let ahead = lock(&self.ahead).remove(&i);
+        if let Some(r) = ahead {
             return Ok(r);
         }
-        let r = Arc::new(check_loaded(suite, path)?);
-        self.checks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(path.to_path_buf(), r.clone());
-        Ok(r)
+        let path = self.path(i);
+        let r = load_transcript(suite, path).and_then(|t| {
+            if suite.harness.thresholds.mutation.is_some() && is_yaml(path) {
+                self.note_source(i, &t);
+            }
+            check_transcript(suite, &t, path)
+        });
+        let row = match &r {
+            Ok(r) => Ok(Row::of(&r.evaluation)),
+            Err(e) => Err(e.to_string()),
+        };
+        lock(&self.rows).insert(i, row);
+        r
+    }
+
+    /// Notes what the transcript at `i` is as a source of mutants, for the mutation gate.
+    fn note_source(&self, i: usize, t: &Transcript) {
+        let seen = match super::Mutator::key(t) {
+            None => Seen::NoSource,
+            Some(key) => {
+                let mut keys = lock(&self.keys);
+                let shared = keys.get(key.as_str()).cloned();
+                let key = match shared {
+                    Some(k) => k,
+                    None if keys.len() < ALIKE => {
+                        let k: Arc<str> = key.into();
+                        keys.insert(k.clone());
+                        k
+                    }
+                    // Too many different runs to remember: the gate reads this one again.
+                    None => return,
+                };
+                Seen::Source {
+                    id: t.id.clone(),
+                    key,
+                }
+            }
+        };
+        lock(&self.seen).insert(i, seen);
     }
 
     /// The failure of a trial whose suite did not load. With a harness file, its own trial
@@ -530,6 +706,12 @@ impl LazySuite {
     }
 }
 
+/// A mutex's data, even after a panic elsewhere held it (the data stay consistent: each use is
+/// one insert or removal).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A gate's trial record: ignored with nothing labelled, failed with its problems and table.
 fn gate_record(id: &TrialId, d: Discrimination) -> TrialRecord {
     let (status, message) = if d.is_empty() {
@@ -547,27 +729,41 @@ fn gate_record(id: &TrialId, d: Discrimination) -> TrialRecord {
     r
 }
 
-/// Evaluates a suite's transcripts (or takes their trials' results) and builds its gate.
+/// Builds a suite's gate from its transcripts' rows: taken from their trials, or evaluated
+/// here when the gate runs first (the results then kept for their trials).
 fn discriminate(lazy: &LazySuite, suite: &Suite) -> Discrimination {
-    let mut evals = Vec::new();
+    let mut done = std::mem::take(&mut *lock(&lazy.rows));
+    let mut rows = Vec::new();
     let mut errors = Vec::new();
-    for (id, path) in lazy.transcripts.iter() {
-        match lazy.check(suite, path) {
-            Ok(r) => evals.push(r.evaluation.clone()),
+    for (i, (id, path)) in lazy.transcripts.iter().enumerate() {
+        let row = done
+            .remove(&i)
+            .unwrap_or_else(|| match check_loaded(suite, path) {
+                Ok(r) => {
+                    let row = Row::of(&r.evaluation);
+                    lock(&lazy.ahead).insert(i, r);
+                    Ok(row)
+                }
+                Err(e) => Err(e.to_string()),
+            });
+        match row {
+            Ok(row) => rows.extend(row),
             Err(e) => errors.push(format!("{id}: {e}")),
         }
     }
     // Without a hand-written broken run, the suite's mutants are its broken runs (beside its
     // labelled correct ones: without any, there is no gap to measure).
-    let labelled = |x| evals.iter().any(|e| e.label.expect == Some(x));
+    let labelled = |x| rows.iter().any(|r: &Row| r.expect == x);
     if labelled(Expect::Pass) && !labelled(Expect::Fail) {
-        match mutants_of(lazy, suite) {
-            Ok(m) => evals.extend(m.outcomes.into_iter().filter_map(|o| o.evaluation)),
+        let mut mutants = Vec::new();
+        let made = mutants_of(lazy, suite, &mut |g| mutants.extend(g.row));
+        match made {
+            Ok(()) => rows.extend(mutants),
             Err(e) => errors.push(e),
         }
     }
     let t = suite.harness.thresholds;
-    Discrimination::new(&suite.harness.suite, t.pass, t.min_gap, &evals, errors)
+    Discrimination::from_rows(&suite.harness.suite, t.pass, t.min_gap, rows, errors)
 }
 
 /// The harness trial's record: its oracles lint clean, and what of the spec they cover.
@@ -771,15 +967,23 @@ pub fn load_transcript(suite: &Suite, path: &Path) -> Result<Transcript, SourceE
 
 /// Loads and evaluates one transcript of a loaded suite.
 pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
-    let t = load_transcript(suite, path)?;
-    let ev = evaluate(suite, &t)?;
-    let scenario = suite.scenario_of(&t);
+    check_transcript(suite, &load_transcript(suite, path)?, path)
+}
+
+/// Evaluates a transcript of a loaded suite, read from `path`.
+fn check_transcript(
+    suite: &Suite,
+    t: &Transcript,
+    path: &Path,
+) -> Result<CheckResult, SourceError> {
+    let ev = evaluate(suite, t)?;
+    let scenario = suite.scenario_of(t);
     let agrees = ev
         .agrees_with_label()
-        .map_err(|why| render::failure(&ev, &why.to_string(), &t, scenario, &suite.harness.source));
+        .map_err(|why| render::failure(&ev, &why.to_string(), t, scenario, &suite.harness.source));
     let diff = match scenario {
         Some(sc) if agrees.is_err() || ev.verdict == Verdict::Fail => {
-            Some(render::call_diff(&t, sc))
+            Some(render::call_diff(t, sc))
         }
         _ => None,
     };

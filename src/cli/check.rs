@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use agent_seer::check::{Status, TrialRecord};
 use agent_seer::harness::TrialKind;
-use agent_seer::report::{Report, process_run_id};
+use agent_seer::report::{RunDir, RunFile, Summary, View, process_run_id};
 
 use super::Outcome;
-use super::output::{Progress, ReportArgs, save_run};
+use super::output::{Progress, ReportArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -33,9 +33,28 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let selection = super::Selection::new(&layout, &args.paths)?;
     let keep = |p: &Path| selection.keeps(p);
     let progress = Arc::new(Progress::new(args.report.quiet, false));
-    let records = super::run_plan(&config, &layout, &keep, &mut |r| progress.tick(&r.name))?;
+    let run_id = process_run_id();
+    let run_dir =
+        (!args.no_save).then(|| RunDir::new(&RunDir::cli_target(&layout.root), run_id.clone()));
+    // Each record goes to the run's file as its trial ends (a temporary one with
+    // `--no-save`), and the report is read back from it: memory holds one record at a time,
+    // whatever the number of transcripts.
+    let mut file: Option<RunFile> = None;
+    let mut unloadable = false;
+    super::run_plan_each(&config, &layout, &keep, &mut |r| {
+        progress.tick(&r.name);
+        unloadable |= self::unloadable(&r);
+        let f = match &mut file {
+            Some(f) => f,
+            None => file.insert(match &run_dir {
+                Some(d) => d.run_file()?,
+                None => RunFile::temporary()?,
+            }),
+        };
+        Ok(f.push(&r)?)
+    })?;
     progress.finish();
-    if records.is_empty() {
+    let Some(file) = file else {
         anyhow::bail!(
             "no trials found under {} and {}{}",
             layout.harnesses.display(),
@@ -46,13 +65,18 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 " matching the given paths"
             }
         );
+    };
+    if let Some(d) = &run_dir {
+        d.finish(&file)?;
     }
-    let unloadable = records.iter().any(unloadable);
-    let report = Report::new(process_run_id(), records);
-    if !args.no_save {
-        save_run(&layout.root, &report)?;
-    }
-    let outcome = args.report.emit(&report, out)?;
+    let summary = Summary::of(run_id, file.trials())?;
+    let outcome = args.report.emit(
+        View {
+            summary: &summary,
+            trials: file.trials(),
+        },
+        out,
+    )?;
     // A file that does not load is bad input, exit 2 as the table says, not a failed trial's
     // 1 (issue 32, item 12); the report still shows every trial.
     Ok(if unloadable {

@@ -28,7 +28,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use agent_seer::check::{Failure, HarnessConfig, Status, TrialRecord, plan};
+use agent_seer::check::{Failure, HarnessConfig, Status, TrialRecord, plan_runnable};
 use agent_seer::harness::{Layout, TrialKind};
 
 /// Grade how AI agents call MCP tools: schema and capability-matrix linting of tool calls, and
@@ -336,14 +336,36 @@ pub fn project_layout(flag: Option<std::path::PathBuf>) -> anyhow::Result<Layout
 /// Runs the plan's trials that `keep` selects (paths; see `PlannedTrial::selected_by`) and
 /// that are not ignored, as the harness would run them; `progress` is told each as it ends. A
 /// gate with nothing labelled is left out (the harness lists it as ignored). A project the
-/// harness cannot start on (no suite, names discovery refuses) is an input error here.
+/// harness cannot start on (no suite, names discovery refuses) is an input error here. The
+/// records come sorted by name.
 pub fn run_plan(
     config: &HarnessConfig,
     layout: &Layout,
     keep: &dyn Fn(&std::path::Path) -> bool,
     progress: &mut dyn FnMut(&TrialRecord),
 ) -> anyhow::Result<Vec<TrialRecord>> {
-    let planned = plan(layout, config);
+    let mut out = Vec::new();
+    run_plan_each(config, layout, keep, &mut |r| {
+        progress(&r);
+        out.push(r);
+        Ok(())
+    })?;
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// [`run_plan`], each record handed to `each` as its trial ends, in plan (name) order but for
+/// the gates: a suite's discrimination and mutation gates run after the suite's other trials,
+/// so they find what each transcript's own trial made of it (its row, what it is as a source
+/// of mutants: nothing is evaluated or read twice, or kept for a trial still to come), and
+/// their records come after theirs.
+pub fn run_plan_each(
+    config: &HarnessConfig,
+    layout: &Layout,
+    keep: &dyn Fn(&std::path::Path) -> bool,
+    each: &mut dyn FnMut(TrialRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let planned = plan_runnable(layout, config);
     let setup = planned
         .iter()
         .filter(|t| t.id.kind == TrialKind::Setup)
@@ -354,19 +376,31 @@ pub fn run_plan(
         Some(why) => anyhow::bail!("{why}"),
         None => {}
     }
-    let mut out = Vec::new();
+    let mut run = |t: &agent_seer::check::PlannedTrial| {
+        let r = t.run();
+        if r.kind == TrialKind::Discrimination && r.status == Status::Ignored {
+            return Ok(());
+        }
+        each(r)
+    };
+    let mut gates = Vec::new();
     for t in planned
         .iter()
         .filter(|t| t.ignored.is_none() && t.selected_by(keep))
     {
-        let r = t.run();
-        if r.kind == TrialKind::Discrimination && r.status == Status::Ignored {
-            continue;
+        if gates
+            .last()
+            .is_some_and(|g: &&agent_seer::check::PlannedTrial| g.id.suite != t.id.suite)
+        {
+            gates.drain(..).try_for_each(&mut run)?;
         }
-        progress(&r);
-        out.push(r);
+        if matches!(t.id.kind, TrialKind::Discrimination | TrialKind::Mutation) {
+            gates.push(t);
+        } else {
+            run(t)?;
+        }
     }
-    Ok(out)
+    gates.into_iter().try_for_each(run)
 }
 
 /// The paths a verb was given to select trials with: each exists and is inside the project's

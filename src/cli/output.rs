@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_seer::report::{Report, RunDir, Verbosity, ci, html, junit, markdown};
+use agent_seer::report::{Report, RunDir, Verbosity, View, ci, html, junit, markdown};
 use clap::ValueEnum;
 
 use super::Outcome;
@@ -56,33 +56,71 @@ pub struct ReportFiles {
 }
 
 impl ReportFiles {
-    /// Writes each requested file (atomically).
-    pub fn write(&self, report: &Report) -> anyhow::Result<()> {
+    /// Writes each requested file (atomically), each as it is rendered.
+    pub fn write(&self, view: View<'_>) -> anyhow::Result<()> {
+        type Render = fn(View<'_>, &mut dyn Write) -> std::io::Result<()>;
+        let markdown: Render = |v, out| out.write_all(markdown::markdown_of(v)?.as_bytes());
+        let sarif: Render = |v, out| ci::write_sarif(v, &place, out);
         for (path, render) in [
-            (&self.json, Report::json as fn(&Report) -> String),
-            (&self.junit, junit::junit),
-            (&self.markdown, markdown::markdown),
-            (&self.html, html::html),
+            (&self.json, agent_seer::report::write_json as Render),
+            (&self.junit, junit::write_junit),
+            (&self.markdown, markdown),
+            (&self.html, html::write_html),
             (&self.sarif, sarif),
         ] {
             if let Some(p) = path {
-                let mut text = render(report);
-                if !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                agent_seer::source::write_atomically(p, text.as_bytes())
-                    .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
+                agent_seer::source::write_atomically_with(p, |out| {
+                    let mut out = EndsLine::new(out);
+                    render(view, &mut out)?;
+                    out.end_line()
+                })
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
             }
         }
         if let Some(p) = &self.otlp {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos());
-            let text = agent_seer::report::otlp::otlp(report, now);
-            agent_seer::source::write_atomically(p, text.as_bytes())
-                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
+            agent_seer::source::write_atomically_with(p, |out| {
+                agent_seer::report::otlp::write_otlp(view, now, out)
+            })
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
         }
         Ok(())
+    }
+}
+
+/// A writer that remembers whether what went through it ends a line, so a file can be ended
+/// with one newline whatever its renderer wrote last.
+struct EndsLine<'a> {
+    out: &'a mut dyn Write,
+    last: Option<u8>,
+}
+
+impl<'a> EndsLine<'a> {
+    fn new(out: &'a mut dyn Write) -> Self {
+        Self { out, last: None }
+    }
+
+    fn end_line(&mut self) -> std::io::Result<()> {
+        if self.last != Some(b'\n') {
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for EndsLine<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        if n > 0 {
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -111,24 +149,42 @@ impl ReportArgs {
     }
 
     /// Prints the report in the chosen format, writes the requested files, and concludes.
-    pub fn emit(&self, report: &Report, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-        self.files.write(report)?;
-        step_summary(report)?;
-        let text = match self.format {
-            ReportFormat::Human => report.human(self.verbosity()),
-            ReportFormat::Json => report.json() + "\n",
-            ReportFormat::Junit => junit::junit(report) + "\n",
-            ReportFormat::Markdown => markdown::markdown(report),
-            ReportFormat::Html => html::html(report),
-            ReportFormat::Github => ci::github(report, &place),
-            ReportFormat::Sarif => sarif(report) + "\n",
-        };
-        out.write_all(text.as_bytes())?;
-        Ok(if report.passed {
+    pub fn emit(&self, view: View<'_>, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        self.files.write(view)?;
+        step_summary(view)?;
+        // One write per line would be one system call per line on a pipe.
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        let o: &mut dyn Write = &mut out;
+        match self.format {
+            ReportFormat::Human => agent_seer::report::write_human(view, self.verbosity(), o)?,
+            ReportFormat::Json => {
+                agent_seer::report::write_json(view, o)?;
+                o.write_all(b"\n")?;
+            }
+            ReportFormat::Junit => {
+                junit::write_junit(view, o)?;
+                o.write_all(b"\n")?;
+            }
+            ReportFormat::Markdown => o.write_all(markdown::markdown_of(view)?.as_bytes())?,
+            ReportFormat::Html => html::write_html(view, o)?,
+            ReportFormat::Github => ci::write_github(view, &place, o)?,
+            ReportFormat::Sarif => {
+                ci::write_sarif(view, &place, o)?;
+                o.write_all(b"\n")?;
+            }
+        }
+        out.flush()?;
+        Ok(if view.summary.passed {
             Outcome::Clean
         } else {
             Outcome::Findings
         })
+    }
+
+    /// [`ReportArgs::emit`] of a report held in memory.
+    pub fn emit_report(&self, report: &Report, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+        let summary = report.summary();
+        self.emit(report.view(&summary), out)
     }
 }
 
@@ -148,13 +204,9 @@ fn place(p: &str) -> String {
         .map_or_else(|_| p.to_owned(), |r| r.to_string_lossy().into_owned())
 }
 
-fn sarif(report: &Report) -> String {
-    ci::sarif(report, &place)
-}
-
 /// In a GitHub Actions step (`GITHUB_STEP_SUMMARY` names a file), appends the Markdown report
 /// to the job summary, as GitHub asks: the step's other writes to it are kept.
-fn step_summary(report: &Report) -> anyhow::Result<()> {
+fn step_summary(view: View<'_>) -> anyhow::Result<()> {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) else {
         return Ok(());
     };
@@ -168,7 +220,7 @@ fn step_summary(report: &Report) -> anyhow::Result<()> {
                 Path::new(&path).display()
             )
         })?;
-    let mut text = markdown::markdown(report);
+    let mut text = markdown::markdown_of(view)?;
     if !text.ends_with('\n') {
         text.push('\n');
     }

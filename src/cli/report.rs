@@ -33,7 +33,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     );
     let unloadable = records.iter().any(super::check::unloadable);
     let report = Report::new(id, records).with_incomplete(incomplete);
-    let outcome = args.report.emit(&report, out)?;
+    let outcome = args.report.emit_report(&report, out)?;
     // A run with a file that did not load is bad input, as `check` says of it (exit 2).
     Ok(if unloadable {
         Outcome::Failed(super::exit::INPUT)

@@ -173,7 +173,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let report = Report::new(process_run_id(), records).with_ledger(client.ledger().entries());
     super::output::save_run(&layout.root, &report)?;
-    args.files.write(&report)?;
+    let summary = report.summary();
+    args.files.write(report.view(&summary))?;
     match args.format {
         Format::Json => {
             let rows: Vec<_> = results

@@ -55,34 +55,32 @@ pub struct CallFlow {
     pub refused: bool,
     /// The call's argument values that reference artifacts.
     pub references: Vec<Reference>,
-    /// Artifacts this call produced (normalised), when it succeeded.
-    pub produced: Vec<String>,
 }
 
-/// The flow engine's view of a transcript.
+/// The flow engine's view of a transcript: it borrows the transcript's and the scenario's
+/// prompts and outputs, and reads them only for the questions asked (issue 31: a run whose
+/// calls reference nothing never has its outputs indexed).
 #[derive(Clone, Debug, Default)]
-pub struct Flow {
+pub struct Flow<'a> {
     /// The flow findings (unknown references, use before produce, redundancy).
     pub findings: Vec<Finding>,
     /// Per call, in transcript order.
     pub calls: Vec<CallFlow>,
-    artifacts: HashMap<String, Vec<Origin>>,
-    ground: Ground,
+    ground: Ground<'a>,
 }
 
-impl Flow {
+impl Flow<'_> {
     /// Whether an earlier successful call (before call `index`) produced `value`: an artifact
     /// it made, or a name, id or number its output gave (a path composed from one included).
     pub fn produced_before(&self, value: &str, index: usize) -> bool {
-        let artifact = self.artifacts.get(&normalize(value)).is_some_and(|os| {
-            os.iter()
-                .any(|o| matches!(o, Origin::Call(c) if *c < index))
-        });
-        artifact
+        let artifact = self
+            .ground
+            .artifact(value, |o| matches!(o, Origin::Call(c) if *c < index));
+        artifact.is_some()
             || self
                 .ground
-                .origin_among(value, |o, s| {
-                    matches!(o, Origin::Call(c) if *c < index) && !s.arguments
+                .origin_among(value, |o, arguments| {
+                    matches!(o, Origin::Call(c) if *c < index) && !arguments
                 })
                 .is_some()
     }
@@ -90,24 +88,22 @@ impl Flow {
     /// Whether `value` existed when call `index` (in turn `turn`) ran: a prompt up to that turn
     /// mentioned it or an earlier successful call produced it.
     pub fn grounded_at(&self, value: &str, index: usize, turn: usize) -> bool {
-        self.artifacts
-            .get(&normalize(value))
-            .is_some_and(|origins| {
-                origins.iter().any(|o| match *o {
-                    Origin::Prompt(t) => t <= turn,
-                    Origin::Call(c) => c < index,
-                })
+        self.ground
+            .artifact(value, |o| match *o {
+                Origin::Prompt(t) => t <= turn,
+                Origin::Call(c) => c < index,
             })
+            .is_some()
     }
 }
 
 /// Analyses a transcript. `lint_failed[i]` says whether call `i` has an error finding.
-pub fn analyze(
-    t: &Transcript,
-    scenario: Option<&Scenario>,
+pub fn analyze<'a>(
+    t: &'a Transcript,
+    scenario: Option<&'a Scenario>,
     linter: &Linter,
     lint_failed: &[bool],
-) -> Flow {
+) -> Flow<'a> {
     let calls: Vec<(usize, &Call)> = t.calls().collect();
     let outputs = outputs(t, scenario);
     let mut walk = Walk::new(t, scenario, linter, &calls, &outputs);
@@ -115,7 +111,6 @@ pub fn analyze(
         walk.call(i, lint_failed.get(i).copied().unwrap_or(false));
     }
     let mut flow = walk.flow;
-    flow.ground = walk.ground;
     redundant_soundtracks(&mut flow, &calls, t, scenario, linter);
     flow.findings
         .sort_by_key(|f| (f.call, f.severity != Severity::Error));
@@ -124,46 +119,42 @@ pub fn analyze(
 
 /// The flow engine's walk over a transcript's calls, in order: what the prompts and the
 /// calls so far ground, and the flow established so far. One [`Walk::call`] per call.
-struct Walk<'a> {
+struct Walk<'w, 'a> {
     t: &'a Transcript,
     scenario: Option<&'a Scenario>,
-    linter: &'a Linter,
-    calls: &'a [(usize, &'a Call)],
-    outputs: &'a [Option<&'a Value>],
-    /// What each call's output offers later calls, whether or not the call succeeded: to tell
-    /// "nobody made it" from "a later call makes it" and "a failed call made it".
-    offered: Vec<Source>,
+    linter: &'w Linter,
+    calls: &'w [(usize, &'a Call)],
+    outputs: &'w [Option<&'a Value>],
     inferred: Option<&'a HashMap<String, Vec<String>>>,
-    flow: Flow,
-    /// What grounds a reference so far: prompts, the scenario's artifacts, successful calls'
-    /// outputs and arguments.
-    ground: Ground,
+    /// The flow so far; its ground is what grounds a reference so far: prompts, the
+    /// scenario's artifacts, successful calls' outputs and arguments.
+    flow: Flow<'a>,
     prompt_done: HashSet<usize>,
-    seen_calls: HashMap<String, usize>,
+    seen_calls: HashMap<Same<'a>, usize>,
     /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
     /// not waste: how many times each identical call appears there.
-    asked: HashMap<String, usize>,
-    repeats: HashMap<String, usize>,
+    asked: Option<&'a HashMap<String, usize>>,
+    repeats: HashMap<Same<'a>, usize>,
 }
 
-impl<'a> Walk<'a> {
+impl<'w, 'a> Walk<'w, 'a> {
     fn new(
         t: &'a Transcript,
         scenario: Option<&'a Scenario>,
-        linter: &'a Linter,
-        calls: &'a [(usize, &'a Call)],
-        outputs: &'a [Option<&'a Value>],
+        linter: &'w Linter,
+        calls: &'w [(usize, &'a Call)],
+        outputs: &'w [Option<&'a Value>],
     ) -> Self {
         let mut flow = Flow::default();
-        let mut ground = Ground::default();
+        // What each call's output offers later calls, whether or not the call succeeded: to
+        // tell "nobody made it" from "a later call makes it" and "a failed call made it".
+        flow.ground.offered = outputs
+            .iter()
+            .map(|o| Lazy::new(o.map_or(Raw::Nothing, Raw::Output)))
+            .collect();
         if let Some(sc) = scenario {
-            for a in &sc.artifacts {
-                flow.artifacts
-                    .entry(normalize(a))
-                    .or_default()
-                    .push(Origin::Prompt(0));
-            }
-            ground.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
+            flow.ground
+                .push(Origin::Prompt(0), Lazy::new(Raw::Artifacts(&sc.artifacts)));
         }
         Self {
             t,
@@ -171,16 +162,11 @@ impl<'a> Walk<'a> {
             linter,
             calls,
             outputs,
-            offered: outputs
-                .iter()
-                .map(|o| o.map(Source::of_output).unwrap_or_default())
-                .collect(),
             inferred: scenario.map(inferred_references),
             flow,
-            ground,
             prompt_done: HashSet::new(),
             seen_calls: HashMap::new(),
-            asked: scenario.map(asked_calls).unwrap_or_default(),
+            asked: scenario.map(asked_calls),
             repeats: HashMap::new(),
         }
     }
@@ -213,7 +199,7 @@ impl<'a> Walk<'a> {
         }
         self.repeat(i, &cf);
         if !cf.failed {
-            self.produced(i, &mut cf);
+            self.produced(i);
         }
         self.flow.calls.push(cf);
     }
@@ -226,33 +212,25 @@ impl<'a> Walk<'a> {
         let Some(p) = prompt_of(self.t, self.scenario, turn) else {
             return;
         };
-        for a in artifacts_in_text(p) {
-            self.flow
-                .artifacts
-                .entry(a)
-                .or_default()
-                .push(Origin::Prompt(turn));
-        }
-        self.ground.push(Origin::Prompt(turn), Source::of_prompt(p));
+        self.flow
+            .ground
+            .push(Origin::Prompt(turn), Lazy::new(Raw::Prompt(p)));
     }
 
     /// Where a referenced value came from, when it existed at call `i` (in `turn`).
     fn origin(&self, i: usize, turn: usize, value: &str) -> Option<Origin> {
-        let origin = self.flow.artifacts.get(&normalize(value)).and_then(|os| {
-            os.iter()
-                .find(|o| {
-                    matches!(o, Origin::Prompt(tt) if *tt <= turn)
-                        || matches!(o, Origin::Call(c) if *c < i)
-                })
-                .copied()
+        let origin = self.flow.ground.artifact(value, |o| {
+            matches!(o, Origin::Prompt(tt) if *tt <= turn) || matches!(o, Origin::Call(c) if *c < i)
         });
         // A name, an id or a path a tool printed (or one composed from a directory and a name
         // it listed) is grounded when a prompt or an earlier successful call gave it; a value
         // the matrix says always exists (git's `.`, `HEAD`) is grounded too.
-        origin.or_else(|| self.ground.origin_of(value)).or_else(|| {
-            self.grounded_by_matrix(self.calls[i].1, value)
-                .then_some(Origin::Prompt(0))
-        })
+        origin
+            .or_else(|| self.flow.ground.origin_of(value))
+            .or_else(|| {
+                self.grounded_by_matrix(self.calls[i].1, value)
+                    .then_some(Origin::Prompt(0))
+            })
     }
 
     fn grounded_by_matrix(&self, call: &Call, value: &str) -> bool {
@@ -282,8 +260,10 @@ impl<'a> Walk<'a> {
     /// later (listed as a whole word or name, or printed inside a longer token, the `18:24` of
     /// a datetime, as grounding accepts it), or by nobody.
     fn ungrounded(&self, i: usize, pointer: &str, value: &str) -> Finding {
+        let ground = &self.flow.ground;
         let makes = |p: &usize| {
-            self.offered[*p].produces(value, &self.ground) || self.offered[*p].gives(value)
+            let offered = ground.offered(*p);
+            offered.produces(value, ground) || offered.gives(value)
         };
         let earlier_failed = (0..i).filter(|&p| self.flow.calls[p].failed).find(makes);
         let later = (i + 1..self.calls.len()).find(makes);
@@ -307,9 +287,9 @@ impl<'a> Walk<'a> {
                 ),
             ),
             (None, None) => {
-                let mut known: Vec<&str> = self.flow.artifacts.keys().map(String::as_str).collect();
-                known.extend(self.ground.names());
-                let hint = crate::finding::did_you_mean(value, known.iter().copied());
+                let mut known = ground.artifact_names();
+                known.extend(ground.names().map(str::to_owned));
+                let hint = crate::finding::did_you_mean(value, known.iter().map(String::as_str));
                 Finding::new(
                     Code::UnknownReference,
                     pointer,
@@ -335,10 +315,10 @@ impl<'a> Walk<'a> {
         }
         let known = self.scenario.map(sql_known);
         for lit in names.literals.iter().filter(|l| is_id_literal(l)) {
-            if self.ground.origin_of(lit).is_some() || known.is_some_and(|k| k.contains(lit)) {
+            if self.flow.ground.origin_of(lit).is_some() || known.is_some_and(|k| k.contains(lit)) {
                 continue;
             }
-            let later = (i + 1..self.calls.len()).find(|&p| self.offered[p].gives(lit));
+            let later = (i + 1..self.calls.len()).find(|&p| self.flow.ground.offered(p).gives(lit));
             let f = match later {
                 Some(p) => Finding::new(
                     Code::UseBeforeProduce,
@@ -373,7 +353,7 @@ impl<'a> Walk<'a> {
             .map(|n| ("table", n))
             .chain(names.columns.iter().map(|n| ("column", n)));
         for (kind, name) in kinds {
-            let origin = self.ground.sql_origin(name);
+            let origin = self.flow.ground.sql_origin(name);
             let misspelt = matches!(origin, Some(Origin::Prompt(_)))
                 .then(|| self.misspelt(i, name))
                 .flatten();
@@ -395,7 +375,7 @@ impl<'a> Walk<'a> {
     fn misspelt(&self, i: usize, name: &str) -> Option<String> {
         let shown = (0..i)
             .filter(|&p| !self.flow.calls[p].failed)
-            .flat_map(|p| self.offered[p].words().iter())
+            .flat_map(|p| self.flow.ground.offered(p).words().iter())
             .find(|w| near_miss(name, w));
         if let Some(w) = shown {
             return Some(w.clone());
@@ -413,7 +393,8 @@ impl<'a> Walk<'a> {
         name: &str,
         misspelt: Option<String>,
     ) -> Finding {
-        let later = (i + 1..self.calls.len()).find(|&p| self.offered[p].names_sql(name, false));
+        let later =
+            (i + 1..self.calls.len()).find(|&p| self.flow.ground.offered(p).names_sql(name, false));
         match (misspelt, later) {
             (Some(w), _) => Finding::new(
                 Code::UnknownReference,
@@ -434,7 +415,14 @@ impl<'a> Walk<'a> {
             (None, None) => {
                 let known: Vec<&str> = (0..i)
                     .filter(|&p| !self.flow.calls[p].failed)
-                    .flat_map(|p| self.offered[p].words().iter().map(String::as_str))
+                    .flat_map(|p| {
+                        self.flow
+                            .ground
+                            .offered(p)
+                            .words()
+                            .iter()
+                            .map(String::as_str)
+                    })
                     .collect();
                 let hint = crate::finding::did_you_mean(name, known.iter().copied());
                 Finding::new(
@@ -451,11 +439,16 @@ impl<'a> Walk<'a> {
     /// An identical call to an earlier successful one does the same work twice.
     fn repeat(&mut self, i: usize, cf: &CallFlow) {
         let call = self.calls[i].1;
-        let key = call_key(&call.tool, &call.arguments);
-        let made = self.repeats.entry(key.clone()).or_default();
+        let key = Same::new(&call.tool, &call.arguments);
+        let made = self.repeats.entry(key).or_default();
         *made += 1;
-        let within_asked = *made <= self.asked.get(&key).copied().unwrap_or(0);
-        if let Some(&prev) = self.seen_calls.get(&key).filter(|_| !within_asked) {
+        let made = *made;
+        // How often the workflow asks for it: looked up only for a call made before.
+        let asked = |_: &&usize| {
+            let key = call_key(&call.tool, &call.arguments);
+            made > self.asked.and_then(|a| a.get(&key)).copied().unwrap_or(0)
+        };
+        if let Some(&prev) = self.seen_calls.get(&key).filter(asked) {
             let mut f = Finding::new(
                 Code::RedundantCall,
                 "",
@@ -477,25 +470,13 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// What a successful call `i` produced and gave: its output's artifacts, and its output
-    /// and arguments as ground for later calls.
-    fn produced(&mut self, i: usize, cf: &mut CallFlow) {
-        let arts = self.outputs[i].map(artifacts_of_value).unwrap_or_default();
-        for a in &arts {
-            self.flow
-                .artifacts
-                .entry(a.clone())
-                .or_default()
-                .push(Origin::Call(i));
-        }
-        cf.produced = arts;
-        self.ground.push(Origin::Call(i), self.offered[i].clone());
-        let mut given = Source {
-            arguments: true,
-            ..Source::default()
-        };
-        given.add_value(&self.calls[i].1.arguments);
-        self.ground.push(Origin::Call(i), given);
+    /// What a successful call `i` produced and gave: its output (and the artifacts in it)
+    /// and its arguments, as ground for later calls.
+    fn produced(&mut self, i: usize) {
+        let ground = &mut self.flow.ground;
+        ground.sources.push((Origin::Call(i), Entry::Offered(i)));
+        let given = Lazy::new(Raw::Arguments(&self.calls[i].1.arguments));
+        ground.push(Origin::Call(i), given);
     }
 }
 
@@ -506,8 +487,6 @@ impl<'a> Walk<'a> {
 pub(crate) struct Source {
     values: HashSet<String>,
     text: String,
-    /// The arguments of a call (what it was given), not its output.
-    arguments: bool,
     /// The text's words, lower-cased (`full_name` is one word), made on the first
     /// question about a SQL name.
     words: std::cell::OnceCell<HashSet<String>>,
@@ -643,7 +622,7 @@ impl Source {
     /// Whether this source produces `value`: as one of its values or a whole word of its text
     /// (not a piece of a longer path or name), or as the listed name of a path composed from a
     /// directory `ground` gives (see [`Ground::origin_of`]).
-    fn produces(&self, value: &str, ground: &Ground) -> bool {
+    fn produces(&self, value: &str, ground: &Ground<'_>) -> bool {
         self.lists(value)
             || composed(value).any(|(dir, name)| {
                 self.lists(name) && (ground.origin_of(dir).is_some() || self.gives(dir))
@@ -663,15 +642,122 @@ fn composed(value: &str) -> impl Iterator<Item = (&str, &str)> {
     })
 }
 
-/// Everything that grounds a reference at one point of a transcript, in order.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Ground {
-    sources: Vec<(Origin, Source)>,
+/// What a source of ground is made from: borrowed from the transcript or the scenario, and
+/// read into a [`Source`] only when a question needs it.
+#[derive(Clone, Copy, Debug)]
+enum Raw<'a> {
+    /// A call with no output.
+    Nothing,
+    /// A tool's output (recorded, or the step's mock).
+    Output(&'a Value),
+    /// A user's prompt.
+    Prompt(&'a str),
+    /// The scenario's `artifacts:`.
+    Artifacts(&'a [String]),
+    /// A successful call's arguments (what it was given).
+    Arguments(&'a Value),
 }
 
-impl Ground {
-    fn push(&mut self, origin: Origin, source: Source) {
-        self.sources.push((origin, source));
+/// A source of ground, read on the first question about it.
+#[derive(Clone, Debug)]
+struct Lazy<'a> {
+    raw: Raw<'a>,
+    read: std::cell::OnceCell<Source>,
+}
+
+impl<'a> Lazy<'a> {
+    fn new(raw: Raw<'a>) -> Self {
+        Self {
+            raw,
+            read: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn source(&self) -> &Source {
+        self.read.get_or_init(|| match self.raw {
+            Raw::Nothing => Source::default(),
+            Raw::Output(v) => Source::of_output(v),
+            Raw::Prompt(p) => Source::of_prompt(p),
+            Raw::Artifacts(a) => Source::of_strings(a),
+            Raw::Arguments(v) => Source::of_output(v),
+        })
+    }
+
+    fn arguments(&self) -> bool {
+        matches!(self.raw, Raw::Arguments(_))
+    }
+
+    /// The artifacts it mentions, normalised: URIs and media paths in an output or a prompt,
+    /// the scenario's artifacts as listed.
+    fn artifacts(&self) -> Vec<String> {
+        match self.raw {
+            Raw::Output(v) => artifacts_of_value(v),
+            Raw::Prompt(p) => artifacts_in_text(p),
+            Raw::Artifacts(a) => a.iter().map(|a| normalize(a)).collect(),
+            Raw::Nothing | Raw::Arguments(_) => Vec::new(),
+        }
+    }
+}
+
+/// A source of ground: a call's output (one of [`Ground::offered`]) or one of its own.
+#[derive(Clone, Debug)]
+enum Entry<'a> {
+    Offered(usize),
+    Own(Lazy<'a>),
+}
+
+/// Everything that grounds a reference at one point of a transcript, in order, each source
+/// read when first asked; and the artifacts they mention, indexed when first asked (each
+/// source once, in order).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ground<'a> {
+    /// What each call's output offers, whether or not the call succeeded.
+    offered: Vec<Lazy<'a>>,
+    sources: Vec<(Origin, Entry<'a>)>,
+    /// The artifacts of the first `.0` sources, each with the origins that mention it.
+    artifacts: std::cell::RefCell<(usize, HashMap<String, Vec<Origin>>)>,
+}
+
+impl<'a> Ground<'a> {
+    fn push(&mut self, origin: Origin, source: Lazy<'a>) {
+        self.sources.push((origin, Entry::Own(source)));
+    }
+
+    fn entry<'s>(&'s self, e: &'s Entry<'a>) -> &'s Lazy<'a> {
+        match e {
+            Entry::Offered(i) => &self.offered[*i],
+            Entry::Own(l) => l,
+        }
+    }
+
+    /// What call `i`'s output offers.
+    fn offered(&self, i: usize) -> &Source {
+        self.offered[i].source()
+    }
+
+    /// The earliest origin `keep` accepts of an artifact `value` names (normalised).
+    fn artifact(&self, value: &str, keep: impl Fn(&Origin) -> bool) -> Option<Origin> {
+        self.index_artifacts();
+        let ix = self.artifacts.borrow();
+        ix.1.get(&normalize(value))
+            .and_then(|os| os.iter().find(|o| keep(o)).copied())
+    }
+
+    /// Every artifact named so far, for a did-you-mean.
+    fn artifact_names(&self) -> Vec<String> {
+        self.index_artifacts();
+        self.artifacts.borrow().1.keys().cloned().collect()
+    }
+
+    fn index_artifacts(&self) {
+        let mut ix = self.artifacts.borrow_mut();
+        while ix.0 < self.sources.len() {
+            let (origin, e) = &self.sources[ix.0];
+            for a in self.entry(e).artifacts() {
+                ix.1.entry(a).or_default().push(*origin);
+            }
+            ix.0 += 1;
+        }
     }
 
     /// Where `value` comes from: the first source that gives it verbatim, or one that lists the
@@ -682,10 +768,16 @@ impl Ground {
         self.origin_among(value, |_, _| true)
     }
 
-    /// [`Ground::origin_of`] among the sources `keep` accepts.
-    fn origin_among(&self, value: &str, keep: impl Fn(&Origin, &Source) -> bool) -> Option<Origin> {
-        let sources = || self.sources.iter().filter(|(o, s)| keep(o, s));
-        let direct = |v: &str| sources().find(|(_, s)| s.gives(v)).map(|(o, _)| *o);
+    /// [`Ground::origin_of`] among the sources `keep` accepts (given the origin and whether
+    /// the source is a call's arguments).
+    fn origin_among(&self, value: &str, keep: impl Fn(&Origin, bool) -> bool) -> Option<Origin> {
+        let sources = || {
+            self.sources.iter().filter_map(|(o, e)| {
+                let l = self.entry(e);
+                keep(o, l.arguments()).then(|| (*o, l.source()))
+            })
+        };
+        let direct = |v: &str| sources().find(|(_, s)| s.gives(v)).map(|(o, _)| o);
         if let Some(o) = direct(value).or_else(|| {
             let trimmed = value.trim_end_matches('/');
             (trimmed != value && !trimmed.is_empty())
@@ -696,7 +788,7 @@ impl Ground {
         }
         composed(value).find_map(|(dir, name)| {
             let (o, _) = sources().find(|(_, s)| s.lists(name))?;
-            direct(dir).map(|_| *o)
+            direct(dir).map(|_| o)
         })
     }
 
@@ -704,7 +796,11 @@ impl Ground {
     fn sql_origin(&self, name: &str) -> Option<Origin> {
         self.sources
             .iter()
-            .find(|(o, s)| s.names_sql(name, matches!(o, Origin::Prompt(_))))
+            .find(|(o, e)| {
+                self.entry(e)
+                    .source()
+                    .names_sql(name, matches!(o, Origin::Prompt(_)))
+            })
             .map(|(o, _)| *o)
     }
 
@@ -713,8 +809,9 @@ impl Ground {
     fn names(&self) -> impl Iterator<Item = &str> {
         self.sources
             .iter()
-            .filter(|(o, s)| matches!(o, Origin::Call(_)) && !s.arguments)
-            .flat_map(|(_, s)| s.values.iter().map(String::as_str))
+            .map(|(o, e)| (o, self.entry(e)))
+            .filter(|(o, l)| matches!(o, Origin::Call(_)) && !l.arguments())
+            .flat_map(|(_, l)| l.source().values.iter().map(String::as_str))
     }
 }
 
@@ -745,12 +842,12 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
     // and the `any_of:` branch of its step in the current turn (`None` once the turn is over).
     let mut outputs: Vec<Earlier> = Vec::new();
     let mut prompts = Ground::default();
-    prompts.push(Origin::Prompt(0), Source::of_strings(&sc.artifacts));
+    prompts.push(Origin::Prompt(0), Lazy::new(Raw::Artifacts(&sc.artifacts)));
     // The words of the prompts so far: a value made only of them is the user's, in other words
     // (`port = 8080` for "change the port from 8080").
     let mut prompt_words: Vec<HashSet<String>> = Vec::new();
     for (ti, turn) in sc.turns.iter().enumerate() {
-        prompts.push(Origin::Prompt(ti), Source::of_prompt(&turn.prompt));
+        prompts.push(Origin::Prompt(ti), Lazy::new(Raw::Prompt(&turn.prompt)));
         prompt_words.push(words(&turn.prompt).collect());
         for step in &turn.workflow {
             let mut leaves = Vec::new();
@@ -804,7 +901,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
 
 /// Whether a step's value is SQL quoting an id an earlier output gave (`WHERE id = 1003`
 /// after the lookup): that makes the numbers of the tool's SQL references.
-fn sql_takes_ids(value: &str, prompts: &Ground, outputs: &[Earlier]) -> bool {
+fn sql_takes_ids(value: &str, prompts: &Ground<'_>, outputs: &[Earlier]) -> bool {
     if !crate::sql::looks_like_sql(value) {
         return false;
     }
@@ -826,7 +923,7 @@ fn leaf_produced(
     step: &OracleCall,
     pointer: &str,
     value: &str,
-    prompts: &Ground,
+    prompts: &Ground<'_>,
     prompt_words: &[HashSet<String>],
     outputs: &[Earlier],
 ) -> bool {
@@ -1367,14 +1464,72 @@ pub(crate) use crate::lint::looks_refused;
 
 /// How many times the scenario's workflow asks for each call (by [`call_key`]): repeats up to
 /// that count are work, not redundancy.
-pub(crate) fn asked_calls(scenario: &Scenario) -> HashMap<String, usize> {
-    let mut asked: HashMap<String, usize> = HashMap::new();
-    for o in scenario.turns.iter().flat_map(|t| &t.workflow) {
-        *asked
-            .entry(call_key(&o.call.tool, &o.call.arguments))
-            .or_default() += 1;
+pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<String, usize> {
+    scenario.asked_calls.get_or_init(|| {
+        let mut asked: HashMap<String, usize> = HashMap::new();
+        for o in scenario.turns.iter().flat_map(|t| &t.workflow) {
+            *asked
+                .entry(call_key(&o.call.tool, &o.call.arguments))
+                .or_default() += 1;
+        }
+        asked
+    })
+}
+
+/// A call as the flow engine compares calls: two are the same when their tools and arguments
+/// are equal (what [`call_key`] spells out), hashed without spelling them out.
+#[derive(Clone, Copy, Debug)]
+struct Same<'a> {
+    hash: u64,
+    tool: &'a str,
+    arguments: &'a Value,
+}
+
+impl<'a> Same<'a> {
+    fn new(tool: &'a str, arguments: &'a Value) -> Self {
+        use std::hash::{Hash, Hasher};
+        fn walk(v: &Value, h: &mut impl Hasher) {
+            match v {
+                Value::Null => 0u8.hash(h),
+                Value::Bool(b) => (1u8, *b).hash(h),
+                Value::Number(n) => (2u8, n).hash(h),
+                Value::String(s) => (3u8, s).hash(h),
+                Value::Array(items) => {
+                    (4u8, items.len()).hash(h);
+                    items.iter().for_each(|i| walk(i, h));
+                }
+                Value::Object(m) => {
+                    (5u8, m.len()).hash(h);
+                    for (k, v) in m {
+                        k.hash(h);
+                        walk(v, h);
+                    }
+                }
+            }
+        }
+        let mut h = std::hash::DefaultHasher::new();
+        tool.hash(&mut h);
+        walk(arguments, &mut h);
+        Self {
+            hash: h.finish(),
+            tool,
+            arguments,
+        }
     }
-    asked
+}
+
+impl PartialEq for Same<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.tool == other.tool && self.arguments == other.arguments
+    }
+}
+
+impl Eq for Same<'_> {}
+
+impl std::hash::Hash for Same<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.hash);
+    }
 }
 
 /// What makes two calls identical to the flow engine: the tool and its canonical arguments.
@@ -1546,7 +1701,16 @@ pub(crate) fn sql_arguments<'c>(
 // Without a matrix: `image_uri`, `input_video_uri`, `reference_image_uris`, `images`, … are
 // inputs; `gcs_bucket_uri`, `output_*`, `*_dir*` are destinations.
 pub(crate) fn looks_like_input(name: &str) -> bool {
-    let n = name.to_lowercase();
+    // Asked for every argument of every call: an ASCII name already in lower case (the usual
+    // one) is read as it is.
+    let n: std::borrow::Cow<str> = if name
+        .bytes()
+        .any(|b| !b.is_ascii_lowercase() && !b.is_ascii_digit() && b != b'_')
+    {
+        name.to_lowercase().into()
+    } else {
+        name.into()
+    };
     let destination = ["output", "bucket", "dir", "destination", "dest"]
         .iter()
         .any(|w| n.contains(w));
@@ -1555,7 +1719,7 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
         || n.ends_with("_uris")
         || n.ends_with("_url")
         || n.ends_with("_path")
-        || ["images", "videos", "audios", "files"].contains(&n.as_str());
+        || ["images", "videos", "audios", "files"].contains(&&*n);
     input && !destination
 }
 

@@ -9,8 +9,10 @@ fn suite(name: &str) -> Suite {
         .unwrap()
 }
 
-fn run(suite: &Suite, yaml: &str) -> Flow {
+/// The flow of a transcript (leaked: the flow borrows it, and each test is short).
+fn run<'s>(suite: &'s Suite, yaml: &str) -> Flow<'s> {
     let t = Transcript::from_source(SourceFile::from_text("t.yaml", yaml), "t".into()).unwrap();
+    let t: &'static Transcript = Box::leak(Box::new(t));
     let scenario = t
         .scenario
         .as_deref()
@@ -25,10 +27,10 @@ fn run(suite: &Suite, yaml: &str) -> Flow {
                 .any(|f| f.severity == Severity::Error)
         })
         .collect();
-    analyze(&t, scenario, &suite.linter, &lint_failed)
+    analyze(t, scenario, &suite.linter, &lint_failed)
 }
 
-fn codes(flow: &Flow) -> Vec<(&'static str, Option<usize>)> {
+fn codes(flow: &Flow<'_>) -> Vec<(&'static str, Option<usize>)> {
     flow.findings
         .iter()
         .map(|f| (f.code.as_str(), f.call))
@@ -206,15 +208,15 @@ fn scenario_artifacts_are_grounded() {
 /// an id, trailing slashes trimmed, a `file://` URI read as its path; nothing else.
 #[test]
 fn composed_references() {
+    let output = serde_json::json!({"content": [{"type": "text", "text": "[FILE] app.toml\n[DIR] src\nitem 8f3a2c created"}]});
     let mut g = Ground::default();
     g.push(
         Origin::Prompt(0),
-        Source::of_text("Work in /srv/app/ and https://api.example.com/v1/items."),
+        Lazy::new(Raw::Prompt(
+            "Work in /srv/app/ and https://api.example.com/v1/items.",
+        )),
     );
-    g.push(
-        Origin::Call(0),
-        Source::of_output(&serde_json::json!({"content": [{"type": "text", "text": "[FILE] app.toml\n[DIR] src\nitem 8f3a2c created"}]})),
-    );
+    g.push(Origin::Call(0), Lazy::new(Raw::Output(&output)));
     for grounded in [
         "/srv/app/app.toml",
         "/srv/app//app.toml",

@@ -406,6 +406,8 @@ pub struct Scenario {
     /// Per turn, per workflow step, the earlier steps whose mock output it takes (compiled
     /// once, for the oracle's ordering: `score::oracle::consumed`).
     pub(crate) consumed: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
+    /// How many times the workflow asks for each identical call (`flow::asked_calls`).
+    pub(crate) asked_calls: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
 }
 
 /// Gates a suite applies: a transcript passes at TC ≥ `pass`; the discrimination gate needs
@@ -729,6 +731,7 @@ impl Harness {
                 sql_known: std::sync::OnceLock::new(),
                 sql_names: std::sync::OnceLock::new(),
                 consumed: std::sync::OnceLock::new(),
+                asked_calls: std::sync::OnceLock::new(),
             });
         }
         Ok(Harness {

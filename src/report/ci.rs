@@ -13,11 +13,12 @@
 //! and `\n` escaped in the message, and `:` and `,` as well in property values.
 
 use std::fmt::Write;
+use std::io;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use super::{Report, Status, TrialKind, TrialRecord};
+use super::{Report, Status, TrialKind, TrialRecord, View, in_memory};
 use crate::finding::{Code, Severity};
 use crate::harness::Expect;
 
@@ -56,23 +57,43 @@ pub fn as_written(p: &str) -> String {
 
 /// The annotations of a report, in trial order, their paths shown by `place` (with `/`).
 pub fn annotations(report: &Report, place: Place<'_>) -> Vec<Annotation> {
+    let summary = report.summary();
+    let mut out = Vec::new();
+    let _ = each_annotation(report.view(&summary), place, &mut |a| {
+        out.push(a);
+        Ok(())
+    });
+    out
+}
+
+/// [`annotations`], each handed to `each` as its trial is read.
+pub fn each_annotation(
+    view: View<'_>,
+    place: Place<'_>,
+    each: &mut dyn FnMut(Annotation) -> io::Result<()>,
+) -> io::Result<()> {
     // A gate's failure is placed on its suite's harness.
-    let harnesses: std::collections::BTreeMap<&str, &str> = report
-        .trials
+    let harnesses: std::collections::BTreeMap<&str, &str> = view
+        .summary
+        .harnesses
         .iter()
-        .filter_map(|t| Some((t.suite.as_str(), t.harness.as_ref()?.path.as_str())))
+        .map(|(suite, h)| (suite.as_str(), h.path.as_str()))
         .collect();
     let mut out = Vec::new();
-    for t in &report.trials {
-        trial(&mut out, t, harnesses.get(t.suite.as_str()).copied());
-    }
-    for f in out.iter_mut().filter_map(|a| a.file.as_mut()) {
-        *f = place(f);
-        if std::path::MAIN_SEPARATOR != '/' {
-            *f = f.replace(std::path::MAIN_SEPARATOR, "/");
+    for t in view.trials.iter() {
+        let t = t?;
+        trial(&mut out, &t, harnesses.get(t.suite.as_str()).copied());
+        for mut a in out.drain(..) {
+            if let Some(f) = a.file.as_mut() {
+                *f = place(f);
+                if std::path::MAIN_SEPARATOR != '/' {
+                    *f = f.replace(std::path::MAIN_SEPARATOR, "/");
+                }
+            }
+            each(a)?;
         }
     }
-    out
+    Ok(())
 }
 
 fn trial(out: &mut Vec<Annotation>, t: &TrialRecord, harness: Option<&str>) {
@@ -179,8 +200,13 @@ pub fn escape_property(s: &str) -> String {
 /// The report as GitHub workflow commands, one line per annotation, then the per-suite table
 /// (plain log lines). Each annotation shows on the pull request's diff at its YAML line.
 pub fn github(report: &Report, place: Place<'_>) -> String {
-    let mut s = String::new();
-    for a in annotations(report, place) {
+    let summary = report.summary();
+    in_memory(|out| write_github(report.view(&summary), place, out))
+}
+
+/// [`github`], written an annotation at a time.
+pub fn write_github(view: View<'_>, place: Place<'_>, out: &mut dyn io::Write) -> io::Result<()> {
+    each_annotation(view, place, &mut |a| {
         let command = match a.level {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -197,15 +223,14 @@ pub fn github(report: &Report, place: Place<'_>) -> String {
             props.push(format!("col={c}"));
         }
         props.push(format!("title={}", escape_property(&a.title)));
-        let _ = writeln!(
-            s,
+        writeln!(
+            out,
             "::{command} {}::{}",
             props.join(","),
             escape_data(&a.message)
-        );
-    }
-    s.push_str(&super::junit::strip_ansi(&report.table()));
-    s
+        )
+    })?;
+    out.write_all(super::junit::strip_ansi(&super::table(view.summary)).as_bytes())
 }
 
 /// The `$schema` a SARIF log names: the OASIS schema (vendored in `tests/data/sarif/`).
@@ -217,6 +242,13 @@ pub const SARIF_SCHEMA: &str =
 /// `automationDetails`: code scanning matches alerts across runs by category and tool, so the
 /// category is the uploader's (`upload-sarif`'s `category:`), never this run's id.
 pub fn sarif(report: &Report, place: Place<'_>) -> String {
+    let summary = report.summary();
+    in_memory(|out| write_sarif(report.view(&summary), place, out))
+}
+
+/// [`sarif`], written a result at a time (the same bytes as the log made whole: its keys in
+/// the sorted order a `serde_json` map keeps).
+pub fn write_sarif(view: View<'_>, place: Place<'_>, out: &mut dyn io::Write) -> io::Result<()> {
     let mut rules: Vec<Value> = Code::ALL
         .iter()
         .map(|c| {
@@ -238,14 +270,53 @@ pub fn sarif(report: &Report, place: Place<'_>) -> String {
         Severity::Error,
         &["trial"],
     ));
-    let index = |id: &str| {
-        Code::parse(id)
-            .and_then(|c| Code::ALL.iter().position(|x| *x == c))
-            .unwrap_or(Code::ALL.len())
+    #[derive(serde::Serialize)]
+    struct Log<'a> {
+        #[serde(rename = "$schema")]
+        schema: &'a str,
+        runs: [Run<'a>; 1],
+        version: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    struct Run<'a> {
+        results: Results<'a>,
+        tool: Value,
+    }
+    let log = Log {
+        schema: SARIF_SCHEMA,
+        runs: [Run {
+            results: Results { view, place },
+            tool: json!({ "driver": {
+                "name": "agent-seer",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": env!("CARGO_PKG_REPOSITORY"),
+                "rules": rules,
+            }}),
+        }],
+        version: "2.1.0",
     };
-    let results: Vec<Value> = annotations(report, place)
-        .into_iter()
-        .map(|a| {
+    let mut ser =
+        serde_json::Serializer::with_formatter(out, serde_json::ser::PrettyFormatter::new());
+    serde::Serialize::serialize(&log, &mut ser).map_err(io::Error::from)
+}
+
+/// A report's annotations as SARIF results, made as the array is written.
+struct Results<'a> {
+    view: View<'a>,
+    place: Place<'a>,
+}
+
+impl serde::Serialize for Results<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let index = |id: &str| {
+            Code::parse(id)
+                .and_then(|c| Code::ALL.iter().position(|x| *x == c))
+                .unwrap_or(Code::ALL.len())
+        };
+        let mut seq = ser.serialize_seq(None)?;
+        let mut failed = None;
+        let read = each_annotation(self.view, self.place, &mut |a| {
             let mut r = json!({
                 "ruleId": a.rule,
                 "ruleIndex": index(&a.rule),
@@ -266,23 +337,18 @@ pub fn sarif(report: &Report, place: Place<'_>) -> String {
                 }
                 r["locations"] = json!([{ "physicalLocation": physical }]);
             }
-            r
-        })
-        .collect();
-    let log = json!({
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "agent-seer",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": env!("CARGO_PKG_REPOSITORY"),
-                "rules": rules,
-            }},
-            "results": results,
-        }],
-    });
-    serde_json::to_string_pretty(&log).unwrap_or_default()
+            seq.serialize_element(&r).map_err(|e| {
+                let msg = e.to_string();
+                failed = Some(e);
+                io::Error::other(msg)
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        read.map_err(S::Error::custom)?;
+        seq.end()
+    }
 }
 
 fn level(s: Severity) -> &'static str {

@@ -5,9 +5,10 @@
 //! trial, and every broken transcript the engines caught, with findings and the call diff.
 
 use std::fmt::Write;
+use std::io;
 
 use super::svg::{self, Case, esc};
-use super::{Report, TranscriptRecord, TrialKind, TrialRecord};
+use super::{Report, TrialKind, TrialRecord, View, in_memory};
 use crate::check::Status;
 use crate::finding::SubDimension;
 use crate::harness::Expect;
@@ -33,6 +34,15 @@ pre { background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }
 
 /// The report as one HTML page.
 pub fn html(report: &Report) -> String {
+    let summary = report.summary();
+    in_memory(|out| write_html(report.view(&summary), out))
+}
+
+/// The report as one HTML page ([`html`]), written as it is made: the charts from the
+/// summary's aggregates and one walk over each suite's cases, then one walk over the trials
+/// for each of the lists.
+pub fn write_html(view: View<'_>, out: &mut dyn io::Write) -> io::Result<()> {
+    let report = view.summary;
     let mut s = String::new();
     let t = &report.totals;
     let _ = writeln!(
@@ -67,8 +77,9 @@ pub fn html(report: &Report) -> String {
     );
     for (name, c) in &report.suites {
         let gap = report
-            .suite_trials(name)
-            .find_map(|t| t.discrimination.as_ref()?.gap)
+            .stats
+            .get(name)
+            .and_then(|st| st.gap)
             .map_or("–".to_owned(), |g| format!("{g:.3}"));
         let cells: String = c
             .cells(unlabelled)
@@ -89,51 +100,50 @@ pub fn html(report: &Report) -> String {
         svg::CORRECT,
         svg::BROKEN
     );
+    out.write_all(s.as_bytes())?;
+    s.clear();
     for suite in report.suites.keys() {
-        let graded: Vec<(&TrialRecord, &TranscriptRecord)> =
-            report.graded().filter(|(t, _)| &t.suite == suite).collect();
-        if graded.is_empty() {
+        let Some(st) = report.stats.get(suite).filter(|st| st.graded > 0) else {
             continue;
-        }
-        let threshold = graded[0].1.pass_threshold;
-        let tc_of = |want: Expect| -> Vec<f64> {
-            graded
-                .iter()
-                .filter(|(_, tr)| tr.expects() == want)
-                .filter_map(|(_, tr)| tr.tc())
-                .collect()
         };
-        let mut cases: Vec<Case<'_>> = graded
-            .iter()
-            .filter_map(|(t, tr)| {
-                Some(Case {
-                    name: t.name.rsplit("::").next().unwrap_or(&t.name),
-                    correct: tr.expects() == Expect::Pass,
-                    tc: tr.tc()?,
-                    agrees: t.status != Status::Failed,
-                    failed_by: (tr.verdict == crate::check::Verdict::Fail)
-                        .then(|| tr.findings.iter().find(|f| f.severity == "error"))
-                        .flatten()
-                        .map(|f| f.code.as_str()),
-                })
-            })
-            .collect();
-        cases.sort_by_key(|c| !c.correct);
-        let _ = writeln!(
+        let threshold = st.threshold.unwrap_or_default();
+        let n = st.cases[0] + st.cases[1];
+        let _ = write!(
             s,
-            r#"<section id="suite-{0}"><h3>{0}</h3><div class="charts"><div class="chart">{1}</div><div class="chart">{2}</div></div></section>"#,
+            r#"<section id="suite-{0}"><h3>{0}</h3><div class="charts"><div class="chart">{1}</div><div class="chart">{2}"#,
             esc(suite),
             svg::histogram(
                 &format!("{suite}: TC distribution"),
-                &tc_of(Expect::Pass),
-                &tc_of(Expect::Fail),
+                &st.bins[0],
+                &st.bins[1],
                 threshold
             ),
-            svg::discrimination(&format!("{suite}: TC per case"), &cases, threshold)
+            svg::discrimination_head(
+                &format!("{suite}: TC per case"),
+                n,
+                st.longest,
+                threshold,
+                [st.case_mean(true), st.case_mean(false)]
+            )
         );
+        out.write_all(s.as_bytes())?;
+        s.clear();
+        // The correct cases, then the broken ones, each in name order.
+        let mut i = 0;
+        for correct in [true, false] {
+            for t in view.trials.suite(suite) {
+                let t = t?;
+                let Some(case) = case_of(&t).filter(|c| c.correct == correct) else {
+                    continue;
+                };
+                out.write_all(svg::discrimination_case(i, &case, threshold).as_bytes())?;
+                i += 1;
+            }
+        }
+        out.write_all(b"</svg></div></div></section>\n")?;
     }
 
-    let rows: Vec<(String, Vec<Option<f64>>)> = report.heat_map().into_iter().collect();
+    let rows: Vec<(String, Vec<Option<f64>>)> = super::heat_map(report).into_iter().collect();
     if rows.iter().any(|(_, r)| r.iter().any(Option::is_some)) {
         let cols: Vec<&str> = SubDimension::ALL.iter().map(|d| d.as_str()).collect();
         let _ = writeln!(
@@ -156,41 +166,51 @@ pub fn html(report: &Report) -> String {
         );
     }
 
-    let failures: Vec<&TrialRecord> = report
-        .trials
-        .iter()
-        .filter(|t| t.status == Status::Failed)
-        .collect();
     let _ = writeln!(
         s,
         r#"<h2 id="failures">Failing trials ({})</h2>"#,
-        failures.len()
+        report.failed()
     );
-    if failures.is_empty() {
+    if report.failed() == 0 {
         s.push_str("<p>None.</p>\n");
     }
-    for t in failures {
-        case(&mut s, t, "case failure");
+    out.write_all(s.as_bytes())?;
+    s.clear();
+    if report.failed() > 0 {
+        for t in view.trials.iter() {
+            let t = t?;
+            if t.status == Status::Failed {
+                case(&mut s, &t, "case failure");
+                out.write_all(s.as_bytes())?;
+                s.clear();
+            }
+        }
     }
-    let caught: Vec<&TrialRecord> = report
-        .graded()
-        .filter(|(t, tr)| t.status == Status::Passed && tr.expects() == Expect::Fail)
-        .map(|(t, _)| t)
-        .collect();
-    if !caught.is_empty() {
+    if report.caught > 0 {
         let _ = writeln!(
             s,
             r#"<h2 id="caught">Broken transcripts caught ({})</h2><p class="muted">Labelled broken, failed by the engines with the named faults: what the checks found, and how the calls differ from the oracle.</p><details><summary>show all</summary>"#,
-            caught.len()
+            report.caught
         );
-        for t in caught {
-            case(&mut s, t, "case caught");
+        for t in view.trials.iter() {
+            let t = t?;
+            let caught = matches!(t.kind, TrialKind::Transcript | TrialKind::Live)
+                && t.status == Status::Passed
+                && t.transcript
+                    .as_ref()
+                    .is_some_and(|tr| tr.expects() == Expect::Fail);
+            if caught {
+                case(&mut s, &t, "case caught");
+                out.write_all(s.as_bytes())?;
+                s.clear();
+            }
         }
         s.push_str("</details>\n");
     }
 
     s.push_str("<h2>All trials</h2><details><summary>show all</summary><table id=\"trials\"><tr><th>trial</th><th>kind</th><th>status</th><th>TC</th></tr>\n");
-    for t in &report.trials {
+    for t in view.trials.iter() {
+        let t = t?;
         let _ = writeln!(
             s,
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
@@ -199,9 +219,28 @@ pub fn html(report: &Report) -> String {
             status(t.status),
             t.tc().map_or("–".to_owned(), |v| format!("{v:.3}"))
         );
+        out.write_all(s.as_bytes())?;
+        s.clear();
     }
     s.push_str("</table></details>\n</body></html>\n");
-    s
+    out.write_all(s.as_bytes())
+}
+
+/// A graded transcript's dot on its suite's per-case chart, when it has a TC.
+fn case_of(t: &TrialRecord) -> Option<Case<'_>> {
+    let (TrialKind::Transcript | TrialKind::Live, Some(tr)) = (t.kind, &t.transcript) else {
+        return None;
+    };
+    Some(Case {
+        name: t.name.rsplit("::").next().unwrap_or(&t.name),
+        correct: tr.expects() == Expect::Pass,
+        tc: tr.tc()?,
+        agrees: t.status != Status::Failed,
+        failed_by: (tr.verdict == crate::check::Verdict::Fail)
+            .then(|| tr.findings.iter().find(|f| f.severity == "error"))
+            .flatten()
+            .map(|f| f.code.as_str()),
+    })
 }
 
 fn kind(k: TrialKind) -> &'static str {

@@ -10,32 +10,36 @@
 //! into every build for this one document shape.
 
 use std::fmt::Write;
+use std::io;
 
-use super::{Report, TrialRecord};
+use super::{Report, SuiteCounts, TrialRecord, View, in_memory};
 use crate::check::Status;
 
 /// The report as JUnit XML.
 pub fn junit(report: &Report) -> String {
-    let suites: Vec<(&String, Vec<&TrialRecord>)> = report
-        .suites
-        .keys()
-        .map(|s| (s, report.suite_trials(s).collect()))
-        .collect();
-    let [tests, skipped, failures] = counts(suites.iter().flat_map(|(_, t)| t.iter().copied()));
+    let summary = report.summary();
+    in_memory(|out| write_junit(report.view(&summary), out))
+}
+
+/// The report as JUnit XML ([`junit`]), written a test case at a time: one walk over each
+/// suite's trials.
+pub fn write_junit(view: View<'_>, out: &mut dyn io::Write) -> io::Result<()> {
+    let summary = view.summary;
     let mut x = Xml::default();
     x.tag("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+    let [tests, skipped, failures] = counts(&summary.totals);
     x.open(
         "testsuites",
         &[
-            ("name", &format!("agent-seer {}", report.run_id)),
+            ("name", &format!("agent-seer {}", summary.run_id)),
             ("tests", &tests),
             ("skipped", &skipped),
             ("failures", &failures),
             ("errors", "0"),
         ],
     );
-    for (suite, trials) in &suites {
-        let [tests, skipped, failures] = counts(trials.iter().copied());
+    for (suite, c) in &summary.suites {
+        let [tests, skipped, failures] = counts(c);
         let attrs = [
             ("name", suite.as_str()),
             ("tests", &tests),
@@ -43,33 +47,27 @@ pub fn junit(report: &Report) -> String {
             ("errors", "0"),
             ("failures", &failures),
         ];
-        if trials.is_empty() {
+        if c.trials == 0 {
             x.empty("testsuite", &attrs);
             continue;
         }
         x.open("testsuite", &attrs);
-        for t in trials {
-            case(&mut x, t);
+        for t in view.trials.suite(suite) {
+            let t = t?;
+            case(&mut x, &t);
+            out.write_all(x.out.as_bytes())?;
+            x.out.clear();
         }
         x.close("testsuite");
     }
     x.close("testsuites");
     x.out.push('\n');
-    x.out
+    out.write_all(x.out.as_bytes())
 }
 
 /// The `tests`, `skipped` and `failures` counts of some trials (none is an `error`).
-fn counts<'a>(trials: impl Iterator<Item = &'a TrialRecord>) -> [String; 3] {
-    let (mut tests, mut skipped, mut failures) = (0, 0, 0);
-    for t in trials {
-        tests += 1;
-        match t.status {
-            Status::Passed => {}
-            Status::Failed => failures += 1,
-            Status::Xfailed | Status::Ignored => skipped += 1,
-        }
-    }
-    [tests, skipped, failures].map(|n: usize| n.to_string())
+fn counts(c: &SuiteCounts) -> [String; 3] {
+    [c.trials, c.xfailed + c.ignored, c.failed].map(|n: usize| n.to_string())
 }
 
 /// One trial's `<testcase>`: properties, then the failure or skip, then `<system-out>`.

@@ -2,23 +2,28 @@
 //! discrimination gates, failures (folded), the worst cases and coverage. GitHub caps a
 //! comment at 65,536 characters; failure bodies are cut to fit and the cut says so.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
+use std::io;
 
 use super::junit::strip_ansi;
-use super::{Report, TrialKind};
+use super::{Report, View};
 use crate::check::Status;
-use crate::harness::Expect;
 
 /// The longest comment we write, under GitHub's limit with room for a bot's header.
 pub const MAX_CHARS: usize = 60_000;
 /// The longest failure body shown.
 const MAX_FAILURE: usize = 3_000;
-/// How many near-threshold cases are listed.
-const WORST: usize = 5;
 
 /// The report as a PR comment.
 pub fn markdown(report: &Report) -> String {
+    let summary = report.summary();
+    markdown_of(report.view(&summary)).unwrap_or_default()
+}
+
+/// The report as a PR comment ([`markdown`]); it is kept under [`MAX_CHARS`], so it is made
+/// in memory, reading the failed trials' records once.
+pub fn markdown_of(view: View<'_>) -> io::Result<String> {
+    let report = view.summary;
     let mut s = String::new();
     let t = &report.totals;
     let _ = writeln!(
@@ -55,24 +60,19 @@ pub fn markdown(report: &Report) -> String {
     }
     row("total", &report.totals, true);
 
-    let gates: Vec<_> = report
-        .trials
-        .iter()
-        .filter_map(|t| Some((t, t.discrimination.as_ref()?)))
-        .collect();
-    if !gates.is_empty() {
+    if !report.gates.is_empty() {
         s.push_str("\n### Discrimination\n\n");
         s.push_str(
             "| suite | gate | mean TC correct | mean TC broken | gap | gated gap | min gap | faults found |\n",
         );
         s.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
         let f = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
-        for (t, d) in gates {
+        for d in &report.gates {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} | {} | {} | {:.3} | {}/{} |",
                 d.suite,
-                match t.status {
+                match d.status {
                     Status::Passed => "✅",
                     Status::Failed => "❌",
                     _ => "–",
@@ -88,15 +88,16 @@ pub fn markdown(report: &Report) -> String {
         }
     }
 
-    let failures: Vec<_> = report
-        .trials
-        .iter()
-        .filter(|t| t.status == Status::Failed)
-        .collect();
+    let failed = report.failed();
     let mut budget_note = None;
-    if !failures.is_empty() {
-        let _ = writeln!(s, "\n### Failures ({})\n", failures.len());
-        for (i, t) in failures.iter().enumerate() {
+    if failed > 0 {
+        let _ = writeln!(s, "\n### Failures ({failed})\n");
+        let mut i = 0;
+        for t in view.trials.iter() {
+            let t = t?;
+            if t.status != Status::Failed {
+                continue;
+            }
             let body = strip_ansi(t.message.as_deref().unwrap_or("").trim_end());
             let first = body.lines().next().unwrap_or("");
             let prefix = format!("{}: ", t.name);
@@ -112,10 +113,11 @@ pub fn markdown(report: &Report) -> String {
                 shown.replace("```", "`\u{200b}``")
             );
             if s.len() + entry.len() > MAX_CHARS - 2_000 {
-                budget_note = Some(failures.len() - i);
+                budget_note = Some(failed - i);
                 break;
             }
             s.push_str(&entry);
+            i += 1;
         }
         if let Some(n) = budget_note {
             let _ = writeln!(
@@ -126,55 +128,40 @@ pub fn markdown(report: &Report) -> String {
     }
 
     // The correct transcripts closest to failing: where a regression would land first.
-    let mut close: Vec<_> = report
-        .graded()
-        .filter(|(_, tr)| tr.expects() == Expect::Pass)
-        .filter_map(|(t, tr)| Some((t, tr, tr.tc()?)))
-        .collect();
-    close.sort_by(|a, b| a.2.total_cmp(&b.2).then_with(|| a.0.name.cmp(&b.0.name)));
-    if !close.is_empty() {
+    if !report.worst.is_empty() {
         s.push_str("\n### Worst cases\n\nCorrect transcripts with the lowest TC (the first to fail when the agent regresses):\n\n");
         s.push_str("| trial | TC | pass at | margin | findings |\n|---|---:|---:|---:|---|\n");
-        for (t, tr, tc) in close.into_iter().take(WORST) {
-            let codes: BTreeSet<&str> = tr.findings.iter().map(|f| f.code.as_str()).collect();
+        for w in &report.worst {
+            let tc = w.tc;
             let _ = writeln!(
                 s,
                 "| `{}` | {tc:.3} | {:.3} | {:+.3} | {} |",
-                t.name,
-                tr.pass_threshold,
-                tc - tr.pass_threshold,
-                if codes.is_empty() {
+                w.name,
+                w.pass_threshold,
+                tc - w.pass_threshold,
+                if w.codes.is_empty() {
                     "–".to_owned()
                 } else {
-                    codes.into_iter().collect::<Vec<_>>().join(", ")
+                    w.codes.join(", ")
                 }
             );
         }
     }
 
-    let harnesses: Vec<_> = report
-        .trials
-        .iter()
-        .filter(|t| t.kind == TrialKind::Harness)
-        .filter_map(|t| Some((t, t.harness.as_ref()?)))
-        .collect();
-    if !harnesses.is_empty() {
+    if !report.harnesses.is_empty() {
         s.push_str("\n### Coverage\n\n");
         s.push_str("| suite | scenarios with a transcript | tools called by an oracle | tools no oracle calls |\n|---|---:|---:|---|\n");
-        for (t, h) in harnesses {
-            let exercised: BTreeSet<&str> = report
-                .suite_trials(&t.suite)
-                .filter_map(|x| x.transcript.as_ref()?.scenario.as_deref())
-                .collect();
+        for (suite, h) in &report.harnesses {
+            let exercised = report.stats.get(suite).map(|st| &st.scenarios);
             let covered = h
                 .scenarios
                 .iter()
-                .filter(|id| exercised.contains(id.as_str()))
+                .filter(|id| exercised.is_some_and(|e| e.contains(id.as_str())))
                 .count();
             let _ = writeln!(
                 s,
                 "| {} | {covered}/{} | {}/{} | {} |",
-                t.suite,
+                suite,
                 h.scenarios.len(),
                 h.tools - h.uncovered_tools.len(),
                 h.tools,
@@ -206,7 +193,7 @@ pub fn markdown(report: &Report) -> String {
             );
         }
     }
-    s
+    Ok(s)
 }
 
 /// Escapes what Markdown would read as markup in a table cell or summary line.

@@ -13,10 +13,13 @@
 //! `gen_ai.evaluation.score.value`, `gen_ai.evaluation.score.label`,
 //! `gen_ai.evaluation.explanation`) with agent-seer's trial, suite and transcript beside them.
 
+use std::io;
+
+use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::Report;
-use crate::check::{Status, TranscriptRecord, Verdict};
+use super::{Report, Trials, View, in_memory};
+use crate::check::{Status, TranscriptRecord, TrialRecord, Verdict};
 
 fn attr(key: &str, value: Value) -> Value {
     let v = match value {
@@ -32,54 +35,109 @@ fn attr(key: &str, value: Value) -> Value {
 /// The report's results as one OTLP JSON `LogsData` document, every event stamped `time`
 /// (Unix nanoseconds: when the run was graded).
 pub fn otlp(report: &Report, time_unix_nano: u128) -> String {
-    let mut records = Vec::new();
-    for trial in &report.trials {
-        let Some(t) = &trial.transcript else { continue };
-        if trial.status == Status::Ignored {
-            continue;
-        }
-        for (name, value, label, explanation) in scores(t, trial.message.as_deref()) {
-            let mut attributes = vec![
-                attr("gen_ai.evaluation.name", json!(name)),
-                attr("gen_ai.evaluation.score.value", json!(value)),
-                attr("agent_seer.trial", json!(trial.name)),
-                attr("agent_seer.suite", json!(trial.suite)),
-                attr("agent_seer.transcript", json!(t.path)),
-            ];
-            if let Some(l) = label {
-                attributes.push(attr("gen_ai.evaluation.score.label", json!(l)));
-            }
-            if let Some(e) = explanation {
-                attributes.push(attr("gen_ai.evaluation.explanation", json!(e)));
-            }
-            let mut record = json!({
-                "timeUnixNano": time_unix_nano.to_string(),
-                "observedTimeUnixNano": time_unix_nano.to_string(),
-                "eventName": "gen_ai.evaluation.result",
-                "severityNumber": 9,
-                "severityText": "INFO",
-                "attributes": attributes,
-            });
-            if let Some(link) = &t.trace {
-                record["traceId"] = json!(link.trace_id);
-                if let Some(span) = &link.span_id {
-                    record["spanId"] = json!(span);
-                }
-            }
-            records.push(record);
-        }
+    let summary = report.summary();
+    in_memory(|out| write_otlp(report.view(&summary), time_unix_nano, out))
+}
+
+/// [`otlp`], written an event at a time (the same bytes as the document made whole: its keys
+/// in the sorted order a `serde_json` map keeps).
+pub fn write_otlp(view: View<'_>, time_unix_nano: u128, out: &mut dyn io::Write) -> io::Result<()> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        #[serde(rename = "resourceLogs")]
+        resource_logs: [ResourceLogs<'a>; 1],
     }
-    let doc = json!({"resourceLogs": [{
-        "resource": {"attributes": [
-            attr("service.name", json!("agent-seer")),
-            attr("agent_seer.run_id", json!(report.run_id)),
-        ]},
-        "scopeLogs": [{
-            "scope": {"name": "agent-seer", "version": env!("CARGO_PKG_VERSION")},
-            "logRecords": records,
+    #[derive(Serialize)]
+    struct ResourceLogs<'a> {
+        resource: Value,
+        #[serde(rename = "scopeLogs")]
+        scope_logs: [ScopeLogs<'a>; 1],
+    }
+    #[derive(Serialize)]
+    struct ScopeLogs<'a> {
+        #[serde(rename = "logRecords")]
+        log_records: Events<'a>,
+        scope: Value,
+    }
+    let doc = Doc {
+        resource_logs: [ResourceLogs {
+            resource: json!({"attributes": [
+                attr("service.name", json!("agent-seer")),
+                attr("agent_seer.run_id", json!(view.summary.run_id)),
+            ]}),
+            scope_logs: [ScopeLogs {
+                log_records: Events {
+                    trials: view.trials,
+                    time: time_unix_nano,
+                },
+                scope: json!({"name": "agent-seer", "version": env!("CARGO_PKG_VERSION")}),
+            }],
         }],
-    }]});
-    serde_json::to_string(&doc).expect("JSON values serialise") + "\n"
+    };
+    serde_json::to_writer(&mut *out, &doc).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// The events of a run's graded transcripts, made as the array is written.
+struct Events<'a> {
+    trials: Trials<'a>,
+    time: u128,
+}
+
+impl Serialize for Events<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = ser.serialize_seq(None)?;
+        for trial in self.trials.iter() {
+            let trial = trial.map_err(S::Error::custom)?;
+            for record in events(&trial, self.time) {
+                seq.serialize_element(&record)?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// One trial's events: one per score of its transcript.
+fn events(trial: &TrialRecord, time_unix_nano: u128) -> Vec<Value> {
+    let mut records = Vec::new();
+    let Some(t) = &trial.transcript else {
+        return records;
+    };
+    if trial.status == Status::Ignored {
+        return records;
+    }
+    for (name, value, label, explanation) in scores(t, trial.message.as_deref()) {
+        let mut attributes = vec![
+            attr("gen_ai.evaluation.name", json!(name)),
+            attr("gen_ai.evaluation.score.value", json!(value)),
+            attr("agent_seer.trial", json!(trial.name)),
+            attr("agent_seer.suite", json!(trial.suite)),
+            attr("agent_seer.transcript", json!(t.path)),
+        ];
+        if let Some(l) = label {
+            attributes.push(attr("gen_ai.evaluation.score.label", json!(l)));
+        }
+        if let Some(e) = explanation {
+            attributes.push(attr("gen_ai.evaluation.explanation", json!(e)));
+        }
+        let mut record = json!({
+            "timeUnixNano": time_unix_nano.to_string(),
+            "observedTimeUnixNano": time_unix_nano.to_string(),
+            "eventName": "gen_ai.evaluation.result",
+            "severityNumber": 9,
+            "severityText": "INFO",
+            "attributes": attributes,
+        });
+        if let Some(link) = &t.trace {
+            record["traceId"] = json!(link.trace_id);
+            if let Some(span) = &link.span_id {
+                record["spanId"] = json!(span);
+            }
+        }
+        records.push(record);
+    }
+    records
 }
 
 /// `(evaluation name, value, label, explanation)` for each score of a transcript.

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::{JudgeRecord, LedgerEntry, Status, TranscriptRecord, TrialRecord};
+use super::summary::{Judged, SuiteStats, Summary};
+use crate::check::{LedgerEntry, Status, TranscriptRecord, TrialRecord};
 use crate::finding::SubDimension;
 use crate::harness::{Expect, TrialId, TrialKind};
 
@@ -67,7 +68,7 @@ impl SuiteCounts {
         cells
     }
 
-    fn add(&mut self, t: &TrialRecord) {
+    pub(super) fn add(&mut self, t: &TrialRecord) {
         self.trials += 1;
         match t.status {
             Status::Passed => self.passed += 1,
@@ -94,7 +95,7 @@ impl SuiteCounts {
         }
     }
 
-    fn merge(&mut self, o: &SuiteCounts) {
+    pub(super) fn merge(&mut self, o: &SuiteCounts) {
         self.trials += o.trials;
         self.passed += o.passed;
         self.failed += o.failed;
@@ -156,26 +157,32 @@ impl Report {
     /// Gathers trial records (sorted by name) into a report.
     pub fn new(run_id: impl Into<String>, mut trials: Vec<TrialRecord>) -> Self {
         trials.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut suites: BTreeMap<String, SuiteCounts> = BTreeMap::new();
-        for t in &trials {
-            suites.entry(t.suite.clone()).or_default().add(t);
-        }
-        let mut totals = SuiteCounts::default();
-        for c in suites.values() {
-            totals.merge(c);
-        }
-        let agreement = agreement(&trials);
+        let s = Summary::of_records(run_id, &trials);
         Self {
-            format: FORMAT.to_owned(),
-            run_id: run_id.into(),
-            passed: totals.failed == 0,
-            totals,
-            suites,
+            format: s.format,
+            run_id: s.run_id,
+            passed: s.passed,
+            totals: s.totals,
+            suites: s.suites,
             trials,
-            ledger: BTreeMap::new(),
-            agreement,
-            incomplete: Vec::new(),
+            ledger: s.ledger,
+            agreement: s.agreement,
+            incomplete: s.incomplete,
         }
+    }
+
+    /// The report's [`Summary`]: its own counts, verdict, ledger and agreement, with the
+    /// aggregates the renderers draw from its trials.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::of_records(self.run_id.clone(), &self.trials);
+        s.format.clone_from(&self.format);
+        s.passed = self.passed;
+        s.totals = self.totals.clone();
+        s.suites.clone_from(&self.suites);
+        s.ledger.clone_from(&self.ledger);
+        s.agreement.clone_from(&self.agreement);
+        s.incomplete.clone_from(&self.incomplete);
+        s
     }
 
     /// The report of a run some of whose processes did not finish: it does not pass.
@@ -216,41 +223,36 @@ impl Report {
     /// (`None` where none has it): how good the agent is. Broken transcripts are left out —
     /// with them, a cell's colour said how many broken fixtures a suite has.
     pub fn heat_map(&self) -> BTreeMap<String, Vec<Option<f64>>> {
-        let mut out = BTreeMap::new();
-        for suite in self.suites.keys() {
-            let row = SubDimension::ALL
-                .iter()
-                .map(|d| {
-                    let vals: Vec<f64> = self
-                        .graded()
-                        .filter(|(t, tr)| &t.suite == suite && tr.expects() == Expect::Pass)
-                        .filter_map(|(_, tr)| tr.score.as_ref()?.get(*d))
-                        .collect();
-                    (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
-                })
-                .collect();
-            out.insert(suite.clone(), row);
-        }
-        out
+        heat_map(&self.summary())
     }
+}
+
+/// [`Report::heat_map`] of a summary.
+pub fn heat_map(s: &Summary) -> BTreeMap<String, Vec<Option<f64>>> {
+    s.suites
+        .keys()
+        .map(|suite| {
+            let row = s
+                .stats
+                .get(suite)
+                .map_or_else(|| vec![None; SubDimension::ALL.len()], SuiteStats::heat_row);
+            (suite.clone(), row)
+        })
+        .collect()
 }
 
 /// Two graders over the same transcripts: two judges when two ran, else the oracle and the
 /// one judge; `None` without a judge.
-fn agreement(trials: &[TrialRecord]) -> Option<AgreementRecord> {
-    let judged: Vec<(&TrialRecord, &JudgeRecord)> = trials
-        .iter()
-        .filter_map(|t| Some((t, t.judge.as_ref()?)))
-        .collect();
-    let mut judges: Vec<&str> = judged.iter().map(|(_, j)| j.judge.as_str()).collect();
+pub(super) fn agreement(judged: &[Judged]) -> Option<AgreementRecord> {
+    let mut judges: Vec<&str> = judged.iter().map(|j| j.judge.as_str()).collect();
     judges.sort_unstable();
     judges.dedup();
     // The transcript trial a judge trial judges: `judge::veo::a1` pairs with `veo::a1`.
-    let key = |t: &TrialRecord| match t.name.parse::<TrialId>() {
+    let key = |name: &str| match name.parse::<TrialId>() {
         Ok(id) if id.kind == TrialKind::Judge => {
             TrialId::transcript(&id.suite, id.transcript.as_deref().unwrap_or_default()).to_string()
         }
-        _ => t.name.clone(),
+        _ => name.to_owned(),
     };
     let (x, y, points): (String, String, Vec<(String, f64, f64)>) = match judges.as_slice() {
         [] => return None,
@@ -259,15 +261,15 @@ fn agreement(trials: &[TrialRecord]) -> Option<AgreementRecord> {
             (*one).to_owned(),
             judged
                 .iter()
-                .filter_map(|(t, j)| Some((key(t), j.oracle_tc?, j.score.tc)))
+                .filter_map(|j| Some((key(&j.name), j.oracle_tc?, j.tc)))
                 .collect(),
         ),
         [a, b, ..] => {
             let of = |name: &str| -> BTreeMap<String, f64> {
                 judged
                     .iter()
-                    .filter(|(_, j)| j.judge == name)
-                    .map(|(t, j)| (key(t), j.score.tc))
+                    .filter(|j| j.judge == name)
+                    .map(|j| (key(&j.name), j.tc))
                     .collect()
             };
             let (xa, yb) = (of(a), of(b));

@@ -25,6 +25,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use super::RunFile;
 use crate::check::Status;
 use crate::check::TrialRecord;
 
@@ -215,6 +216,32 @@ impl RunDir {
         Ok(())
     }
 
+    /// A record file of this run for one process to write alone, in trial order (`check`:
+    /// [`RunFile`] reads it back in name order): `records-<pid>-<start>.jsonl`, as
+    /// [`RunDir::write`] names its own. End it with [`RunDir::finish`].
+    pub fn run_file(&self) -> Result<RunFile, RunDirError> {
+        std::fs::create_dir_all(&self.path).map_err(io_err(&self.path))?;
+        RunFile::create(&self.path.join(format!(
+            "records-{}-{}.jsonl",
+            std::process::id(),
+            process_nonce()
+        )))
+    }
+
+    /// Ends a record file of [`RunDir::run_file`]: flushes it, writes its end marker (nothing
+    /// of it is missing), and points `latest` at this run.
+    pub fn finish(&self, file: &RunFile) -> Result<(), RunDirError> {
+        file.sync()?;
+        let end = file.path().with_extension("end");
+        std::fs::write(&end, b"").map_err(io_err(&end))?;
+        if let Some(parent) = self.path.parent() {
+            let latest = parent.join("latest");
+            crate::source::write_atomically(&latest, self.id.as_bytes())
+                .map_err(io_err(&latest))?;
+        }
+        Ok(())
+    }
+
     /// Reads every record of a run directory (`*.jsonl` record files, and `*.json` single
     /// records), sorted by trial name. A last line without its newline is a write a killed
     /// process never finished, and is left out; any other bad line is an error naming it.
@@ -306,7 +333,7 @@ impl RunDir {
 
 /// A number unique to this process among those sharing its pid over time (its start in
 /// nanoseconds), so a later process given the same pid cannot close an earlier one's file.
-fn process_nonce() -> u128 {
+pub(super) fn process_nonce() -> u128 {
     static NONCE: OnceLock<u128> = OnceLock::new();
     *NONCE.get_or_init(|| {
         std::time::SystemTime::now()

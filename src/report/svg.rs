@@ -70,16 +70,11 @@ const THRESHOLD_LABEL: f64 = 76.0;
 /// The width of a character of a 10px label, generously (system-ui varies).
 const CHAR_W: f64 = 6.2;
 
-/// A histogram of TC in ten bins over [0, 1], correct and broken transcripts stacked, with the
-/// pass threshold marked.
-pub fn histogram(label: &str, correct: &[f64], broken: &[f64], threshold: f64) -> String {
+/// A histogram of TC in ten bins over [0, 1] ([`super::bin`]), the counts of correct and
+/// broken transcripts stacked, with the pass threshold marked.
+pub fn histogram(label: &str, c: &[usize; 10], b: &[usize; 10], threshold: f64) -> String {
     let (w, h) = (380.0, 190.0);
     let (left, top, pw, ph) = (44.0, 12.0, 320.0, 140.0);
-    let bin = |v: f64| ((v.clamp(0.0, 1.0) * 10.0).floor() as usize).min(9);
-    let mut c = [0usize; 10];
-    let mut b = [0usize; 10];
-    correct.iter().for_each(|v| c[bin(*v)] += 1);
-    broken.iter().for_each(|v| b[bin(*v)] += 1);
     let max = (0..10).map(|i| c[i] + b[i]).max().unwrap_or(0).max(1) as f64;
     let mut s = open("histogram", label, w, h);
     // Counts axis.
@@ -152,22 +147,29 @@ pub struct Case<'a> {
     pub failed_by: Option<&'a str>,
 }
 
-/// The per-case discrimination chart: each labelled transcript's TC, correct ones then broken
-/// ones, with the pass threshold and both means. Case names are written in full, slanted
-/// below the axis; the chart grows to hold the longest.
-pub fn discrimination(label: &str, cases: &[Case<'_>], threshold: f64) -> String {
-    let n = cases.len().max(1) as f64;
-    let step = 26.0;
-    let (left, top, ph) = (44.0, 14.0, 150.0);
+/// Where the per-case chart puts things, for `n` cases.
+const CASE_STEP: f64 = 26.0;
+const CASE_LEFT: f64 = 44.0;
+const CASE_TOP: f64 = 14.0;
+const CASE_PH: f64 = 150.0;
+
+/// The per-case discrimination chart up to its cases (each then [`discrimination_case`], and
+/// `</svg>` after them): each labelled transcript's TC, correct ones then broken ones, with the
+/// pass threshold and both means. Case names are written in full, slanted below the axis; the
+/// chart grows to hold the longest (`longest` characters) of its `n` cases.
+pub fn discrimination_head(
+    label: &str,
+    n: usize,
+    longest: usize,
+    threshold: f64,
+    means: [Option<f64>; 2],
+) -> String {
+    let n = n.max(1) as f64;
+    let (step, left, top, ph) = (CASE_STEP, CASE_LEFT, CASE_TOP, CASE_PH);
     let pw = (step * n).max(240.0);
     // A name slanted 60° down-right takes sin 60° of its length below the axis and cos 60°
     // (half) of it to the right of its dot.
-    let longest = cases
-        .iter()
-        .map(|c| c.name.chars().count())
-        .max()
-        .unwrap_or(0) as f64
-        * CHAR_W;
+    let longest = longest as f64 * CHAR_W;
     let last_x = left + step * (n - 0.5);
     let right = (last_x + longest * 0.5 + 8.0).max(left + pw + THRESHOLD_LABEL);
     let (w, h) = (right, top + ph + 24.0 + longest * 0.87);
@@ -181,16 +183,10 @@ pub fn discrimination(label: &str, cases: &[Case<'_>], threshold: f64) -> String
         y(threshold),
         &format!("pass at {threshold:.2}"),
     );
-    for (group, color) in [(true, CORRECT), (false, BROKEN)] {
-        let vals: Vec<f64> = cases
-            .iter()
-            .filter(|c| c.correct == group)
-            .map(|c| c.tc)
-            .collect();
-        if vals.is_empty() {
+    for (mean, (group, color)) in means.into_iter().zip([(true, CORRECT), (false, BROKEN)]) {
+        let Some(mean) = mean else {
             continue;
-        }
-        let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+        };
         let _ = write!(
             s,
             r#"<line data-mark="mean" x1="{left}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{color}" stroke-opacity="0.5"><title>mean TC of the {} cases: {mean:.3}</title></line>"#,
@@ -200,60 +196,64 @@ pub fn discrimination(label: &str, cases: &[Case<'_>], threshold: f64) -> String
             if group { "correct" } else { "broken" }
         );
     }
-    for (i, c) in cases.iter().enumerate() {
-        let x = left + step * (i as f64 + 0.5);
-        let color = if c.correct { CORRECT } else { BROKEN };
-        let (fill, stroke) = if c.agrees {
-            (color, color)
-        } else {
-            ("#fff", color)
-        };
-        let above = c.tc >= threshold;
-        let why = match c.failed_by {
-            Some(code) if above => {
-                format!(
-                    " — failed by an error finding ({code}) although its TC is above the pass line"
-                )
-            }
-            Some(code) => format!(" — failed ({code})"),
-            None => String::new(),
-        };
-        let _ = write!(
-            s,
-            r#"<circle data-mark="case" data-case="{0}" cx="{x:.1}" cy="{1:.1}" r="5" fill="{fill}" stroke="{stroke}" stroke-width="2"><title>{0} ({2}): TC {3:.3}{4}{5}</title></circle>"#,
-            esc(c.name),
-            y(c.tc),
-            if c.correct { "correct" } else { "broken" },
-            c.tc,
-            esc(&why),
-            if c.agrees { "" } else { " — decided wrong" },
-        );
-        if let (Some(code), true) = (c.failed_by, above) {
-            let (cx, cy) = (x, y(c.tc));
-            let _ = write!(
-                s,
-                r##"<path data-mark="error-cross" d="M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}" stroke="#000" stroke-width="1.6"><title>{}: failed by an error finding ({}) although its TC is above the pass line</title></path>"##,
-                cx - 3.5,
-                cy - 3.5,
-                cx + 3.5,
-                cy + 3.5,
-                cx - 3.5,
-                cy + 3.5,
-                cx + 3.5,
-                cy - 3.5,
-                esc(c.name),
-                esc(code)
-            );
+    s
+}
+
+/// The `i`-th case of the per-case chart: its dot, its cross when an error finding failed it
+/// above the pass line, and its name.
+pub fn discrimination_case(i: usize, c: &Case<'_>, threshold: f64) -> String {
+    let (step, left, top, ph) = (CASE_STEP, CASE_LEFT, CASE_TOP, CASE_PH);
+    let y = |v: f64| top + ph * (1.0 - v.clamp(0.0, 1.0));
+    let mut s = String::new();
+    let x = left + step * (i as f64 + 0.5);
+    let color = if c.correct { CORRECT } else { BROKEN };
+    let (fill, stroke) = if c.agrees {
+        (color, color)
+    } else {
+        ("#fff", color)
+    };
+    let above = c.tc >= threshold;
+    let why = match c.failed_by {
+        Some(code) if above => {
+            format!(" — failed by an error finding ({code}) although its TC is above the pass line")
         }
+        Some(code) => format!(" — failed ({code})"),
+        None => String::new(),
+    };
+    let _ = write!(
+        s,
+        r#"<circle data-mark="case" data-case="{0}" cx="{x:.1}" cy="{1:.1}" r="5" fill="{fill}" stroke="{stroke}" stroke-width="2"><title>{0} ({2}): TC {3:.3}{4}{5}</title></circle>"#,
+        esc(c.name),
+        y(c.tc),
+        if c.correct { "correct" } else { "broken" },
+        c.tc,
+        esc(&why),
+        if c.agrees { "" } else { " — decided wrong" },
+    );
+    if let (Some(code), true) = (c.failed_by, above) {
+        let (cx, cy) = (x, y(c.tc));
         let _ = write!(
             s,
-            r#"<text data-mark="case-label" transform="translate({:.1} {:.1}) rotate(60)" font-size="10">{}</text>"#,
-            x - 3.0,
-            top + ph + 10.0,
-            esc(c.name)
+            r##"<path data-mark="error-cross" d="M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}" stroke="#000" stroke-width="1.6"><title>{}: failed by an error finding ({}) although its TC is above the pass line</title></path>"##,
+            cx - 3.5,
+            cy - 3.5,
+            cx + 3.5,
+            cy + 3.5,
+            cx - 3.5,
+            cy + 3.5,
+            cx + 3.5,
+            cy - 3.5,
+            esc(c.name),
+            esc(code)
         );
     }
-    s.push_str("</svg>");
+    let _ = write!(
+        s,
+        r#"<text data-mark="case-label" transform="translate({:.1} {:.1}) rotate(60)" font-size="10">{}</text>"#,
+        x - 3.0,
+        top + ph + 10.0,
+        esc(c.name)
+    );
     s
 }
 

@@ -86,22 +86,29 @@ impl Score {
         }
         let n = turns.len() as f64;
         let avg = |f: &dyn Fn(&Score) -> f64| turns.iter().map(f).sum::<f64>() / n;
-        let mut sub: BTreeMap<SubDimension, Vec<f64>> = BTreeMap::new();
+        if let [one] = turns {
+            return Some(one.clone());
+        }
+        // Each sub-dimension's sum and count over the turns where it applies, in turn order.
+        let mut sub: BTreeMap<SubDimension, (f64, usize)> = BTreeMap::new();
         for t in turns {
             for (d, v) in &t.sub {
-                sub.entry(*d).or_default().push(*v);
+                let (sum, n) = sub.entry(*d).or_insert((-0.0, 0));
+                (*sum, *n) = (*sum + v, *n + 1);
             }
         }
-        let orderings: Vec<f64> = turns.iter().filter_map(|t| t.ordering).collect();
+        let (ordering, orderings) = turns
+            .iter()
+            .filter_map(|t| t.ordering)
+            .fold((-0.0, 0), |(sum, n), o| (sum + o, n + 1));
         Some(Self {
             sub: sub
                 .into_iter()
-                .map(|(d, v)| (d, v.iter().sum::<f64>() / v.len() as f64))
+                .map(|(d, (sum, n))| (d, sum / n as f64))
                 .collect(),
             usage: avg(&|t| t.usage),
             selection: avg(&|t| t.selection),
-            ordering: (!orderings.is_empty())
-                .then(|| orderings.iter().sum::<f64>() / orderings.len() as f64),
+            ordering: (orderings > 0).then(|| ordering / orderings as f64),
             arguments: avg(&|t| t.arguments),
             tc: avg(&|t| t.tc),
             tc_harmonic: avg(&|t| t.tc_harmonic),

@@ -42,7 +42,7 @@ pub fn score(
     t: &Transcript,
     sc: &Scenario,
     linter: &Linter,
-    flow: &Flow,
+    flow: &Flow<'_>,
     findings: &[Finding],
 ) -> (Score, Vec<Score>, Vec<Finding>) {
     score_with(t, sc, linter, flow, findings, &BTreeMap::new())
@@ -54,7 +54,7 @@ pub fn score_with(
     t: &Transcript,
     sc: &Scenario,
     linter: &Linter,
-    flow: &Flow,
+    flow: &Flow<'_>,
     findings: &[Finding],
     severity: &BTreeMap<Code, Severity>,
 ) -> (Score, Vec<Score>, Vec<Finding>) {
@@ -69,7 +69,7 @@ pub(crate) fn facts<'a>(
     sc: &'a Scenario,
     calls: &'a [Vec<&'a Call>],
     linter: &'a Linter,
-    flow: &'a Flow,
+    flow: &'a Flow<'a>,
     findings: &'a [Finding],
 ) -> Vec<TurnFacts<'a>> {
     let mut first = 0;
@@ -269,22 +269,33 @@ pub(crate) fn compared_params(o: &OracleCall) -> Vec<&String> {
 /// the first value that does not (the parameter's own, or one inside it when a policy is keyed
 /// by a pointer into it). `from` decides `from_output`. The oracle's rule, shared with the
 /// trajectory metrics.
-pub(crate) fn compare(
-    o: &OracleCall,
+pub(crate) fn compare<'o>(
+    o: &'o OracleCall,
     a: &Call,
     linter: &Linter,
     from: &dyn Fn(&Value) -> bool,
-) -> Vec<(String, Option<String>)> {
+) -> Vec<(&'o str, Option<String>)> {
+    compare_params(o, &compared_params(o), a, linter, from)
+}
+
+/// [`compare`] given the step's [`compared_params`] (worked out once per step).
+pub(crate) fn compare_params<'o>(
+    o: &'o OracleCall,
+    params: &[&'o String],
+    a: &Call,
+    linter: &Linter,
+    from: &dyn Fn(&Value) -> bool,
+) -> Vec<(&'o str, Option<String>)> {
     let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
-    compared_params(o)
-        .into_iter()
-        .map(|p| {
+    params
+        .iter()
+        .map(|&p| {
             let selector = Some(linter).filter(|l| l.is_selector(&a.tool, p));
             let (want, got) = (o.call.args().get(p.as_str()), a.args().get(p.as_str()));
             if !pointer_keys {
                 // Policies by parameter name only: one comparison, no pointer built.
                 let ok = value_matches(selector, a, p, got, o.match_policies.get(p), want, from);
-                return (p.clone(), (!ok).then(|| format!("/{}", escape(p))));
+                return (p.as_str(), (!ok).then(|| format!("/{}", escape(p))));
             }
             let cx = Cmp {
                 o,
@@ -299,7 +310,7 @@ pub(crate) fn compare(
                 o.call.args().get(p.as_str()),
                 a.args().get(p.as_str()),
             );
-            (p.clone(), bad)
+            (p.as_str(), bad)
         })
         .collect()
 }

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::assign;
-use super::oracle::{compare, from_output, policy_at};
+use super::oracle::{compare_params, compared_params, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -32,7 +32,34 @@ const LOOKAHEAD: usize = 4;
 
 /// A comparison of a step with a call: each parameter the step compares and, when the call's
 /// value breaks the step's policy, the pointer where ([`compare`]).
-pub(crate) type Compared = Rc<[(String, Option<String>)]>;
+pub(crate) type Compared<'a> = Rc<[(&'a str, Option<String>)]>;
+
+/// The caches' keys are (step, call) pairs of small numbers: one multiply hashes them (the
+/// default SipHash was a tenth of a short run's evaluation).
+#[derive(Default)]
+pub(crate) struct PairHasher(u64);
+
+impl std::hash::Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type PairMap<V> = HashMap<(usize, usize), V, std::hash::BuildHasherDefault<PairHasher>>;
 
 /// What the scorers need of one turn's calls, computed once per transcript.
 pub(crate) struct TurnFacts<'a> {
@@ -41,7 +68,7 @@ pub(crate) struct TurnFacts<'a> {
     pub(crate) calls: &'a [&'a Call],
     pub(crate) workflow: &'a [OracleCall],
     pub(crate) linter: &'a Linter,
-    pub(crate) flow: &'a Flow,
+    pub(crate) flow: &'a Flow<'a>,
     /// The lint and flow findings of the whole transcript.
     pub(crate) findings: &'a [Finding],
     /// Per call of the turn, the indices into `findings` of its own.
@@ -50,10 +77,12 @@ pub(crate) struct TurnFacts<'a> {
     effects: Vec<Effect>,
     /// Per workflow step, what its call does.
     step_effects: Vec<Effect>,
+    /// Per workflow step, the parameters it compares.
+    params: Vec<Vec<&'a String>>,
     /// How many calls of each tool the turn made.
     per_tool: HashMap<&'a str, u32>,
-    compared: RefCell<HashMap<(usize, usize), Compared>>,
-    similarity: RefCell<HashMap<(usize, usize), f64>>,
+    compared: RefCell<PairMap<Compared<'a>>>,
+    similarity: RefCell<PairMap<f64>>,
 }
 
 impl<'a> TurnFacts<'a> {
@@ -63,7 +92,7 @@ impl<'a> TurnFacts<'a> {
         calls: &'a [&'a Call],
         workflow: &'a [OracleCall],
         linter: &'a Linter,
-        flow: &'a Flow,
+        flow: &'a Flow<'a>,
         findings: &'a [Finding],
     ) -> Self {
         let mut by_call = vec![Vec::new(); calls.len()];
@@ -95,6 +124,7 @@ impl<'a> TurnFacts<'a> {
                 .map(|o| linter.effect(&o.call.tool, o.call.args()))
                 .collect(),
             per_tool,
+            params: workflow.iter().map(compared_params).collect(),
             compared: RefCell::default(),
             similarity: RefCell::default(),
         }
@@ -150,12 +180,13 @@ impl<'a> TurnFacts<'a> {
     }
 
     /// The oracle's comparison of workflow step `w` with call `j` (computed once).
-    pub(crate) fn compared(&self, w: usize, j: usize) -> Compared {
+    pub(crate) fn compared(&self, w: usize, j: usize) -> Compared<'a> {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return c.clone();
         }
         let index = self.first + j;
-        let c: Compared = compare(&self.workflow[w], self.calls[j], self.linter, &|g| {
+        let (o, a) = (&self.workflow[w], self.calls[j]);
+        let c: Compared<'a> = compare_params(o, &self.params[w], a, self.linter, &|g| {
             from_output(g, |v| self.flow.produced_before(v, index))
         })
         .into();
@@ -201,7 +232,9 @@ impl<'a> TurnFacts<'a> {
         }
         let mut wanted = Vec::new();
         for (k, v) in o.call.args() {
-            if !matches!(
+            if o.match_policies.is_empty() {
+                every_scalar(v, &mut wanted);
+            } else if !matches!(
                 o.match_policies.get(k),
                 Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
             ) {
@@ -272,6 +305,16 @@ fn in_order(
             None => {}
         }
     }
+    // The calls the walk gave a step as a perfect match: another step tied with one of them
+    // is no rival for it (see below).
+    let mut perfect = vec![false; calls];
+    for (i, j) in pairing.iter().enumerate() {
+        if let Some(j) = *j
+            && weight(i, j) == cap(i)
+        {
+            perfect[j] = true;
+        }
+    }
     for (i, j) in pairing.iter().enumerate() {
         let got = j.map_or(0.0, |j| weight(i, j));
         if got == cap(i) {
@@ -279,10 +322,16 @@ fn in_order(
         }
         let row: Vec<f64> = (0..calls).map(|j| weight(i, j)).collect();
         let best = row.iter().copied().fold(0.0, f64::max);
-        // A pair that stands (0.2 or more) must be its row's only best: every optimal pairing
-        // then has it, so the walk answers as the Hungarian algorithm does, whichever of two
-        // equal calls that would have taken (a refused call and its broken retry).
-        let ties = row.iter().filter(|&&w| w == best).count();
+        // A pair that stands (0.2 or more) must be its row's only best among the calls no
+        // other step matches perfectly: the walk then answers as the Hungarian algorithm
+        // does, whichever of two equal calls that would have taken (a refused call and its
+        // broken retry). A call another step matches perfectly is that step's (a wrong value
+        // in a run of similar calls ties with every one of them; issue 31).
+        let ties = row
+            .iter()
+            .enumerate()
+            .filter(|&(k, &w)| w == best && (Some(k) == *j || !perfect[k]))
+            .count();
         if got < best || (got >= 0.2 && ties > 1) {
             return None;
         }
@@ -299,7 +348,8 @@ pub(crate) fn scalars<'v>(
     o: Option<&OracleCall>,
     out: &mut Vec<&'v Value>,
 ) {
-    let Some(o) = o else {
+    // No step, or one without policies: every value counts, and no pointer is built.
+    let Some(o) = o.filter(|o| !o.match_policies.is_empty()) else {
         return every_scalar(v, out);
     };
     if matches!(
@@ -355,6 +405,26 @@ mod tests {
             .enumerate()
             .filter_map(|(i, j)| j.map(|j| sim[i][j]))
             .sum()
+    }
+
+    /// A wrong value in a run of similar calls ties with every call of the tool: the walk
+    /// keeps its pairing when the tied calls are other steps' perfect matches, and leaves a
+    /// tie with a call no step takes (a refused call and its retry) to the Hungarian
+    /// algorithm.
+    #[test]
+    fn ties_with_other_steps_perfect_matches_keep_the_walk() {
+        let w = 5.0 / 6.0;
+        let sim = [vec![1.0, w, w], vec![w, w, w], vec![w, w, 1.0]];
+        let weight = |i: usize, j: usize| sim[i][j];
+        let cap = |_: usize| 1.0;
+        assert_eq!(
+            in_order(3, 3, &weight, &cap),
+            Some(vec![Some(0), Some(1), Some(2)])
+        );
+        // Two calls for the one step, neither perfect: which one is the Hungarian's to say.
+        let retry = [vec![w, w]];
+        let weight = |i: usize, j: usize| retry[i][j];
+        assert_eq!(in_order(1, 2, &weight, &cap), None);
     }
 
     /// Whenever the in-order walk keeps its pairing, no pairing scores more: on random

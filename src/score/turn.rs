@@ -19,16 +19,16 @@ use SubDimension::*;
 type Subs = BTreeMap<SubDimension, f64>;
 
 /// A turn's steps (one variant) against its calls.
-pub(crate) struct Turn<'a> {
-    pub(crate) facts: &'a TurnFacts<'a>,
+pub(crate) struct Turn<'t, 'a> {
+    pub(crate) facts: &'t TurnFacts<'a>,
     /// The variant's steps, as workflow indices, each repeated as its count allows.
     pub(crate) steps: Vec<usize>,
     /// Per step, whether it may be left out.
     pub(crate) optional: Vec<bool>,
     /// Per step, the earlier steps (indices into `steps`) it must follow.
     pub(crate) after: Vec<Vec<usize>>,
-    pub(crate) forbid: &'a [Forbid],
-    pub(crate) severity: &'a BTreeMap<Code, Severity>,
+    pub(crate) forbid: &'t [Forbid],
+    pub(crate) severity: &'t BTreeMap<Code, Severity>,
 }
 
 /// Which call does which step: `of_step[i]` the call paired with step `i`, `of_call[j]` the
@@ -61,7 +61,7 @@ fn ratio(num: usize, den: usize, empty: f64) -> f64 {
     }
 }
 
-impl Turn<'_> {
+impl Turn<'_, '_> {
     /// The turn's score under this variant, and the oracle's findings. `strict`: `order:
     /// strict` (every step pair ordered; a pair out of order is an error).
     pub(crate) fn score(&self, strict: bool) -> (Score, Vec<Finding>) {
@@ -402,7 +402,7 @@ impl Turn<'_> {
         &self,
         o: Option<&OracleCall>,
         j: usize,
-        compared: &[(String, Option<String>)],
+        compared: &[(&str, Option<String>)],
         out: &mut Vec<Finding>,
     ) -> Subs {
         let a = self.call(j);
@@ -508,7 +508,7 @@ impl Turn<'_> {
         &self,
         o: &OracleCall,
         j: usize,
-        compared: &[(String, Option<String>)],
+        compared: &[(&str, Option<String>)],
         mine: &[&Finding],
         out: &mut Vec<Finding>,
     ) {
@@ -640,18 +640,19 @@ impl Turn<'_> {
     /// Whether every parameter in which call `j` differs from step `i` is one the tool's
     /// `effects:` switch on (`when: {dryRun: true}`).
     fn differs_only_in_switches(&self, i: usize, j: usize) -> bool {
-        let switches: Vec<&String> = self
+        let switches: Vec<&str> = self
             .facts
             .linter
             .facts(&self.call(j).tool)
             .into_iter()
             .flat_map(|(_, f)| f.effects.iter().flat_map(|e| e.when.keys()))
+            .map(String::as_str)
             .collect();
         self.facts
             .compared(self.steps[i], j)
             .iter()
             .filter(|(_, bad)| bad.is_some())
-            .all(|(p, _)| switches.contains(&p))
+            .all(|(p, _)| switches.contains(p))
     }
 
     /// Calls no step asks for: unrequested (makes media or files), an unrequested effect, or
@@ -724,11 +725,12 @@ impl Turn<'_> {
                 f.severity = *s;
             }
         }
-        let engines = (0..self.facts.calls.len()).flat_map(|j| self.facts.findings_of(j));
-        let critical = engines
-            .chain(out.iter())
-            .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.sub_dimension);
+        let error = |f: &&Finding| f.severity == Severity::Error;
+        let critical = (0..self.facts.calls.len())
+            .flat_map(|j| self.facts.findings_of(j))
+            .filter(error)
+            .map(|f| f.sub_dimension)
+            .chain(out.iter().filter(error).map(|f| f.sub_dimension));
         for d in critical {
             if matches!(
                 d,

@@ -411,6 +411,72 @@ fn the_mutation_gate_names_its_survivors() {
     "#);
 }
 
+/// The mutation gate grades a run whose calls it has mutated before once (its mutants are the
+/// earlier run's, renamed), and takes from each transcript's trial what it is as a source
+/// rather than reading it again (issue 31: a corpus of 30,000 copies). Its count and its
+/// survivors stay those of `mutate`, which mutates every run afresh: here on the SQL suite
+/// with its regexes made `semantic` and a copy of every transcript, named to sort after the
+/// gates (`check` runs a suite's gates after its transcripts whatever their names).
+#[test]
+fn the_mutation_gate_grades_repeated_runs_as_mutate_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for sub in ["harnesses", "capabilities", "transcripts/sqlite"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    for f in [
+        "harnesses/sqlite.tools.json",
+        "harnesses/sqlite.server.json",
+        "capabilities/mcp-server-sqlite.yaml",
+    ] {
+        std::fs::copy(repo().join(f), root.join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(repo().join("harnesses/sqlite.yaml")).unwrap();
+    let regexes = regex::Regex::new(r"query: \{ regex: '(?:[^']|'')*' \}").unwrap();
+    let semantic = regexes.replace_all(&text, "query: semantic");
+    std::fs::write(
+        root.join("harnesses/sqlite.yaml"),
+        semantic.replace("mutation: 0.9", "mutation: 1.0"),
+    )
+    .unwrap();
+    for e in std::fs::read_dir(repo().join("transcripts/sqlite")).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            for copy in [name.clone(), format!("zz-{name}")] {
+                std::fs::copy(&p, root.join("transcripts/sqlite").join(copy)).unwrap();
+            }
+        }
+    }
+    let o = run_in(root, &["check", "--no-save"], None);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let failure = out.split("---- sqlite::mutation ----").nth(1).unwrap();
+    let failure = failure.split("\n---- ").next().unwrap().trim();
+    let m = run_in(root, &["mutate", "--format", "json"], None);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&m)).unwrap();
+    let outcomes = v[0]["outcomes"].as_array().unwrap();
+    let killed = outcomes.iter().filter(|o| o["killed"] == true).count();
+    let mut want = format!(
+        "mutation score {:.3} ({killed}/{} killed) is below thresholds.mutation 1; the survivors:\n",
+        killed as f64 / outcomes.len() as f64,
+        outcomes.len()
+    );
+    for o in outcomes.iter().filter(|o| o["killed"] == false) {
+        want += &format!(
+            "  {} [{}] {}\n    why: {}\n",
+            o["source"].as_str().unwrap(),
+            o["operator"].as_str().unwrap(),
+            o["what"].as_str().unwrap(),
+            o["why"].as_str().unwrap()
+        );
+    }
+    want += "(`agent-seer mutate --write DIR` writes them out for review)";
+    assert_eq!(failure, want);
+    // The copies made mutants too: twice the survivors of the suite alone.
+    assert_eq!(failure.matches("    why: ").count(), 4, "{failure}");
+}
+
 /// A harness whose `tools:` file is missing: exit 2, the quoted error once (in the harness
 /// trial), each other trial of the suite (three transcripts, the gate) a one-line pointer to it
 /// (issue 34).

@@ -276,3 +276,55 @@ fn a_run_left_by_a_killed_process_is_incomplete() {
         "records-999999.jsonl: the process writing it did not finish (killed, or still running)"
     );
 }
+
+/// `check` writes each record to its run's file as the trial ends and renders every report
+/// from that file, a record at a time (memory bounded whatever the corpus, issue 31); `report`
+/// renders the same saved run from its records held in memory. Both say the same, byte for
+/// byte, in every format: on the shipped suites (recorded runs, gates, mutation trials) and on
+/// a project with a failure.
+#[test]
+fn check_renders_from_its_run_file_as_report_does_from_memory() {
+    let mixed = mixed();
+    // The events' time is when each report was made.
+    let time = regex::Regex::new(r#"[tT]imeUnixNano":"\d+""#).unwrap();
+    for project in [repo(), mixed.path().to_path_buf()] {
+        let target = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let run = |verb: &str, format: &str, prefix: &str| {
+            let file = |ext: &str| {
+                out.path()
+                    .join(format!("{prefix}.{ext}"))
+                    .display()
+                    .to_string()
+            };
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_agent-seer"))
+                .args([verb, "--verbose", "--format", format])
+                .args(["--json", &file("json"), "--junit", &file("xml")])
+                .args(["--markdown", &file("md"), "--html", &file("html")])
+                .args(["--sarif", &file("sarif"), "--otlp", &file("otlp")])
+                .current_dir(&project)
+                .env("CARGO_TARGET_DIR", target.path())
+                .env_remove("AGENT_SEER_ROOT")
+                .env_remove("GITHUB_STEP_SUMMARY")
+                .env_remove("GITHUB_WORKSPACE")
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+            o
+        };
+        for format in ["human", "github"] {
+            let check = run("check", format, "check");
+            let report = run("report", format, "report");
+            let what = format!("{} --format {format}", project.display());
+            assert_eq!(stdout(&check), stdout(&report), "{what}");
+            assert_eq!(check.status.code(), report.status.code(), "{what}");
+            for ext in ["json", "xml", "md", "html", "sarif", "otlp"] {
+                let read = |p: &str| read(&out.path().join(format!("{p}.{ext}")));
+                let (c, r) = (read("check"), read("report"));
+                let (c, r) = (time.replace_all(&c, ""), time.replace_all(&r, ""));
+                assert!(c == r, "{what}: the .{ext} files differ");
+            }
+        }
+    }
+}

@@ -284,8 +284,9 @@ impl FastPath {
             }
             let first_asked = plan.asked.len();
             let mut asked: Vec<(String, usize)> = flow::asked_calls(sc)
-                .into_iter()
-                .filter(|(_, times)| *times > 1)
+                .iter()
+                .filter(|(_, times)| **times > 1)
+                .map(|(k, times)| (k.clone(), *times))
                 .collect();
             asked.sort_unstable();
             plan.asked.extend(asked);

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `agent-seer check` at scale, in bounded memory (issue 31): N transcripts (default 30,000),
+# copies of the shipped ones spread over the shipped suites in a throwaway project (as
+# bench/scale.sh lays them out). Prints the peak RSS and the time per transcript of
+# `check -q`, with and without saving the run, beside the time to read and parse the same
+# transcripts alone (examples/parse_only.rs, the loader `check` uses). The goal: peak RSS
+# under 64 MB at 30,000, and check within 3× of parsing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-30000}
+ROUNDS=${ROUNDS:-1}
+PROJECT=$(mktemp -d)
+trap 'rm -rf "$PROJECT"' EXIT
+cp -r harnesses capabilities "$PROJECT/"
+python3 - "$PROJECT" "$N" <<'PY'
+import os, shutil, sys
+project, n = sys.argv[1], int(sys.argv[2])
+src = []
+for suite in sorted(os.listdir("transcripts")):
+    for d, _, files in sorted(os.walk(f"transcripts/{suite}")):
+        sub = os.path.relpath(d, f"transcripts/{suite}")
+        src += [(suite, sub, f) for f in sorted(files) if not f.endswith(".label.yaml")]
+for i in range(n):
+    suite, sub, f = src[i % len(src)]
+    d = os.path.normpath(f"{project}/transcripts/{suite}/{sub}")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(f"transcripts/{suite}/{sub}/{f}", f"{d}/{i:06d}-{f}")
+    label = f"transcripts/{suite}/{sub}/" + f.rsplit(".", 1)[0] + ".label.yaml"
+    if os.path.exists(label):
+        shutil.copy(label, f"{d}/{i:06d}-" + os.path.basename(label))
+PY
+cargo build --release --quiet --bin agent-seer --example parse_only
+bin=${CARGO_TARGET_DIR:-target}/release
+# The run is saved under the project's target/, not this repository's.
+export CARGO_TARGET_DIR="$PROJECT/target"
+per() { python3 -c "print(f'{$1 * 1e6 / $N:.0f}')"; }
+for round in $(seq "$ROUNDS"); do
+  parse=$("$bin/examples/parse_only" "$PROJECT" | sed -E 's/.* in ([0-9.]+) s.*/\1/')
+  echo "round $round: parse only: $parse s, $(per "$parse") µs per transcript"
+  for save in --no-save ""; do
+    rm -rf "$PROJECT/target"
+    # shellcheck disable=SC2086
+    out=$({ /usr/bin/time -f '%e %M' "$bin/agent-seer" check --root "$PROJECT" -q $save >/dev/null; } 2>&1 | tail -1)
+    read -r secs kib <<<"$out"
+    echo "round $round: check -q ${save:-(saving the run)}: $secs s, $(per "$secs") µs per transcript ($(python3 -c "print(f'{$secs / $parse:.2f}')")× parse only), peak RSS $((kib / 1024)) MB"
+  done
+done
