@@ -60,10 +60,10 @@ pub mod lint;
 pub mod llm;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod pattern;
 #[cfg(any(feature = "judge", feature = "mcp"))]
 mod redact;
 pub mod report;
-pub mod pattern;
 mod runner;
 pub mod score;
 pub mod source;

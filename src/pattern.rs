@@ -246,8 +246,9 @@ mod tests {
     /// ASCII haystacks from a small xorshift generator over the characters the patterns
     /// care about, plus the texts a suite's policies see.
     fn haystacks() -> Vec<String> {
-        let alphabet: Vec<char> =
-            "aksKS_09 \t\n.-/:'\"(),;=<>*%gfilexmpSELECTFROMselectfrom".chars().collect();
+        let alphabet: Vec<char> = "aksKS_09 \t\n.-/:'\"(),;=<>*%gfilexmpSELECTFROMselectfrom"
+            .chars()
+            .collect();
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut out = vec![
             String::new(),
@@ -289,12 +290,21 @@ mod tests {
                 assert_eq!(lazy.group_all(t, 1), want, "{p} on {t:?}");
             }
         }
-        assert!(with_ascii > 20, "only {with_ascii} patterns had an ASCII form");
+        assert!(
+            with_ascii > 20,
+            "only {with_ascii} patterns had an ASCII form"
+        );
     }
 
     #[test]
     fn patterns_that_name_non_ascii_characters_keep_the_unicode_form() {
-        for p in [r"(?i)\x{212A}", r"(?i)\u{17F}", r"\p{L}", r"(?i)é", r"\N{DIGIT ONE}"] {
+        for p in [
+            r"(?i)\x{212A}",
+            r"(?i)\u{17F}",
+            r"\p{L}",
+            r"(?i)é",
+            r"\N{DIGIT ONE}",
+        ] {
             assert!(!ascii_safe(p), "{p}");
         }
         assert!(ascii_safe(r"\\x\d"));

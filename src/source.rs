@@ -13,6 +13,7 @@ use serde::Serialize;
 
 pub mod json;
 mod out;
+pub(crate) mod spanned;
 
 pub use out::OutDir;
 

@@ -1,17 +1,20 @@
-//! Prepared suites: the proof, kept under `<target>/agent-seer/prepared/`, that a suite's files
-//! loaded clean with this build — so that a process grading one transcript (nextest runs each
-//! trial in its own) need not compile what it does not grade. A suite loaded through its stamp
-//! ([`super::Suite::load_prepared`]) compiles each regex and each tool's JSON Schema at its
-//! first use instead of at load, where an invalid one would have been an error: compiling
-//! every one of them was most of a one-trial process (a 20 KB harness of SQL regexes: 20 ms).
+//! Prepared suites: a stamp, kept under `<target>/agent-seer/prepared/`, of the files a suite
+//! loaded clean from with this build, with a snapshot of what each YAML file parsed to — so
+//! that a process grading one transcript (nextest runs each trial in its own) neither parses
+//! YAML nor compiles what it does not grade. A suite loaded through its stamp
+//! ([`super::Suite::load_prepared`]) reads its harness and matrices from their JSON snapshots
+//! ([`crate::source::spanned`]) and compiles each regex and each tool's JSON Schema at its
+//! first use instead of at load, where an invalid one would have been an error. Both were most
+//! of a one-trial process: serde-saphyr reads some 100 ns a byte (a 7 KB matrix with aliases
+//! took 1.6 ms), and compiling a harness's SQL regexes took 10 ms.
 //! The main type is [`Prepared`], made by [`Prepared::at`].
 //!
-//! A stamp is the build's identity (the running executable's path, size, modification time and
-//! inode: a rebuilt harness, or another version of this crate, checks afresh) followed by every
-//! file the suite read, byte for byte. It holds only when it is equal to what the process read,
-//! so no edit, however small, reuses it; a stamp torn by a crash or by two writers at once is
-//! equal to nothing. A load that is not stamped is the full one, and writes the stamp when it
-//! succeeds.
+//! A stamp names the build (the running executable's path, size, modification time and
+//! inode: a rebuilt harness, or another version of this crate, loads afresh) and holds every
+//! file the suite read, byte for byte; it is used only when every one of those files is on
+//! disk as the stamp holds it, so no edit, however small, reuses it. A snapshot is kept only
+//! when it reads back as the very value the YAML parsed to. A stamp torn by a crash or by two
+//! writers at once fails to read, and the load is the full one, which writes it again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,11 +22,26 @@ use std::sync::OnceLock;
 
 use crate::source::SourceFile;
 
+const HEADER: &str = "agent-seer prepared suite 2\n";
+
 /// Where stamps are kept, for this build.
 #[derive(Clone, Debug)]
 pub(crate) struct Prepared {
     dir: PathBuf,
     build: &'static str,
+}
+
+/// One file a suite read, and the snapshot of what it parsed to (a harness or a matrix).
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    file: SourceFile,
+    snapshot: Option<String>,
+}
+
+/// A stamp that holds: its files (the harness first) as they are on disk.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    entries: Vec<Entry>,
 }
 
 impl Prepared {
@@ -35,68 +53,168 @@ impl Prepared {
         Some(Self { dir, build })
     }
 
-    /// The stamp of a suite whose harness is `files[0]` and which read the rest, in order.
-    pub(crate) fn stamp(&self, files: &[SourceFile]) -> Stamp {
-        let size: usize = files.iter().map(|f| f.text.len() + 64).sum();
-        let mut bytes = Vec::with_capacity(size + 128);
-        bytes.extend_from_slice(b"agent-seer prepared suite 1\nbuild ");
-        bytes.extend_from_slice(self.build.as_bytes());
-        for f in files {
-            let path = f.path.to_string_lossy();
-            let _ = write!(bytes, "\nfile {} {} {path}\n", f.text.len(), path.len());
-            bytes.extend_from_slice(f.text.as_bytes());
+    /// The stamp of the suite whose harness is `harness`, when it holds: written by this
+    /// build, for this very harness, and every other file it names still what it holds.
+    pub(crate) fn kept(&self, harness: &SourceFile) -> Option<Kept> {
+        let bytes = std::fs::read(self.path(&harness.path)).ok()?;
+        let kept = self.read(&bytes)?;
+        let first = kept.entries.first()?;
+        if first.file.path != harness.path || first.file.text != harness.text {
+            return None;
         }
-        let harness = files.first().map(|f| f.path.as_ref()).unwrap_or(Path::new(""));
-        Stamp {
-            path: self.dir.join(stamp_name(harness)),
-            bytes,
+        for e in &kept.entries[1..] {
+            let on_disk = std::fs::read(&e.file.path).ok()?;
+            if on_disk != e.file.text.as_bytes() {
+                return None;
+            }
         }
-    }
-}
-
-/// What a suite's files and this build make, and where it is kept.
-pub(crate) struct Stamp {
-    path: PathBuf,
-    bytes: Vec<u8>,
-}
-
-impl Stamp {
-    /// Whether the stamp on disk is this one: the same build read the same files.
-    pub(crate) fn holds(&self) -> bool {
-        std::fs::read(&self.path).is_ok_and(|on_disk| on_disk == self.bytes)
+        Some(kept)
     }
 
-    /// Keeps the stamp, after a full load of its files succeeded. Best effort: without it the
-    /// next process loads in full again. Written beside and renamed, never synced: a stamp
-    /// lost or torn by a crash holds for nothing.
-    pub(crate) fn keep(&self) {
-        let Some(dir) = self.path.parent() else {
+    /// Keeps the stamp of a suite that loaded clean from `entries` (the harness first).
+    /// Best effort: without it the next process loads in full again. Written beside and
+    /// renamed, never synced: a stamp lost or torn by a crash is no stamp.
+    pub(crate) fn keep(&self, entries: &[Entry]) {
+        let Some(harness) = entries.first() else {
             return;
         };
-        let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let written = std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&tmp, &self.bytes))
-            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        let path = self.path(&harness.file.path);
+        let tmp = self.dir.join(format!(
+            ".{}.{}.tmp",
+            path.file_name().unwrap_or_default().to_string_lossy(),
+            std::process::id()
+        ));
+        let written = std::fs::create_dir_all(&self.dir)
+            .and_then(|()| std::fs::write(&tmp, self.write(entries)))
+            .and_then(|()| std::fs::rename(&tmp, &path));
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }
+
+    /// `<dir>/<suite>-<hash of the harness's absolute path>.stamp`: suites of two projects
+    /// sharing a target directory keep two stamps.
+    fn path(&self, harness: &Path) -> PathBuf {
+        let absolute = std::path::absolute(harness).unwrap_or_else(|_| harness.to_path_buf());
+        // FNV-1a: only a name; what the stamp holds decides.
+        let hash = absolute
+            .to_string_lossy()
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        let suite = harness.file_stem().unwrap_or_default().to_string_lossy();
+        self.dir.join(format!("{suite}-{hash:016x}.stamp"))
+    }
+
+    /// The header, the build, then each file: `file <bytes> <path bytes> <path>`, its text,
+    /// and `snapshot <bytes>` with its JSON, or `snapshot -`.
+    fn write(&self, entries: &[Entry]) -> Vec<u8> {
+        let size: usize = entries
+            .iter()
+            .map(|e| e.file.text.len() + e.snapshot.as_ref().map_or(0, String::len) + 128)
+            .sum();
+        let mut out = Vec::with_capacity(size + 256);
+        out.extend_from_slice(HEADER.as_bytes());
+        let _ = writeln!(out, "build {}", self.build);
+        for e in entries {
+            let path = e.file.path.to_string_lossy();
+            let _ = writeln!(out, "file {} {} {path}", e.file.text.len(), path.len());
+            out.extend_from_slice(e.file.text.as_bytes());
+            match &e.snapshot {
+                Some(json) => {
+                    let _ = writeln!(out, "\nsnapshot {}", json.len());
+                    out.extend_from_slice(json.as_bytes());
+                    out.push(b'\n');
+                }
+                None => out.extend_from_slice(b"\nsnapshot -\n"),
+            }
+        }
+        out
+    }
+
+    /// What [`Prepared::write`] wrote, when this build wrote it; `None` for anything else.
+    fn read(&self, bytes: &[u8]) -> Option<Kept> {
+        let mut r = Reader(bytes);
+        r.literal(HEADER.as_bytes())?;
+        r.literal(b"build ")?;
+        if r.line()? != self.build.as_bytes() {
+            return None;
+        }
+        let mut entries = Vec::new();
+        while !r.0.is_empty() {
+            r.literal(b"file ")?;
+            let head = std::str::from_utf8(r.line()?).ok()?;
+            let (len, rest) = head.split_once(' ')?;
+            let (path_len, path) = rest.split_once(' ')?;
+            if path.len() != path_len.parse::<usize>().ok()? {
+                return None;
+            }
+            let text = std::str::from_utf8(r.take(len.parse().ok()?)?).ok()?;
+            r.literal(b"\nsnapshot ")?;
+            let snapshot = match r.line()? {
+                b"-" => None,
+                n => {
+                    let n = std::str::from_utf8(n).ok()?.parse().ok()?;
+                    let json = std::str::from_utf8(r.take(n)?).ok()?.to_owned();
+                    r.literal(b"\n")?;
+                    Some(json)
+                }
+            };
+            entries.push(Entry {
+                file: SourceFile::from_text(path, text),
+                snapshot,
+            });
+        }
+        Some(Kept { entries })
+    }
 }
 
-/// `<suite>-<hash of the harness's absolute path>.stamp`: suites of two projects sharing a
-/// target directory keep two stamps.
-fn stamp_name(harness: &Path) -> String {
-    let absolute = std::path::absolute(harness).unwrap_or_else(|_| harness.to_path_buf());
-    // FNV-1a: only a name; the stamp's content decides.
-    let hash = absolute
-        .to_string_lossy()
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-    let suite = harness.file_stem().unwrap_or_default().to_string_lossy();
-    format!("{suite}-{hash:016x}.stamp")
+impl Kept {
+    /// An entry of a stamp to keep.
+    pub(crate) fn entry(file: SourceFile, snapshot: Option<String>) -> Entry {
+        Entry { file, snapshot }
+    }
+
+    /// The stamp's file at `path` (its text is the file's on disk).
+    pub(crate) fn file(&self, path: &Path) -> Result<&SourceFile, crate::source::SourceError> {
+        self.entry_at(path)
+            .map(|e| &e.file)
+            .ok_or_else(|| crate::source::SourceError::about(path, "not among the stamp's files"))
+    }
+
+    /// The snapshot of what the file at `path` parsed to, when the stamp has one.
+    pub(crate) fn snapshot(&self, path: &Path) -> Option<&str> {
+        self.entry_at(path)?.snapshot.as_deref()
+    }
+
+    fn entry_at(&self, path: &Path) -> Option<&Entry> {
+        self.entries.iter().find(|e| &*e.file.path == path)
+    }
+}
+
+/// The rest of a stamp, read from the front.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn literal(&mut self, s: &[u8]) -> Option<()> {
+        self.0 = self.0.strip_prefix(s)?;
+        Some(())
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (self.0.get(..n)?, self.0.get(n..)?);
+        self.0 = rest;
+        Some(head)
+    }
+
+    /// Up to the next newline, which is consumed.
+    fn line(&mut self) -> Option<&'a [u8]> {
+        let end = self.0.iter().position(|&b| b == b'\n')?;
+        let line = &self.0[..end];
+        self.0 = &self.0[end + 1..];
+        Some(line)
+    }
 }
 
 /// This crate's version and the running executable's path, size, modification time and (on
@@ -117,52 +235,67 @@ fn build_identity() -> Option<String> {
     };
     #[cfg(not(unix))]
     let node = String::new();
-    Some(format!(
+    let identity = format!(
         "{} {} {modified}{node} {}",
         env!("CARGO_PKG_VERSION"),
         meta.len(),
         exe.display()
-    ))
+    );
+    // One line of the stamp.
+    (!identity.contains('\n')).then_some(identity)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn file(path: &str, text: &str) -> SourceFile {
-        SourceFile::from_text(path, text)
-    }
-
     #[test]
-    fn a_stamp_holds_for_the_same_files_only() {
+    fn a_stamp_holds_while_its_files_are_as_it_holds_them() {
         let dir = tempfile::tempdir().unwrap();
-        let prepared = Prepared::at(dir.path().to_path_buf()).unwrap();
-        let files = [file("h/veo.yaml", "suite: veo\n"), file("h/veo.tools.json", "[]")];
-        let stamp = prepared.stamp(&files);
-        assert!(!stamp.holds(), "nothing kept yet");
-        stamp.keep();
-        assert!(stamp.holds());
-        assert!(prepared.stamp(&files).holds());
-        // One byte more in any file, a file renamed, one left out or added: another stamp.
-        let edited = [file("h/veo.yaml", "suite: veo\n "), files[1].clone()];
-        assert!(!prepared.stamp(&edited).holds());
-        let renamed = [files[0].clone(), file("h/veo2.tools.json", "[]")];
-        assert!(!prepared.stamp(&renamed).holds());
-        assert!(!prepared.stamp(&files[..1]).holds());
-        let more = [files[0].clone(), files[1].clone(), file("c.yaml", "")];
-        assert!(!prepared.stamp(&more).holds());
-        // Another build's stamp, or a torn one, holds for nothing.
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            SourceFile::read(&p).unwrap()
+        };
+        let harness = write("veo.yaml", "suite: veo\n");
+        let tools = write("veo.tools.json", "[]");
+        let matrix = write("caps.yaml", "server: x\n");
+        let prepared = Prepared::at(dir.path().join("prepared")).unwrap();
+        let entries = [
+            Kept::entry(harness.clone(), Some("{\"suite\":1}".into())),
+            Kept::entry(tools.clone(), None),
+            Kept::entry(matrix.clone(), Some("{}\nsnapshot -\n".into())),
+        ];
+        assert!(prepared.kept(&harness).is_none(), "nothing kept yet");
+        prepared.keep(&entries);
+        let kept = prepared.kept(&harness).unwrap();
+        assert_eq!(kept.snapshot(&harness.path), Some("{\"suite\":1}"));
+        assert_eq!(kept.snapshot(&tools.path), None);
+        assert_eq!(kept.snapshot(&matrix.path), Some("{}\nsnapshot -\n"));
+        assert_eq!(&*kept.file(&tools.path).unwrap().text, "[]");
+        // An edit of any file, however small, and the stamp is no longer used.
+        let edited = write("veo.yaml", "suite: veo\n ");
+        assert!(prepared.kept(&edited).is_none());
+        write("veo.yaml", "suite: veo\n");
+        assert!(prepared.kept(&harness).is_some());
+        write("caps.yaml", "server: y\n");
+        assert!(prepared.kept(&harness).is_none());
+        write("caps.yaml", "server: x\n");
+        std::fs::remove_file(dir.path().join("veo.tools.json")).unwrap();
+        assert!(prepared.kept(&harness).is_none());
+        write("veo.tools.json", "[]");
+        assert!(prepared.kept(&harness).is_some());
+        // Another build's stamp, or a torn one, is no stamp.
         let other = Prepared {
-            dir: dir.path().to_path_buf(),
+            dir: dir.path().join("prepared"),
             build: "0.0.0 1 2 /elsewhere",
         };
-        assert!(!other.stamp(&files).holds());
-        let kept = std::fs::read(&stamp.path).unwrap();
-        std::fs::write(&stamp.path, &kept[..kept.len() - 1]).unwrap();
-        assert!(!stamp.holds());
-        // Moving content between files is a change too: the lengths are in the stamp.
-        let a = [file("a", "xy"), file("b", "")];
-        let b = [file("a", "x"), file("b", "y")];
-        assert_ne!(prepared.stamp(&a).bytes, prepared.stamp(&b).bytes);
+        assert!(other.kept(&harness).is_none());
+        let stamp = prepared.path(&harness.path);
+        let whole = std::fs::read(&stamp).unwrap();
+        for cut in [1, 2, whole.len() / 2, whole.len() - 1] {
+            std::fs::write(&stamp, &whole[..whole.len() - cut]).unwrap();
+            assert!(prepared.kept(&harness).is_none(), "cut {cut}");
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use super::fast::FastPath;
-use super::prepared::Prepared;
+use super::prepared::{Entry, Kept, Prepared};
 use crate::harness::{Harness, Scenario, Transcript};
 use crate::lint::Linter;
 use crate::source::{SourceError, SourceFile};
@@ -38,61 +38,51 @@ impl Suite {
 
     /// A suite from an already parsed harness (its references resolved against its path).
     pub fn from_harness(harness: Harness) -> Result<Self, SourceError> {
-        Self::build(harness, &mut |p: &Path| SourceFile::read(p), Checks::Now)
+        Self::build(harness, &mut Disk(None), Checks::Now)
     }
 
     /// Loads a suite for its trials: as [`Suite::load`] does, except that when `prepared`
-    /// holds the stamp of exactly these files and this build, what would only check them
-    /// again — compiling every regex and every tool's schema — waits for its first use. A
-    /// load without that stamp is the full one (same result, same errors), and keeps the
-    /// stamp when it succeeds.
+    /// keeps a stamp of exactly these files for this build, their YAML is not parsed (the
+    /// stamp's snapshots of it are read) and what would only check them again — compiling
+    /// every regex and every tool's schema — waits for its first use. A load without such a
+    /// stamp is the full one (same result, same errors), and keeps the stamp when it succeeds.
     pub(crate) fn load_prepared(path: &Path, prepared: &Prepared) -> Result<Self, SourceError> {
         let file = SourceFile::read(path)?;
-        let mut read = vec![file.clone()];
-        let deferred = crate::pattern::deferring(|| {
-            let harness = Harness::from_source(file.clone())?;
-            let mut record = |p: &Path| {
-                let f = SourceFile::read(p)?;
-                read.push(f.clone());
-                Ok(f)
-            };
-            Self::build(harness, &mut record, Checks::Later)
-        });
-        if let Ok(suite) = deferred
-            && prepared.stamp(&read).holds()
+        if let Some(kept) = prepared.kept(&file)
+            && let Some(suite) = Self::from_kept(&file, &kept)
         {
             return Ok(suite);
         }
-        // The full load, of the very bytes the stamp is made of (and of the files the
-        // deferred load did not get to, in the order both read them).
-        let mut again = |p: &Path| {
-            if let Some(f) = read[1..].iter().find(|f| &*f.path == p) {
-                return Ok(f.clone());
-            }
-            let f = SourceFile::read(p)?;
-            read.push(f.clone());
-            Ok(f)
-        };
-        let suite = Self::build(Harness::from_source(file)?, &mut again, Checks::Now)?;
-        prepared.stamp(&read).keep();
+        let (harness, snapshot) = Harness::with_snapshot(file.clone())?;
+        let mut disk = Disk(Some(vec![Kept::entry(file, snapshot)]));
+        let suite = Self::build(harness, &mut disk, Checks::Now)?;
+        if let Disk(Some(entries)) = disk {
+            prepared.keep(&entries);
+        }
         Ok(suite)
     }
 
-    /// The suite of a parsed harness, each file it references got from `read`. With
+    /// The suite from a stamp's files and snapshots; `None` when any of it does not load
+    /// (the full load then says why, if anything is wrong).
+    fn from_kept(file: &SourceFile, kept: &Kept) -> Option<Self> {
+        crate::pattern::deferring(|| {
+            let harness = match kept.snapshot(&file.path) {
+                Some(json) => Harness::from_snapshot(file.clone(), json)?,
+                None => Harness::from_source(file.clone()),
+            };
+            Self::build(harness.ok()?, &mut &*kept, Checks::Later).ok()
+        })
+    }
+
+    /// The suite of a parsed harness, each file it references got from `files`. With
     /// [`Checks::Later`] (files a stamp vouches for), the linter compiles each tool's schema
     /// at its first call.
-    fn build(
-        harness: Harness,
-        read: &mut dyn FnMut(&Path) -> Result<SourceFile, SourceError>,
-        checks: Checks,
-    ) -> Result<Self, SourceError> {
+    fn build(harness: Harness, files: &mut dyn Files, checks: Checks) -> Result<Self, SourceError> {
         let root = ProjectRoot::of(&harness);
         let mut tools = ToolSet::default();
         for p in &harness.tools {
             root.check(&harness, p)?;
-            let set = read(p)
-                .and_then(|f| ToolSet::from_source(&f))
-                .map_err(|e| reference(&harness, p, e))?;
+            let set = files.tools(p).map_err(|e| reference(&harness, p, e))?;
             tools.extend(set).map_err(|e| {
                 let message = format!("{}: {e}", p.display());
                 harness.source.error(message).with_cause(e)
@@ -101,9 +91,7 @@ impl Suite {
         let mut caps = Vec::new();
         for p in &harness.capabilities {
             root.check(&harness, p)?;
-            let matrix = read(p)
-                .and_then(|f| Capabilities::from_source(&f))
-                .map_err(|e| reference(&harness, p, e))?;
+            let matrix = files.matrix(p).map_err(|e| reference(&harness, p, e))?;
             matrix.check_against(&tools)?;
             caps.push(matrix);
         }
@@ -151,6 +139,53 @@ impl Suite {
     pub fn scenario(&self, id: &str) -> Option<(usize, &Scenario)> {
         let i = *self.index.get(id)?;
         Some((i, &self.harness.scenarios[i]))
+    }
+}
+
+/// Where a suite's tool specs and matrices come from.
+trait Files {
+    fn tools(&mut self, path: &Path) -> Result<ToolSet, SourceError>;
+    fn matrix(&mut self, path: &Path) -> Result<Capabilities, SourceError>;
+}
+
+/// Read and parsed from disk; with `Some`, each file is kept with the snapshot of what it
+/// parsed to, for a stamp.
+struct Disk(Option<Vec<Entry>>);
+
+impl Files for Disk {
+    fn tools(&mut self, path: &Path) -> Result<ToolSet, SourceError> {
+        let file = SourceFile::read(path)?;
+        let set = ToolSet::from_source(&file)?;
+        if let Some(kept) = &mut self.0 {
+            kept.push(Kept::entry(file, None));
+        }
+        Ok(set)
+    }
+
+    fn matrix(&mut self, path: &Path) -> Result<Capabilities, SourceError> {
+        let file = SourceFile::read(path)?;
+        let Some(kept) = &mut self.0 else {
+            return Capabilities::from_source(&file);
+        };
+        let (matrix, snapshot) = Capabilities::with_snapshot(&file)?;
+        kept.push(Kept::entry(file, snapshot));
+        Ok(matrix)
+    }
+}
+
+/// A stamp's files, as they are on disk, and its snapshots.
+impl Files for &Kept {
+    fn tools(&mut self, path: &Path) -> Result<ToolSet, SourceError> {
+        ToolSet::from_source(self.file(path)?)
+    }
+
+    fn matrix(&mut self, path: &Path) -> Result<Capabilities, SourceError> {
+        let file = self.file(path)?;
+        match self.snapshot(path) {
+            Some(json) => Capabilities::from_snapshot(file, json)
+                .unwrap_or_else(|| Err(SourceError::about(path, "not the stamp's snapshot"))),
+            None => Capabilities::from_source(file),
+        }
     }
 }
 
@@ -214,5 +249,194 @@ impl ProjectRoot {
             ),
         };
         Err(harness.reference_error(referenced, &SourceError::about(referenced, why)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{TrialRecord, check_loaded};
+    use crate::harness::{Layout, TrialId, discover};
+    use crate::spec::capability::Family;
+    use std::path::PathBuf;
+
+    /// What a trial sees of a suite: every transcript's record and evaluation (or its error),
+    /// the harness trial's verdict on the oracles, and the loaded harness, specs and matrices.
+    fn graded(suite: &Suite, transcripts: &[(String, PathBuf)]) -> Vec<String> {
+        let mut out = vec![
+            format!("{:?}", suite.harness.scenarios),
+            format!("{:?}", suite.harness.thresholds),
+            format!("{:?}", suite.tools.tools()),
+        ];
+        // Each matrix but the families' lookup maps (hash maps, in no order; made from the
+        // models, which are compared).
+        for m in suite.linter.capabilities() {
+            let families: Vec<_> = m
+                .families
+                .iter()
+                .map(|f| {
+                    let Family {
+                        name,
+                        selector,
+                        when_absent,
+                        unknown,
+                        case_insensitive,
+                        rule,
+                        models,
+                        ..
+                    } = f;
+                    format!("{name:?} {selector:?} {when_absent:?} {unknown:?} {case_insensitive:?} {rule:?} {models:?}")
+                })
+                .collect();
+            out.push(format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {families:?}",
+                m.server,
+                m.version,
+                m.source,
+                m.retired,
+                m.tools,
+                m.effects,
+                m.errors,
+                m.error_defaults,
+                m.sql_dialect,
+                m.file
+            ));
+        }
+        for (id, path) in transcripts {
+            out.push(record(suite, id, path));
+        }
+        // Last: it compiles every oracle's regexes and schemas, which a trial compiles only
+        // as its transcript needs them.
+        out.push(format!(
+            "{:?}",
+            crate::check::plan::check_oracles_for_tests(suite)
+        ));
+        out
+    }
+
+    /// A transcript trial's record and evaluation, or its error.
+    fn record(suite: &Suite, id: &str, path: &Path) -> String {
+        let id = TrialId::transcript(&suite.harness.suite, id);
+        match check_loaded(suite, path) {
+            Ok(r) => {
+                let record: TrialRecord = r.record(&id);
+                serde_json::to_string(&(record, &r.evaluation)).unwrap()
+            }
+            Err(e) => e.render(),
+        }
+    }
+
+    /// The first difference of `got` from `want`, in a few words around it.
+    fn same(got: &[String], want: &[String], what: &Path) {
+        assert_eq!(got.len(), want.len(), "{}", what.display());
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            if g != w {
+                let at = g.bytes().zip(w.bytes()).take_while(|(a, b)| a == b).count();
+                let around = |s: &str| {
+                    s.get(at.saturating_sub(200)..(at + 200).min(s.len()))
+                        .unwrap_or(s)
+                        .to_owned()
+                };
+                panic!(
+                    "{} [{i}] differs at byte {at}:\n got: …{}…\nwant: …{}…",
+                    what.display(),
+                    around(g),
+                    around(w)
+                );
+            }
+        }
+    }
+
+    /// A trial's process loads its suite through the suite's stamp: from the snapshots of its
+    /// YAML, each regex and schema compiled at its first use. On every shipped suite that is
+    /// the suite the full load gives — the same harness, specs and matrices, the same record
+    /// and evaluation for every transcript, the same verdict on the oracles — and it is the
+    /// stamp that is read, with a snapshot of every YAML file.
+    #[test]
+    fn a_suite_loaded_through_its_stamp_grades_as_the_full_load_does() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let prepared = Prepared::at(dir.path().to_path_buf()).unwrap();
+        let suites = discover(&Layout::under(root)).unwrap();
+        assert!(suites.len() >= 12);
+        for files in suites {
+            let path = files.harness.as_deref().unwrap();
+            let want = graded(&Suite::load(path).unwrap(), &files.transcripts);
+            // The first load is the full one, and keeps the stamp.
+            let first = Suite::load_prepared(path, &prepared).unwrap();
+            same(&graded(&first, &files.transcripts), &want, path);
+            let file = SourceFile::read(path).unwrap();
+            let kept = prepared.kept(&file).expect("the stamp is kept");
+            for p in
+                std::iter::once(path).chain(first.harness.capabilities.iter().map(|p| p.as_path()))
+            {
+                assert!(kept.snapshot(p).is_some(), "no snapshot of {}", p.display());
+            }
+            let stamped = Suite::from_kept(&file, &kept).expect("loads from its stamp");
+            same(&graded(&stamped, &files.transcripts), &want, path);
+            // As a trial's process does: a suite of its own for one transcript.
+            let n = want.len() - files.transcripts.len() - 1;
+            for (i, (id, p)) in files.transcripts.iter().enumerate() {
+                let alone = Suite::from_kept(&file, &kept).unwrap();
+                assert_eq!(record(&alone, id, p), want[n + i], "{}", p.display());
+            }
+            let again = Suite::load_prepared(path, &prepared).unwrap();
+            same(&graded(&again, &files.transcripts), &want, path);
+        }
+    }
+
+    /// A stamp is of the files as they were: an edit to any of them — a matrix rule that now
+    /// fails the transcript, a harness regex that no longer compiles — is graded, or refused,
+    /// as the full load would, and the stamp is kept again for the new files.
+    #[test]
+    fn an_edit_to_any_file_is_graded_as_a_full_load_grades_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = dir.path().join("harnesses");
+        std::fs::create_dir_all(&h).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(h.join(name), text).unwrap();
+        write(
+            "s.tools.json",
+            r#"[{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}]"#,
+        );
+        write("caps.yaml", "server: srv\ntools:\n  t: {}\n");
+        let harness = |policy: &str| {
+            format!(
+                "suite: s\ncapabilities: [caps.yaml]\nscenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {{x: b}}\n            match: {{x: {policy}}}\n"
+            )
+        };
+        write("s.yaml", &harness("exact"));
+        write(
+            "t.yaml",
+            "scenario: a\ncalls:\n  - {tool: t, arguments: {x: b}}\n",
+        );
+        let (path, transcript) = (h.join("s.yaml"), h.join("t.yaml"));
+        let prepared = Prepared::at(dir.path().join("prepared")).unwrap();
+        let verdict = |suite: &Suite| check_loaded(suite, &transcript).unwrap().evaluation.verdict;
+        let load = || Suite::load_prepared(&path, &prepared);
+        let kept = || prepared.kept(&SourceFile::read(&path).unwrap()).is_some();
+
+        assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Pass);
+        assert!(kept());
+        assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Pass);
+        // The matrix now refuses `b`: the stamp is not used, the call is a capability error.
+        write(
+            "caps.yaml",
+            "server: srv\ntools:\n  t:\n    parameters:\n      x: [{ pattern: '^a' }]\n",
+        );
+        assert!(!kept());
+        assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Fail);
+        assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Fail);
+        assert!(kept());
+        // A regex that does not compile is the full load's error, at its line.
+        write("s.yaml", &harness("{regex: '('}"));
+        let want = Suite::load(&path).err().unwrap().render();
+        assert_eq!(load().err().unwrap().render(), want);
+        assert!(!kept());
+        // A policy its transcript meets again: passes once the matrix allows `b` again.
+        write("s.yaml", &harness("{regex: '^b$'}"));
+        write("caps.yaml", "server: srv\ntools:\n  t: {}\n");
+        assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Pass);
+        assert!(kept());
+        assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Pass);
     }
 }

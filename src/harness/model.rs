@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use serde_saphyr::Spanned;
 
 use super::raw::{Args, RawCall, RawHarness, RawPolicy, RawToolName, RawTranscript};
 use crate::finding::{Code, Severity, is_known_fault};
 use crate::pattern::LazyRegex;
+use crate::source::spanned::Spanned;
 use crate::source::{Location, SourceError, SourceFile};
 
 /// Scenario tier (paper §3.2).
@@ -550,6 +550,25 @@ impl Harness {
     /// turns and a malformed call or policy are errors at their line.
     pub fn from_source(file: SourceFile) -> Result<Self, SourceError> {
         let raw: RawHarness = file.parse_yaml()?;
+        Self::from_raw(file, raw)
+    }
+
+    /// [`Harness::from_source`], and the JSON snapshot of what the file parsed to
+    /// ([`crate::source::spanned::snapshot`]; `None` when it would not read back the same).
+    pub(crate) fn with_snapshot(file: SourceFile) -> Result<(Self, Option<String>), SourceError> {
+        let raw: RawHarness = file.parse_yaml()?;
+        let json = crate::source::spanned::snapshot(&raw);
+        Ok((Self::from_raw(file, raw)?, json))
+    }
+
+    /// The harness of `file` from the snapshot [`Harness::with_snapshot`] took of it, without
+    /// parsing its YAML; `None` when `json` is no such snapshot.
+    pub(crate) fn from_snapshot(file: SourceFile, json: &str) -> Option<Result<Self, SourceError>> {
+        let raw: RawHarness = crate::source::spanned::from_snapshot(json)?;
+        Some(Self::from_raw(file, raw))
+    }
+
+    fn from_raw(file: SourceFile, raw: RawHarness) -> Result<Self, SourceError> {
         let stem = file_stem(&file.path);
         let suite = match raw.suite {
             Some(s) if s.value != stem => {

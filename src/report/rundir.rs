@@ -472,7 +472,10 @@ mod tests {
         run.close().unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
         let marker = file.with_extension("end");
-        assert_eq!(std::fs::read_to_string(&marker).unwrap(), text.len().to_string());
+        assert_eq!(
+            std::fs::read_to_string(&marker).unwrap(),
+            text.len().to_string()
+        );
         let (records, incomplete) = RunDir::read_run(&run.path).unwrap();
         assert_eq!((records.len(), incomplete), (2, vec![]));
         // A crash of the machine kept the marker but lost the second record: whole lines, so

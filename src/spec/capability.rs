@@ -18,16 +18,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_saphyr::Spanned;
 
 use super::ToolSet;
 use crate::pattern::LazyRegex;
+use crate::source::spanned::Spanned;
 use crate::source::{SourceError, SourceFile, present};
 
 /// What the server does when a constraint is violated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The call fails with an error.
@@ -44,7 +44,7 @@ pub enum Outcome {
 }
 
 /// What the server does with a model name it does not know.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnknownModel {
     /// The server rejects the call.
@@ -102,7 +102,7 @@ pub struct Constraint {
 /// `matches:` patterns. At the top of a matrix, `tools:` (a pattern on the tool's name) says
 /// which tools an entry covers, so a server without annotations needs a few lines, not one
 /// entry per tool.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct EffectRule {
     /// Which tools a server-wide entry covers (a regex on the name, searched: anchor it with
@@ -171,6 +171,12 @@ impl PartialEq for Pattern {
     }
 }
 
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.as_str())
+    }
+}
+
 impl<'de> Deserialize<'de> for Pattern {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -181,7 +187,7 @@ impl<'de> Deserialize<'de> for Pattern {
 }
 
 /// An artifact kind a tool produces.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Product {
     /// `image`, `video`, `audio`, `text` or `file`.
@@ -195,7 +201,7 @@ pub struct Product {
 }
 
 /// What kind of artifact a tool makes (`produces: [{kind: …}]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
     /// `image`.
@@ -434,6 +440,24 @@ impl Capabilities {
         compile(raw, file)
     }
 
+    /// [`Capabilities::from_source`], and the JSON snapshot of what the file parsed to
+    /// ([`crate::source::spanned::snapshot`]; `None` when it would not read back the same).
+    pub(crate) fn with_snapshot(file: &SourceFile) -> Result<(Self, Option<String>), SourceError> {
+        let raw: RawMatrix = file.parse_yaml()?;
+        let json = crate::source::spanned::snapshot(&raw);
+        Ok((compile(raw, file)?, json))
+    }
+
+    /// The matrix of `file` from the snapshot [`Capabilities::with_snapshot`] took of it,
+    /// without parsing its YAML; `None` when `json` is no such snapshot.
+    pub(crate) fn from_snapshot(
+        file: &SourceFile,
+        json: &str,
+    ) -> Option<Result<Self, SourceError>> {
+        let raw: RawMatrix = crate::source::spanned::from_snapshot(json)?;
+        Some(compile(raw, file))
+    }
+
     /// The facts about one tool; `None` for a tool the matrix does not list.
     pub(crate) fn tool(&self, name: &str) -> Option<&ToolCaps> {
         self.tools.get(name)
@@ -574,15 +598,27 @@ pub(crate) fn input_param(input: &str) -> String {
 
 type RawParams = BTreeMap<String, Spanned<Vec<Spanned<RawConstraint>>>>;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawMatrix {
     server: String,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     version: Option<Spanned<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     source: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     retired: Option<String>,
     #[serde(default)]
     parameters: RawParams,
@@ -595,7 +631,11 @@ struct RawMatrix {
     errors: Vec<Pattern>,
     #[serde(default = "yes")]
     error_defaults: bool,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     sql_dialect: Option<Spanned<String>>,
     #[serde(default)]
     cross: Vec<Spanned<RawCross>>,
@@ -603,7 +643,7 @@ struct RawMatrix {
     families: BTreeMap<String, Spanned<RawFamily>>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawTool {
     #[serde(default)]
@@ -628,18 +668,26 @@ struct RawTool {
     defaults: BTreeMap<String, Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawFamily {
     tools: Vec<Spanned<String>>,
     selector: String,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     when_absent: Option<Spanned<String>>,
     #[serde(default)]
     unknown: UnknownModel,
     #[serde(default = "yes")]
     case_insensitive: bool,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     rule: Option<String>,
     models: BTreeMap<String, Spanned<RawModel>>,
 }
@@ -648,57 +696,125 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawModel {
     #[serde(default)]
     aliases: Vec<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     tools: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     parameters: RawParams,
     #[serde(default)]
     defaults: BTreeMap<String, Value>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     retired: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawConstraint {
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     rule: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     note: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     since: Option<Spanned<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     until: Option<Spanned<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     when_absent: Option<String>,
     #[serde(default)]
     unsupported: bool,
     #[serde(default)]
     integer: bool,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     one_of: Option<Vec<Value>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     minimum: Option<f64>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     maximum: Option<f64>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     exclusive_minimum: Option<f64>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     exclusive_maximum: Option<f64>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     min_items: Option<usize>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     max_items: Option<usize>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     max_length: Option<usize>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pattern: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     not_pattern: Option<String>,
     #[serde(default)]
     on_violation: Outcome,
@@ -706,28 +822,56 @@ struct RawConstraint {
     coerce_to: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawCross {
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     rule: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     note: Option<String>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     since: Option<Spanned<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     tools: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     equal_length: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     at_least_one_of: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     requires: Option<RawRequires>,
     #[serde(default)]
     on_violation: Outcome,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawRequires {
     param: String,
