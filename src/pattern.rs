@@ -1,9 +1,9 @@
 //! Regexes compiled at their first use, and on ASCII text in an ASCII form that costs a
-//! fraction to compile. Under nextest a trial is a process that greps a few strings; compiling
-//! the Unicode form of every pattern its suite holds was most of its time (`\w` and `(?i)`
-//! over all of Unicode: 0.3–1.5 ms a pattern, where the ASCII form takes 0.02–0.35 ms).
-//! The main type is [`LazyRegex`], made by [`LazyRegex::new`] (checked at once, unless a
-//! suite's files are loading under [`deferring`]) or [`LazyRegex::builtin`].
+//! fraction to compile. Under nextest a trial is a process that greps a few strings; compiling the Unicode form of
+//! every pattern its suite holds was most of its time (`\w` and `(?i)` over all of Unicode:
+//! 0.3–1.5 ms a pattern, where the ASCII form takes 0.02–0.35 ms). The main type is
+//! [`LazyRegex`], made by [`LazyRegex::new`] (checked at once, unless a suite's files are
+//! loading under [`deferring`]) or [`LazyRegex::builtin`].
 //!
 //! On ASCII text the ASCII form matches exactly where the Unicode form does: the two differ
 //! only on non-ASCII characters (`\w`, `\s`, `\b`, `.`, a negated class) and in case folding
@@ -11,7 +11,6 @@
 //! that could name a non-ASCII character itself (a non-ASCII letter, `\x{…}`, `\u…`,
 //! `\p{…}`) keeps the Unicode form for all text.
 
-use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::OnceLock;
 
@@ -19,6 +18,7 @@ use regex::Regex;
 
 thread_local! {
     static DEFERRED: Cell<bool> = const { Cell::new(false) };
+    static BROKEN: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Runs `load` with the compiling of every [`LazyRegex::new`] left to the regex's first use:
@@ -35,11 +35,29 @@ pub(crate) fn deferring<T>(load: impl FnOnce() -> T) -> T {
     load()
 }
 
+/// How many times this thread has used a regex or a tool's schema whose compiling a stamp
+/// deferred and which did not compile. It never should: the stamp holds only for files that
+/// loaded clean with this very build. A stamp copied from elsewhere or edited by hand could
+/// still vouch for one; the regex then matches nothing and the schema checks nothing, and
+/// the trial, which compares this count before and after it runs (`check::plan`), runs
+/// again on its suite loaded in full, which says what is wrong and where. Per thread: a
+/// trial runs on one thread, and another trial's stamp is not its business.
+pub(crate) fn broken_uses() -> u64 {
+    BROKEN.with(Cell::get)
+}
+
+/// Counts a use of something a stamp deferred that does not compile ([`broken_uses`]).
+pub(crate) fn note_broken_use() {
+    BROKEN.with(|b| b.set(b.get() + 1));
+}
+
 /// A regex from a user's file or from this crate, compiled when first matched.
 #[derive(Clone)]
 pub struct LazyRegex {
-    source: Cow<'static, str>,
-    unicode: OnceLock<Regex>,
+    source: std::borrow::Cow<'static, str>,
+    /// `None` inside: the pattern does not compile (only under [`deferring`], through a stamp
+    /// that should not have held; see [`broken_uses`]).
+    unicode: OnceLock<Option<Regex>>,
     /// `None` inside: no ASCII form (the pattern could name a non-ASCII character, or the
     /// form does not build), the Unicode form serves all text.
     ascii: OnceLock<Option<regex::bytes::Regex>>,
@@ -51,13 +69,13 @@ impl LazyRegex {
     /// first use.
     pub fn new(source: &str) -> Result<Self, regex::Error> {
         let re = Self {
-            source: Cow::Owned(source.to_owned()),
+            source: std::borrow::Cow::Owned(source.to_owned()),
             unicode: OnceLock::new(),
             ascii: OnceLock::new(),
         };
         if !DEFERRED.with(Cell::get) {
             let compiled = Regex::new(source)?;
-            let _ = re.unicode.set(compiled);
+            let _ = re.unicode.set(Some(compiled));
         }
         Ok(re)
     }
@@ -65,7 +83,7 @@ impl LazyRegex {
     /// One of this crate's own regexes (a unit test compiles each).
     pub(crate) const fn builtin(source: &'static str) -> Self {
         Self {
-            source: Cow::Borrowed(source),
+            source: std::borrow::Cow::Borrowed(source),
             unicode: OnceLock::new(),
             ascii: OnceLock::new(),
         }
@@ -80,7 +98,7 @@ impl LazyRegex {
     pub fn is_match(&self, text: &str) -> bool {
         match self.ascii_for(text) {
             Some(re) => re.is_match(text.as_bytes()),
-            None => self.unicode().is_match(text),
+            None => self.unicode().is_some_and(|re| re.is_match(text)),
         }
     }
 
@@ -91,7 +109,9 @@ impl LazyRegex {
                 .find_iter(text.as_bytes())
                 .map(|m| &text[m.range()])
                 .collect(),
-            None => self.unicode().find_iter(text).map(|m| m.as_str()).collect(),
+            None => self.unicode().map_or_else(Vec::new, |re| {
+                re.find_iter(text).map(|m| m.as_str()).collect()
+            }),
         }
     }
 
@@ -103,27 +123,26 @@ impl LazyRegex {
                 .filter_map(|c| c.get(group))
                 .map(|m| &text[m.range()])
                 .collect(),
-            None => self
-                .unicode()
-                .captures_iter(text)
-                .filter_map(|c| c.get(group))
-                .map(|m| m.as_str())
-                .collect(),
+            None => self.unicode().map_or_else(Vec::new, |re| {
+                re.captures_iter(text)
+                    .filter_map(|c| c.get(group))
+                    .map(|m| m.as_str())
+                    .collect()
+            }),
         }
     }
 
-    /// The Unicode form, compiled at the first call.
-    pub fn unicode(&self) -> &Regex {
-        self.unicode.get_or_init(|| {
-            Regex::new(&self.source).unwrap_or_else(|e| {
-                // Only a regex made under `deferring` gets here uncompiled, and those are
-                // regexes that compiled when their file was loaded with this build.
-                panic!(
-                    "the regex `{}` no longer compiles ({e}); delete target/agent-seer/prepared",
-                    self.source
-                )
-            })
-        })
+    /// The Unicode form, compiled at the first call; `None` (counted, [`broken_uses`]) when it
+    /// does not compile.
+    fn unicode(&self) -> Option<&Regex> {
+        let re = self
+            .unicode
+            .get_or_init(|| Regex::new(&self.source).ok())
+            .as_ref();
+        if re.is_none() {
+            note_broken_use();
+        }
+        re
     }
 
     /// The ASCII form, for ASCII text, when the pattern has one.
@@ -183,10 +202,36 @@ impl PartialEq for LazyRegex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
-    /// The regexes of the shipped suites and matrices, and patterns that lean on what the
-    /// two forms could disagree on.
+    /// Every string of the shipped harnesses and matrices under a key that holds a regex
+    /// (`regex:`, `pattern:`, `not_pattern:`, `grounded:`, `errors:`, `matches:`, and the
+    /// server-wide `tools:` patterns) that compiles, and patterns that lean on what the two
+    /// forms could disagree on.
     fn patterns() -> Vec<String> {
+        fn walk(v: &serde_json::Value, key: Option<&str>, out: &mut Vec<String>) {
+            const KEYS: [&str; 7] = [
+                "regex",
+                "pattern",
+                "not_pattern",
+                "grounded",
+                "errors",
+                "matches",
+                "tools",
+            ];
+            match v {
+                serde_json::Value::String(s)
+                    if key.is_some_and(|k| KEYS.contains(&k)) && Regex::new(s).is_ok() =>
+                {
+                    out.push(s.clone());
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, key, out)),
+                serde_json::Value::Object(m) => {
+                    m.iter().for_each(|(k, v)| walk(v, Some(k), out));
+                }
+                _ => {}
+            }
+        }
         let mut out: Vec<String> = [
             r"(?i)\bk\w+\b",
             r"(?is)^\s*select\s.*\bfrom\s+(?:\w+\.)?items\b.*$",
@@ -200,63 +245,51 @@ mod tests {
             r"(?m)^\S+$",
             r"[[:alpha:]]+",
             r"\\x",
+            r"(?i)^\s*(?:error|ſql)\b",
         ]
         .map(str::to_owned)
         .to_vec();
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let before = out.len();
         for dir in ["harnesses", "capabilities"] {
             for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-                let text = std::fs::read_to_string(entry.unwrap().path()).unwrap_or_default();
-                for line in text.lines() {
-                    for key in ["regex: ", "pattern: ", "- '"] {
-                        if let Some((_, rest)) = line.split_once(key)
-                            && let Some(p) = quoted(rest)
-                            && Regex::new(&p).is_ok()
-                        {
-                            out.push(p);
-                        }
-                    }
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "yaml") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let v: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+                    walk(&v, None, &mut out);
                 }
             }
         }
+        assert!(
+            out.len() - before > 60,
+            "{} shipped regexes",
+            out.len() - before
+        );
+        out.sort();
+        out.dedup();
         out
     }
 
-    use std::path::Path;
-
-    /// A single-quoted YAML scalar at the start of `s`, unquoted.
-    fn quoted(s: &str) -> Option<String> {
-        let s = s.trim_start().strip_prefix('\'')?;
-        let mut out = String::new();
-        let mut chars = s.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c == '\'' {
-                if chars.peek() == Some(&'\'') {
-                    chars.next();
-                    out.push('\'');
-                    continue;
-                }
-                return Some(out);
-            }
-            out.push(c);
-        }
-        None
-    }
-
-    /// ASCII haystacks from a small xorshift generator over the characters the patterns
-    /// care about, plus the texts a suite's policies see.
+    /// Haystacks from a small xorshift generator over the characters the patterns care about:
+    /// half ASCII, half with non-ASCII letters, marks and spaces (the Kelvin sign and the long
+    /// s fold to ASCII letters), plus texts a suite's policies see.
     fn haystacks() -> Vec<String> {
-        let alphabet: Vec<char> = "aksKS_09 \t\n.-/:'\"(),;=<>*%gfilexmpSELECTFROMselectfrom"
+        let ascii: Vec<char> = "aksKS_09 \t\n.-/:'\"(),;=<>*%gfilexmpSELECTFROMselectfrom"
             .chars()
             .collect();
+        let mut wide = ascii.clone();
+        wide.extend("é\u{212A}\u{17F}\u{a0}\u{2003}—ü\u{301}İıß".chars());
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut out = vec![
             String::new(),
             "SELECT title FROM books WHERE author = 'Ursula K. Le Guin' ORDER BY year".into(),
             "see gs://bucket/a.png and out/clip.MP4, then file:///tmp/x.wav".into(),
             "Error: no such table".into(),
+            "SELECT naïve FROM items — ſelect".into(),
         ];
-        for _ in 0..3000 {
+        for n in 0..6000 {
+            let alphabet = if n % 2 == 0 { &ascii } else { &wide };
             let mut s = String::new();
             state ^= state << 13;
             state ^= state >> 7;
@@ -270,6 +303,8 @@ mod tests {
         out
     }
 
+    /// On every haystack the lazy regex answers as the regex crate does, and on ASCII ones
+    /// its ASCII form finds the very matches and groups the Unicode form finds.
     #[test]
     fn the_ascii_form_matches_ascii_text_as_the_unicode_form_does() {
         let texts = haystacks();
@@ -280,14 +315,19 @@ mod tests {
             with_ascii += usize::from(lazy.ascii_for("a").is_some());
             for t in &texts {
                 assert_eq!(lazy.is_match(t), re.is_match(t), "{p} on {t:?}");
-                let want: Vec<&str> = re.find_iter(t).map(|m| m.as_str()).collect();
-                assert_eq!(lazy.find_all(t), want, "{p} on {t:?}");
-                let want: Vec<&str> = re
+                let Some(ascii) = lazy.ascii_for(t) else {
+                    continue;
+                };
+                let groups = |c: Vec<Option<std::ops::Range<usize>>>| c;
+                let want: Vec<_> = re
                     .captures_iter(t)
-                    .filter_map(|c| c.get(1))
-                    .map(|m| m.as_str())
+                    .map(|c| groups(c.iter().map(|m| m.map(|m| m.range())).collect()))
                     .collect();
-                assert_eq!(lazy.group_all(t, 1), want, "{p} on {t:?}");
+                let got: Vec<_> = ascii
+                    .captures_iter(t.as_bytes())
+                    .map(|c| groups(c.iter().map(|m| m.map(|m| m.range())).collect()))
+                    .collect();
+                assert_eq!(got, want, "{p} on {t:?}");
             }
         }
         assert!(
@@ -315,6 +355,8 @@ mod tests {
         assert!(long_s.is_match("S"));
     }
 
+    /// An invalid regex is an error where it is read, except under `deferring` (a stamp
+    /// vouched for it): it then matches nothing and counts a broken use, and never panics.
     #[test]
     fn an_invalid_regex_is_an_error_unless_deferred() {
         assert!(LazyRegex::new("(").is_err());
@@ -322,8 +364,13 @@ mod tests {
         assert_eq!(deferred.as_str(), "(");
         // The switch is back off after the load, and was on only in it.
         assert!(LazyRegex::new("(").is_err());
+        let before = broken_uses();
+        assert!(!deferred.is_match("("));
+        assert!(!deferred.is_match("(é"));
+        assert_eq!(broken_uses(), before + 2);
         let ok = deferring(|| LazyRegex::new("a+b")).unwrap();
         assert!(ok.unicode.get().is_none());
-        assert!(ok.is_match("xaab"));
+        assert!(ok.is_match("xaab") && ok.is_match("éaab"));
+        assert_eq!(broken_uses(), before + 2);
     }
 }

@@ -31,7 +31,7 @@ use crate::finding::Severity;
 use crate::harness::{
     Expect, Forbid, Layout, SuiteFiles, Transcript, TrialId, TrialKind, discover, suite_transcripts,
 };
-use crate::source::SourceError;
+use crate::source::{SourceError, SourceFile};
 
 /// An LLM judge the plan's `judge::` trials run through. The judge layer implements it (with
 /// the `judge` feature); the plan only calls it.
@@ -104,11 +104,36 @@ enum Work {
 }
 
 impl PlannedTrial {
-    /// Runs the trial, once; every outcome, a load error included, is a record.
+    /// Runs the trial, once; every outcome, a load error included, is a record. Should the
+    /// trial meet a regex or schema its suite's stamp vouched for and this build cannot
+    /// compile ([`crate::pattern::broken_uses`]: a stamp copied or edited by hand), the stamp
+    /// goes and the trial runs again on the suite loaded in full, which reports the error at
+    /// its place: a stamp never changes a verdict.
     pub fn run(&self) -> TrialRecord {
+        let broken = crate::pattern::broken_uses();
+        let record = self.run_once();
+        if crate::pattern::broken_uses() == broken {
+            return record;
+        }
+        match self.suite() {
+            Some(lazy) if lazy.load_in_full() => self.run_once(),
+            _ => record,
+        }
+    }
+
+    /// The suite the trial grades with, if it has one.
+    fn suite(&self) -> Option<&LazySuite> {
+        match &self.work {
+            Work::Fail(_) => None,
+            Work::Harness(l) | Work::Gate(l) | Work::Mutation(l) => Some(l),
+            Work::Transcript(l, _) | Work::Judge(l, _, _) => Some(l),
+        }
+    }
+
+    fn run_once(&self) -> TrialRecord {
         match &self.work {
             Work::Fail(why) => TrialRecord::new(&self.id, Status::Failed, Some(why.to_string())),
-            Work::Harness(lazy) => match lazy.get() {
+            Work::Harness(lazy) => match lazy.full() {
                 Err(e) => TrialRecord::new(&self.id, Status::Failed, Some(e.render())),
                 Ok(suite) => harness_record(&self.id, &suite),
             },
@@ -558,6 +583,9 @@ struct SuiteState {
     transcripts: Vec<(String, PathBuf)>,
     /// Where the suite's stamp is kept, when it loads through one.
     prepared: Option<Prepared>,
+    /// The suite loaded in full, once a trial found that its stamp vouched for what does not
+    /// compile ([`PlannedTrial::run`]); it then serves every trial of the suite.
+    full: OnceLock<Result<Arc<Suite>, SourceError>>,
     cell: OnceLock<Result<Arc<Suite>, SourceError>>,
     /// The gate's row of each transcript evaluated so far, by its place in `transcripts`
     /// (`None`: unlabelled), or why it did not load: small, so a suite of any size is gated
@@ -605,6 +633,7 @@ impl LazySuite {
             name: name.to_owned(),
             harness,
             prepared: config.prepared.clone().and_then(Prepared::at),
+            full: OnceLock::new(),
             harness_dir: layout.harnesses.clone(),
             transcripts,
             cell: OnceLock::new(),
@@ -682,7 +711,46 @@ impl LazySuite {
         }
     }
 
+    /// The suite loaded in full, every file checked: what the harness trial grades, whose
+    /// job is to say whether the suite's files load (a stamp is no proof of that to it). It
+    /// keeps the suite's stamp when they do, and forgets it when they do not. Once loaded,
+    /// it serves every trial of the suite in this process.
+    fn full(&self) -> Result<Arc<Suite>, SourceError> {
+        let (Some(path), Some(prepared)) = (&self.harness, &self.prepared) else {
+            return self.get();
+        };
+        self.full
+            .get_or_init(|| {
+                let full = SourceFile::read(path).and_then(|f| Suite::load_and_keep(f, prepared));
+                if full.is_err() {
+                    prepared.forget(path);
+                }
+                full.map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// After a trial met a regex or schema the suite's stamp vouched for and which does not
+    /// compile: the stamp goes, the suite is loaded in full (an error, if it has one, at its
+    /// place), and what trials noted from the prepared suite is dropped. `false` when the
+    /// suite does not load through a stamp.
+    fn load_in_full(&self) -> bool {
+        let (Some(path), Some(prepared)) = (&self.harness, &self.prepared) else {
+            return false;
+        };
+        prepared.forget(path);
+        let _ = self.full();
+        lock(&self.rows).clear();
+        lock(&self.ahead).clear();
+        lock(&self.seen).clear();
+        lock(&self.keys).clear();
+        true
+    }
+
     fn get(&self) -> Result<Arc<Suite>, SourceError> {
+        if let Some(full) = self.full.get() {
+            return full.clone();
+        }
         self.cell
             .get_or_init(|| match &self.harness {
                 Some(p) => match &self.prepared {

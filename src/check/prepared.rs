@@ -15,6 +15,13 @@
 //! disk as the stamp holds it, so no edit, however small, reuses it. A snapshot is kept only
 //! when it reads back as the very value the YAML parsed to. A stamp torn by a crash or by two
 //! writers at once fails to read, and the load is the full one, which writes it again.
+//!
+//! A stamp is trusted as the build beside it is (whoever can write `target/` can replace the
+//! test binary), and still checked where that is cheap: a regex or schema it vouched for that
+//! does not compile is caught at its use, and the trial runs again on the suite loaded in
+//! full (`plan`'s `PlannedTrial::run`); a suite's harness trial always loads it in full, so a
+//! run over a broken stamp never passes. A stamp this build wrote changes no record (a test
+//! holds both loads to the same records on every shipped suite).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,6 +97,12 @@ impl Prepared {
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
+    }
+
+    /// Removes the stamp of the suite whose harness is at `harness`: the next load is the full
+    /// one. Best effort, as keeping it is.
+    pub(crate) fn forget(&self, harness: &Path) {
+        let _ = std::fs::remove_file(self.path(harness));
     }
 
     /// `<dir>/<suite>-<hash of the harness's absolute path>.stamp`: suites of two projects

@@ -53,6 +53,15 @@ impl Suite {
         {
             return Ok(suite);
         }
+        Self::load_and_keep(file, prepared)
+    }
+
+    /// The full load of the harness `file` (every file read, parsed and checked), which keeps
+    /// the suite's stamp in `prepared` when it succeeds.
+    pub(crate) fn load_and_keep(
+        file: SourceFile,
+        prepared: &Prepared,
+    ) -> Result<Self, SourceError> {
         let (harness, snapshot) = Harness::with_snapshot(file.clone())?;
         let mut disk = Disk(Some(vec![Kept::entry(file, snapshot)]));
         let suite = Self::build(harness, &mut disk, Checks::Now)?;
@@ -438,5 +447,152 @@ mod tests {
         assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Pass);
         assert!(kept());
         assert_eq!(verdict(&load().unwrap()), crate::check::Verdict::Pass);
+    }
+
+    /// A project of one suite under `dir`: tool `t` with `schema`, a matrix, a harness whose
+    /// step matches `x` by `policy`, and transcript `t` calling `t` with `x: b`.
+    fn project(dir: &Path, schema: &str, policy: &str) -> PathBuf {
+        let h = dir.join("harnesses");
+        let ts = dir.join("transcripts").join("s");
+        std::fs::create_dir_all(&h).unwrap();
+        std::fs::create_dir_all(&ts).unwrap();
+        let tools = format!(r#"[{{"name": "t", "inputSchema": {schema}}}]"#);
+        std::fs::write(h.join("s.tools.json"), tools).unwrap();
+        std::fs::write(h.join("caps.yaml"), "server: srv\ntools:\n  t: {}\n").unwrap();
+        let harness = format!(
+            "suite: s\ncapabilities: [caps.yaml]\nscenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {{x: b}}\n            match: {{x: {policy}}}\n"
+        );
+        std::fs::write(h.join("s.yaml"), harness).unwrap();
+        std::fs::write(
+            ts.join("t.yaml"),
+            "scenario: a\ncalls:\n  - {tool: t, arguments: {x: b}}\n",
+        )
+        .unwrap();
+        h.join("s.yaml")
+    }
+
+    /// A stamp that says the suite's files loaded clean when they do not (written by hand
+    /// here: copied from elsewhere, or edited): what it vouched for is compiled at its use.
+    fn forge(prepared: &Prepared, harness: &Path) {
+        let h = harness.parent().unwrap();
+        let entries: Vec<Entry> = [harness, &h.join("s.tools.json"), &h.join("caps.yaml")]
+            .into_iter()
+            .map(|p| Kept::entry(SourceFile::read(p).unwrap(), None))
+            .collect();
+        prepared.keep(&entries);
+    }
+
+    /// The record of trial `name` planned with `prepared` as the stamp directory (`None`: no
+    /// stamps), the project's root as the configuration's.
+    fn trial(root: &Path, name: &str, prepared: Option<PathBuf>) -> TrialRecord {
+        let config = crate::check::HarnessConfig {
+            root: root.to_path_buf(),
+            harnesses: None,
+            transcripts: None,
+            judge: crate::check::JudgeSetup::Unset,
+            bless: false,
+            full_scan_forbidden: false,
+            prepared,
+        };
+        let layout = Layout::under(root);
+        crate::check::plan_exact(name, &layout, &config)
+            .expect("the name names a trial")
+            .run()
+    }
+
+    /// A stamp that vouches for a tool schema or a match regex this build cannot compile
+    /// (one nobody's full load ever wrote) is caught at the first use, without a panic: the
+    /// schema checks nothing and the regex matches nothing, the use is counted, and the
+    /// trial runs again on the suite loaded in full, whose record is the one a run without
+    /// stamps gives — the error at its place in the file. The stamp is gone afterwards.
+    #[test]
+    fn a_stamp_that_vouches_for_what_does_not_compile_changes_no_record() {
+        for (schema, policy) in [
+            // `type` names no JSON type: the schema does not compile.
+            (
+                r#"{"type": "object", "properties": {"x": {"type": "strin"}}}"#,
+                "exact",
+            ),
+            (
+                r#"{"type": "object", "properties": {"x": {"type": "string"}}}"#,
+                "{regex: '('}",
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let harness = project(dir.path(), schema, policy);
+            let stamps = dir.path().join("prepared");
+            let prepared = Prepared::at(stamps.clone()).unwrap();
+            let want = Suite::load(&harness)
+                .err()
+                .expect("the full load refuses it");
+            assert!(want.render().contains("-->"), "an error at its place");
+
+            // The suite loads through the forged stamp, and grading with it does not panic.
+            forge(&prepared, &harness);
+            let suite = Suite::load_prepared(&harness, &prepared).expect("through the stamp");
+            let before = crate::pattern::broken_uses();
+            let graded = check_loaded(&suite, &dir.path().join("transcripts/s/t.yaml"));
+            assert!(graded.is_ok());
+            assert!(crate::pattern::broken_uses() > before, "{schema} {policy}");
+
+            // Each trial's record is the one without stamps.
+            for name in ["s::t", "s::harness"] {
+                let plain = trial(dir.path(), name, None);
+                forge(&prepared, &harness);
+                assert!(
+                    prepared
+                        .kept(&SourceFile::read(&harness).unwrap())
+                        .is_some()
+                );
+                let stamped = trial(dir.path(), name, Some(stamps.clone()));
+                assert_eq!(
+                    serde_json::to_string(&stamped).unwrap(),
+                    serde_json::to_string(&plain).unwrap(),
+                    "{name}: {schema} {policy}"
+                );
+                assert!(
+                    prepared
+                        .kept(&SourceFile::read(&harness).unwrap())
+                        .is_none(),
+                    "the stamp is gone"
+                );
+            }
+        }
+    }
+
+    /// An invalid regex in a harness is an error at its line and column on a fresh load: no
+    /// stamp, or a stamp of other bytes, defers nothing.
+    #[test]
+    fn an_invalid_regex_is_an_error_at_its_place_without_a_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = r#"{"type": "object", "properties": {"x": {"type": "string"}}}"#;
+        let harness = project(dir.path(), schema, "{regex: '^b$'}");
+        let prepared = Prepared::at(dir.path().join("prepared")).unwrap();
+        Suite::load_prepared(&harness, &prepared).unwrap();
+        assert!(
+            prepared
+                .kept(&SourceFile::read(&harness).unwrap())
+                .is_some()
+        );
+        // The same length, one byte changed: `^b$` becomes `(b$`.
+        let text = std::fs::read_to_string(&harness)
+            .unwrap()
+            .replace("'^b$'", "'(b$'");
+        std::fs::write(&harness, &text).unwrap();
+        let err = Suite::load_prepared(&harness, &prepared)
+            .err()
+            .expect("an error");
+        let line = text.lines().position(|l| l.contains("regex")).unwrap() + 1;
+        let rendered = err.render();
+        assert!(
+            rendered.contains(&format!("s.yaml:{line}:")) && rendered.contains("invalid regex"),
+            "{rendered}"
+        );
+        assert_eq!(rendered, Suite::load(&harness).err().unwrap().render());
+        assert!(
+            prepared
+                .kept(&SourceFile::read(&harness).unwrap())
+                .is_none()
+        );
     }
 }

@@ -13,8 +13,10 @@ use crate::spec::ToolSpec;
 
 pub(super) struct CompiledTool {
     pub spec: ToolSpec,
-    /// Compiled by [`CompiledTool::new`], or at the first call of a [`CompiledTool::deferred`].
-    validator: OnceLock<jsonschema::Validator>,
+    /// Compiled by [`CompiledTool::new`], or at the first call of a [`CompiledTool::deferred`];
+    /// `None` inside when a deferred schema does not compile after all (a stamp that should
+    /// not have held: [`crate::pattern::broken_uses`]).
+    validator: OnceLock<Option<jsonschema::Validator>>,
     // Whether arguments outside `properties` are allowed (`additionalProperties` not false and
     // not absent-with-properties: MCP servers drop undeclared arguments silently, so an
     // undeclared argument is a finding unless the schema explicitly allows extras).
@@ -38,7 +40,7 @@ impl CompiledTool {
             });
         }
         let mut tool = Self::deferred(spec);
-        tool.validator = OnceLock::from(validator);
+        tool.validator = OnceLock::from(Some(validator));
         Ok(tool)
     }
 
@@ -59,14 +61,21 @@ impl CompiledTool {
         }
     }
 
-    fn validator(&self) -> &jsonschema::Validator {
-        self.validator.get_or_init(|| {
-            compile(&self.spec).unwrap_or_else(|e| {
-                // Only a deferred tool gets here, whose schema compiled when its suite was
-                // prepared with this build.
-                panic!("{e}; delete target/agent-seer/prepared")
+    /// The validator, compiled at the first call of a deferred tool; `None` (counted, never a
+    /// panic) when its schema does not compile, which the stamp said it did: the trial then
+    /// runs again on its suite loaded in full, where the schema is an error at its place.
+    fn validator(&self) -> Option<&jsonschema::Validator> {
+        let validator = self
+            .validator
+            .get_or_init(|| {
+                let cyclic = super::cycle::in_place_cycle(&self.spec.input_schema).is_some();
+                compile(&self.spec).ok().filter(|_| !cyclic)
             })
-        })
+            .as_ref();
+        if validator.is_none() {
+            crate::pattern::note_broken_use();
+        }
+        validator
     }
 
     pub fn check(&self, args: &Map<String, Value>, raw: &Value, out: &mut Vec<Finding>) {
@@ -107,7 +116,9 @@ impl CompiledTool {
         } else {
             raw
         };
-        let validator = self.validator();
+        let Some(validator) = self.validator() else {
+            return;
+        };
         if validator.is_valid(instance) {
             return;
         }
