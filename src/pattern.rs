@@ -1,9 +1,11 @@
-//! Regexes compiled at their first use, and on ASCII text in an ASCII form that costs a
-//! fraction to compile. Under nextest a trial is a process that greps a few strings; compiling the Unicode form of
+//! Regexes from users' files, compiled at their first use, and on ASCII text in an ASCII form
+//! that costs a fraction to compile; and the Unicode character classes the regex crate reads
+//! (`\w`, `\s`, case folding), for the crate's own text scanners that stand in for regexes.
+//! Under nextest a trial is a process that greps a few strings; compiling the Unicode form of
 //! every pattern its suite holds was most of its time (`\w` and `(?i)` over all of Unicode:
 //! 0.3–1.5 ms a pattern, where the ASCII form takes 0.02–0.35 ms). The main type is
 //! [`LazyRegex`], made by [`LazyRegex::new`] (checked at once, unless a suite's files are
-//! loading under [`deferring`]) or [`LazyRegex::builtin`].
+//! loading under [`deferring`]).
 //!
 //! On ASCII text the ASCII form matches exactly where the Unicode form does: the two differ
 //! only on non-ASCII characters (`\w`, `\s`, `\b`, `.`, a negated class) and in case folding
@@ -51,10 +53,10 @@ pub(crate) fn note_broken_use() {
     BROKEN.with(|b| b.set(b.get() + 1));
 }
 
-/// A regex from a user's file or from this crate, compiled when first matched.
+/// A regex from a user's file, compiled when first matched.
 #[derive(Clone)]
 pub struct LazyRegex {
-    source: std::borrow::Cow<'static, str>,
+    source: Box<str>,
     /// `None` inside: the pattern does not compile (only under [`deferring`], through a stamp
     /// that should not have held; see [`broken_uses`]).
     unicode: OnceLock<Option<Regex>>,
@@ -69,7 +71,7 @@ impl LazyRegex {
     /// first use.
     pub fn new(source: &str) -> Result<Self, regex::Error> {
         let re = Self {
-            source: std::borrow::Cow::Owned(source.to_owned()),
+            source: source.into(),
             unicode: OnceLock::new(),
             ascii: OnceLock::new(),
         };
@@ -78,15 +80,6 @@ impl LazyRegex {
             let _ = re.unicode.set(Some(compiled));
         }
         Ok(re)
-    }
-
-    /// One of this crate's own regexes (a unit test compiles each).
-    pub(crate) const fn builtin(source: &'static str) -> Self {
-        Self {
-            source: std::borrow::Cow::Borrowed(source),
-            unicode: OnceLock::new(),
-            ascii: OnceLock::new(),
-        }
     }
 
     /// The pattern as written.
@@ -99,36 +92,6 @@ impl LazyRegex {
         match self.ascii_for(text) {
             Some(re) => re.is_match(text.as_bytes()),
             None => self.unicode().is_some_and(|re| re.is_match(text)),
-        }
-    }
-
-    /// Every match in `text`, leftmost first, as the slices of `text` it covers.
-    pub fn find_all<'t>(&self, text: &'t str) -> Vec<&'t str> {
-        match self.ascii_for(text) {
-            Some(re) => re
-                .find_iter(text.as_bytes())
-                .map(|m| &text[m.range()])
-                .collect(),
-            None => self.unicode().map_or_else(Vec::new, |re| {
-                re.find_iter(text).map(|m| m.as_str()).collect()
-            }),
-        }
-    }
-
-    /// Capture group `group` of every match in `text` that sets it.
-    pub fn group_all<'t>(&self, text: &'t str, group: usize) -> Vec<&'t str> {
-        match self.ascii_for(text) {
-            Some(re) => re
-                .captures_iter(text.as_bytes())
-                .filter_map(|c| c.get(group))
-                .map(|m| &text[m.range()])
-                .collect(),
-            None => self.unicode().map_or_else(Vec::new, |re| {
-                re.captures_iter(text)
-                    .filter_map(|c| c.get(group))
-                    .map(|m| m.as_str())
-                    .collect()
-            }),
         }
     }
 
@@ -197,6 +160,53 @@ impl PartialEq for LazyRegex {
     fn eq(&self, other: &Self) -> bool {
         self.source == other.source
     }
+}
+
+/// Whether `c` is a word character as the regex crate's Unicode `\w` and `\b` read it.
+pub(crate) fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    // The crate is built with regex-syntax's `unicode-perl` tables, so this never errs.
+    regex_syntax::try_is_word_character(c).unwrap_or(false)
+}
+
+/// Whether `c` is whitespace as the regex crate's Unicode `\s` reads it (`White_Space`).
+pub(crate) fn is_space(c: char) -> bool {
+    c.is_whitespace()
+}
+
+/// Whether `c` is the ASCII character `ascii` as the regex crate's case-insensitive Unicode
+/// matching reads it (simple case folding): either ASCII case, and the two non-ASCII letters
+/// that fold onto ASCII ones, the Kelvin sign (`k`) and the long s (`s`).
+pub(crate) fn eq_ignore_case(c: char, ascii: u8) -> bool {
+    let want = ascii.to_ascii_lowercase();
+    match c {
+        '\u{212A}' => want == b'k',
+        '\u{17F}' => want == b's',
+        c => u8::try_from(c).is_ok_and(|b| b.is_ascii() && b.to_ascii_lowercase() == want),
+    }
+}
+
+/// The end of the ASCII `literal` read case-insensitively ([`eq_ignore_case`]) in `text` from
+/// byte `at` (a character boundary), when it is there.
+pub(crate) fn literal_ignore_case(text: &str, at: usize, literal: &str) -> Option<usize> {
+    let rest = text.get(at..)?;
+    let mut chars = rest.char_indices();
+    for b in literal.bytes() {
+        let (_, c) = chars.next()?;
+        if !eq_ignore_case(c, b) {
+            return None;
+        }
+    }
+    Some(chars.next().map_or(text.len(), |(i, _)| at + i))
+}
+
+/// Whether a word boundary (`\b`, Unicode) is at byte `at` of `text`, a character boundary.
+pub(crate) fn word_boundary(text: &str, at: usize) -> bool {
+    let before = text[..at].chars().next_back().is_some_and(is_word);
+    let after = text[at..].chars().next().is_some_and(is_word);
+    before != after
 }
 
 #[cfg(test)]
@@ -372,5 +382,70 @@ mod tests {
         assert!(ok.unicode.get().is_none());
         assert!(ok.is_match("xaab") && ok.is_match("éaab"));
         assert_eq!(broken_uses(), before + 2);
+    }
+
+    /// Every character, each after an `a`, as one haystack: `(position, character)` of each.
+    fn every_char() -> (String, Vec<(usize, char)>) {
+        let mut text = String::new();
+        let mut at = Vec::new();
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            text.push('a');
+            at.push((text.len(), c));
+            text.push(c);
+        }
+        (text, at)
+    }
+
+    /// The classes the scanners use are the regex crate's, on every character: `\w`, `\s`,
+    /// `\b` and `(?i)` for each ASCII letter and digit.
+    #[test]
+    fn the_unicode_classes_are_the_regex_crates() {
+        let (text, at) = every_char();
+        let starts = |re: &str| -> std::collections::HashSet<usize> {
+            Regex::new(re)
+                .unwrap()
+                .find_iter(&text)
+                .map(|m| m.start())
+                .collect()
+        };
+        let word = starts(r"\w");
+        let space = starts(r"\s");
+        // `a\b`: a boundary after the `a` is a non-word character after it.
+        let boundary: std::collections::HashSet<usize> = Regex::new(r"a\b")
+            .unwrap()
+            .find_iter(&text)
+            .map(|m| m.end())
+            .collect();
+        for &(i, c) in &at {
+            assert_eq!(
+                is_word(c),
+                word.contains(&i),
+                "\\w {c:?} U+{:04X}",
+                c as u32
+            );
+            assert_eq!(is_space(c), space.contains(&i), "\\s {c:?}");
+            assert_eq!(word_boundary(&text, i), boundary.contains(&i), "\\b {c:?}");
+        }
+        // The characters that fold onto an ASCII letter or digit, then which one each is.
+        let folds = starts(r"(?i)[a-z0-9]");
+        let alnum: Vec<u8> = (b'a'..=b'z').chain(b'0'..=b'9').collect();
+        let one: Vec<Regex> = alnum
+            .iter()
+            .map(|&b| Regex::new(&format!("(?i)^{}$", b as char)).unwrap())
+            .collect();
+        for &(i, c) in &at {
+            for (&b, re) in alnum.iter().zip(&one) {
+                let want = folds.contains(&i) && re.is_match(c.encode_utf8(&mut [0; 4]));
+                assert_eq!(eq_ignore_case(c, b), want, "(?i){} {c:?}", b as char);
+            }
+        }
+        let folding = at.iter().filter(|(i, _)| folds.contains(i)).count();
+        assert_eq!(
+            folding,
+            62 + 2,
+            "ASCII letters, digits, the Kelvin sign, the long s"
+        );
+        assert_eq!(literal_ignore_case("xGſ://", 1, "gs"), Some(4));
+        assert_eq!(literal_ignore_case("xgs", 1, "gs3"), None);
     }
 }

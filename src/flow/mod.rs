@@ -23,8 +23,9 @@ use serde_json::Value;
 use crate::finding::{Code, Finding, Severity};
 use crate::harness::{Call, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
-use crate::pattern::LazyRegex;
 use crate::spec::capability::ArtifactKind;
+
+mod text;
 
 /// Where an artifact came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1733,22 +1734,14 @@ fn canonical(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-pub(crate) static URI: LazyRegex =
-    LazyRegex::builtin(r#"(?i)\b(?:gs|s3|https?|file)://[^\s"'<>()\[\]{},]+"#);
-pub(crate) static MEDIA_PATH: LazyRegex = LazyRegex::builtin(
-    r#"(?i)(?:^|[\s"'(])((?:[\w.-]+/)*[\w.-]+\.(?:png|jpe?g|gif|webp|mp4|mov|webm|mkv|avi|wav|mp3|ogg|m4a|flac|pdf))\b"#,
-);
-
-/// URIs and media file paths mentioned in free text.
+/// URIs and media file paths mentioned in free text (`flow/text.rs`: what its two regexes find).
 pub fn artifacts_in_text(text: &str) -> Vec<String> {
-    // Each regex needs its literal (`://`, a dot): most strings are neither, and a process
-    // that never meets one never compiles it.
     let mut out: Vec<String> = Vec::new();
     if text.contains("://") {
-        out.extend(URI.find_all(text).into_iter().map(normalize));
+        out.extend(text::uris(text).into_iter().map(normalize));
     }
     if text.contains('.') {
-        for p in MEDIA_PATH.group_all(text, 1) {
+        for p in text::media_paths(text) {
             if !out.iter().any(|u| u.ends_with(p)) {
                 out.push(normalize(p));
             }

@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::finding::{Code, Finding};
-use crate::pattern::LazyRegex;
 use crate::spec::capability::{Model, ToolCaps};
 use crate::spec::{Capabilities, Effect, ToolSet, ToolSpec};
 
@@ -96,14 +95,51 @@ pub(crate) fn is_error_output(v: &Value) -> bool {
 /// their SDKs and libraries print: `Error: …`/`Error executing tool …` (many Python servers),
 /// `Database error: …` (mcp-server-sqlite), Redis's `ERR …` and `WRONGTYPE …`, an uncaught
 /// exception's traceback. Anchored at the start of the answer: an error sentence inside a
-/// file's contents or a search result is data, not a refusal.
-pub(crate) static ERROR_TEXT: LazyRegex = LazyRegex::builtin(
-    r"^\s*(?:(?i:error)(?:\s+executing\b[^:\n]*)?:|(?i:database error|sql error|query error|binder error|catalog error|parser error)\b|ERR\s|WRONGTYPE\s|NOAUTH\s|Traceback \(most recent call last\))",
-);
-
-/// Whether an answer's text is one of the common refusal shapes ([`ERROR_TEXT`]).
+/// file's contents or a search result is data, not a refusal. Read by hand, exactly as this
+/// regex (Unicode) reads it — compiling it was a twentieth of a one-trial process; a test
+/// holds the two to the same answers:
+///
+/// ```text
+/// ^\s*(?:(?i:error)(?:\s+executing\b[^:\n]*)?:|(?i:database error|sql error|query error|binder error|catalog error|parser error)\b|ERR\s|WRONGTYPE\s|NOAUTH\s|Traceback \(most recent call last\))
+/// ```
 pub(crate) fn looks_like_error_text(text: &str) -> bool {
-    ERROR_TEXT.is_match(text)
+    use crate::pattern::{is_space, is_word, literal_ignore_case, word_boundary};
+    let t = text.trim_start_matches(is_space);
+    // `Error:`, or `Error executing …:` with the colon on its line.
+    if let Some(after) = literal_ignore_case(t, 0, "error") {
+        let rest = &t[after..];
+        if rest.starts_with(':') {
+            return true;
+        }
+        let spaced = rest.trim_start_matches(is_space);
+        if spaced.len() < rest.len()
+            && let Some(line) = spaced.strip_prefix("executing")
+            && !line.chars().next().is_some_and(is_word)
+            && line
+                .find([':', '\n'])
+                .is_some_and(|i| line[i..].starts_with(':'))
+        {
+            return true;
+        }
+    }
+    let phrase = [
+        "database error",
+        "sql error",
+        "query error",
+        "binder error",
+        "catalog error",
+        "parser error",
+    ];
+    if phrase
+        .iter()
+        .any(|p| literal_ignore_case(t, 0, p).is_some_and(|end| word_boundary(t, end)))
+    {
+        return true;
+    }
+    ["ERR", "WRONGTYPE", "NOAUTH"].iter().any(|w| {
+        t.strip_prefix(w)
+            .is_some_and(|r| r.chars().next().is_some_and(is_space))
+    }) || t.starts_with("Traceback (most recent call last)")
 }
 
 /// Whether an answer is a refusal by its shape alone (no matrix): `isError`, or the text of a

@@ -309,3 +309,81 @@ fn did_you_mean_finds_what_agents_mean(
 ) {
     assert_eq!(nearest(name, cands), want);
 }
+
+/// The refusal shapes read by hand answer as their regex does: on generated text made of the
+/// pieces it turns on (its words in any case, the long s that folds onto `s`, spaces and
+/// newlines of every kind, colons, word and non-word characters after a word).
+#[test]
+fn error_text_is_read_as_its_regex_reads_it() {
+    let re = regex::Regex::new(
+        r"^\s*(?:(?i:error)(?:\s+executing\b[^:\n]*)?:|(?i:database error|sql error|query error|binder error|catalog error|parser error)\b|ERR\s|WRONGTYPE\s|NOAUTH\s|Traceback \(most recent call last\))",
+    )
+    .unwrap();
+    let pieces = [
+        "error",
+        "Error",
+        "ERROR",
+        "eRRor",
+        "executing",
+        "Executing",
+        "database",
+        "DataBase",
+        "sql",
+        "\u{17F}ql",
+        "SQL",
+        "query",
+        "binder",
+        "catalog",
+        "parser",
+        " error",
+        "ERR",
+        "WRONGTYPE",
+        "NOAUTH",
+        "Traceback (most recent call last)",
+        "Traceback",
+        " ",
+        "\t",
+        "\n",
+        "\u{a0}",
+        "\u{2003}",
+        ":",
+        "x",
+        "_",
+        "é",
+        "-",
+        ".",
+        "tool",
+        "\u{301}",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut matched = 0;
+    for _ in 0..60_000 {
+        let len = next() % 7;
+        let text: String = (0..len)
+            .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+            .collect();
+        assert_eq!(looks_like_error_text(&text), re.is_match(&text), "{text:?}");
+        matched += usize::from(re.is_match(&text));
+    }
+    assert!(matched > 1000, "only {matched} refusals generated");
+    for text in [
+        "Error: no such table",
+        "  error executing tool query: boom",
+        "Error executing tool query\n: not on its line",
+        "Database error: x",
+        "SQL errors are data",
+        "\u{17F}ql error",
+        "ERR wrong number",
+        "ERRx",
+        "Traceback (most recent call last):\n  File",
+        "Result: error: later",
+    ] {
+        assert_eq!(looks_like_error_text(text), re.is_match(text), "{text:?}");
+    }
+}
