@@ -185,7 +185,7 @@ impl Files for Disk {
 /// A stamp's files, as they are on disk, and its snapshots.
 impl Files for &Kept {
     fn tools(&mut self, path: &Path) -> Result<ToolSet, SourceError> {
-        ToolSet::from_source(self.file(path)?)
+        ToolSet::from_stamped(self.file(path)?)
     }
 
     fn matrix(&mut self, path: &Path) -> Result<Capabilities, SourceError> {

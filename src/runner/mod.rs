@@ -188,7 +188,11 @@ fn wrap(planned: PlannedTrial, root: std::path::PathBuf, bless: bool) -> Trial {
                 bless_trial(&mut record, h, t);
             }
         }
-        finish(&root, record)
+        let done = finish(&root, record);
+        // The process ends with its trials: freeing what a trial loaded (its suite's scenarios,
+        // tools and matrices) was a twentieth of a one-trial process under nextest.
+        std::mem::forget(planned);
+        done
     })
     .with_ignored_flag(ignored)
 }
