@@ -22,6 +22,9 @@ BENCH_SECONDS=0.2 BENCH_ROUNDS=1 step bash bench/bfcl.sh
 # The harness at scale: 300 transcripts over every shipped suite, recorded runs included,
 # under cargo test and nextest.
 N=300 step bash bench/scale.sh
+# Issue 31's bar, one short round: a trial process under nextest beside an empty test's, and
+# `--exact` run directly (needs cargo-nextest, which .ci/run installs).
+ROUNDS=1 REPEAT=1 step bash bench/trial.sh
 # `check` in bounded memory beside parsing alone: 300 transcripts (30,000 in BENCHMARKS.md).
 N=300 step bash bench/memory.sh
 # Linear in the run's length: runs of 10 and 100 calls.

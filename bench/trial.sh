@@ -3,13 +3,15 @@
 # and an empty libtest-mimic test binary listing the same names (ignored where the harness's
 # are), each run under `cargo nextest run` ROUNDS times (default 5), alternating. Prints each
 # round's per-trial wall time (the run's wall time over the trials run) side by side, then the
-# medians and their difference — issue 31's bar: at most 5 ms above the floor. Then the same
-# for one trial process run directly (`--exact NAME`, REPEAT times each, over every trial).
+# medians and their difference — issue 31's bar: at most 5 ms above the floor. Then one trial
+# process run directly (`--exact NAME`, each trial REPEAT times, default 3, the floor's and the
+# harness's alternating): wall and CPU time, median and mean. A failing trial fails the bench.
 #
 # The trials are the shipped suites' (236), or N copies of their transcripts spread over them as
 # in bench/scale.sh. FEATURES (e.g. `--no-default-features`) picks the harness's build.
-# Stamps of prepared suites are left from earlier runs unless COLD=1 (each round then loads
-# every suite in full first: what the first run after an edit pays).
+# Stamps of prepared suites (target/agent-seer/prepared) are left from earlier runs unless
+# COLD=1: each round then starts without them, and the first processes of each suite load it
+# in full and keep its stamp — what the first run after a build or an edit pays.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -83,31 +85,40 @@ FLOOR_TARGET="$TARGET/bench-floor"
 FLOOR_BIN=$(CARGO_TARGET_DIR="$FLOOR_TARGET" cargo test --release --manifest-path "$FLOOR/Cargo.toml" \
   --no-run --message-format=json 2>/dev/null | executable empty)
 
-# Per-trial wall time of one nextest run: its summary's seconds over the trials it ran.
-per_trial() {
+# Per-trial wall time of one nextest run: its summary's seconds over the trials it ran. A run
+# that fails (a trial, or nextest itself) fails the benchmark, with its output.
+nextest() {
+  local out="$WORK/nextest.out"
+  if ! "$@" > "$out" 2>&1; then
+    cat "$out" >&2
+    echo "bench/trial.sh: failed: $*" >&2
+    return 1
+  fi
   python3 -c 'import re,sys
 t = sys.stdin.read()
 m = re.search(r"Summary \[\s*([0-9.]+)s\]\s+([0-9]+) tests? run", t)
 if not m: sys.exit("no nextest summary:\n" + t)
-print(f"{float(m[1]) * 1000 / int(m[2]):.2f} {m[2]}")'
+print(f"{float(m[1]) * 1000 / int(m[2]):.2f} {m[2]}")' < "$out"
 }
 run_floor() {
-  CARGO_TARGET_DIR="$FLOOR_TARGET" cargo nextest run --release \
-    --manifest-path "$FLOOR/Cargo.toml" --status-level none --final-status-level none 2>&1 | per_trial
+  CARGO_TARGET_DIR="$FLOOR_TARGET" nextest cargo nextest run --release \
+    --manifest-path "$FLOOR/Cargo.toml" --status-level none --final-status-level none
 }
 run_harness() {
   if [ "${COLD:-0}" = 1 ]; then rm -rf "$TARGET/agent-seer/prepared"; fi
   # shellcheck disable=SC2086
-  cargo nextest run --release $FEATURES --test agents --no-fail-fast \
-    --status-level none --final-status-level none 2>&1 | per_trial
+  nextest cargo nextest run --release $FEATURES --test agents --no-fail-fast \
+    --status-level none --final-status-level none
 }
 
 echo "trials run: $(wc -l < "$WORK/names") listed, $(wc -l < "$WORK/ignored") ignored; $(nproc) cores"
 echo "per trial under nextest (ms)    floor   harness   difference"
 : > "$WORK/rounds"
 for r in $(seq "$ROUNDS"); do
-  read -r f n < <(run_floor)
-  read -r h m < <(run_harness)
+  floor=$(run_floor)
+  harness=$(run_harness)
+  read -r f n <<< "$floor"
+  read -r h m <<< "$harness"
   [ "$n" = "$m" ] || { echo "the floor ran $n trials, the harness $m" >&2; exit 1; }
   echo "$f $h" >> "$WORK/rounds"
   printf '  round %-2s                      %6.2f    %6.2f    %+6.2f\n' "$r" "$f" "$h" "$(echo "$h - $f" | bc -l)"
@@ -120,27 +131,32 @@ h = statistics.median(r[1] for r in rows)
 print(f"  median                        {f:6.2f}    {h:6.2f}    {h - f:+6.2f}   (bar: +5.00)")
 PY
 
-# One process per trial, run directly: wall and CPU time, mean over every trial.
+# One process per trial, run directly, the floor's and the harness's alternating: wall and CPU
+# time per trial, median and mean over every trial run REPEAT times.
 python3 - "$HARNESS" "$FLOOR_BIN" "$WORK/names" "$WORK/ignored" "$REPEAT" <<'PY'
-import os, resource, subprocess, sys, time
+import resource, statistics, subprocess, sys, time
 harness, floor, names, ignored, repeat = sys.argv[1:]
 skip = set(open(ignored).read().split("\n"))
 names = [n for n in open(names).read().split("\n") if n and n not in skip]
-def cost(binary):
-    wall = cpu = 0.0
-    for _ in range(int(repeat)):
-        for n in names:
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            subprocess.run([binary, "--exact", n], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wall += time.perf_counter() - start
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpu += (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    k = len(names) * int(repeat)
-    return wall * 1000 / k, cpu * 1000 / k
-fw, fc = cost(floor)
-hw, hc = cost(harness)
+def once(binary, name):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([binary, "--exact", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"bench/trial.sh: {binary} --exact {name} failed")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall * 1000, cpu * 1000
+runs = {floor: [], harness: []}
+for _ in range(int(repeat)):
+    for n in names:
+        for binary in (floor, harness):
+            runs[binary].append(once(binary, n))
 print("one trial process, `--exact` (ms)  floor   harness   difference")
-print(f"  wall                            {fw:6.2f}    {hw:6.2f}    {hw - fw:+6.2f}")
-print(f"  CPU (user + system)             {fc:6.2f}    {hc:6.2f}    {hc - fc:+6.2f}")
+for label, i in (("wall", 0), ("CPU (user + system)", 1)):
+    for stat in (statistics.median, statistics.mean):
+        f = stat(r[i] for r in runs[floor])
+        h = stat(r[i] for r in runs[harness])
+        print(f"  {label + ', ' + stat.__name__:<32}{f:6.2f}    {h:6.2f}    {h - f:+6.2f}")
 PY
