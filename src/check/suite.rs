@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
+use super::evaluate::Reference;
 use super::fast::FastPath;
 use crate::harness::{Harness, Scenario, Transcript};
 use crate::lint::Linter;
@@ -21,6 +23,9 @@ pub struct Suite {
     /// Scenario id → index in the harness (the first, should an id repeat).
     index: HashMap<String, usize>,
     pub(crate) fast: FastPath,
+    /// Per scenario, the engines' evaluation of its reference run, made at its first use
+    /// ([`Reference`]).
+    pub(crate) references: Vec<OnceLock<Option<Reference>>>,
 }
 
 impl Suite {
@@ -57,9 +62,11 @@ impl Suite {
         Ok(Self::with_linter(harness, tools, linter))
     }
 
-    /// A suite from its parts: the scenario index and the fast path's matchers built here.
+    /// A suite from its parts: the scenario index and the fast path's matchers built here (the
+    /// scenarios' reference runs at their first use).
     pub(crate) fn with_linter(harness: Harness, tools: ToolSet, linter: Linter) -> Self {
         let fast = FastPath::new(&harness, &linter);
+        let n = harness.scenarios.len();
         let mut index = HashMap::with_capacity(harness.scenarios.len());
         for (i, sc) in harness.scenarios.iter().enumerate() {
             index.entry(sc.id.clone()).or_insert(i);
@@ -70,6 +77,7 @@ impl Suite {
             linter,
             index,
             fast,
+            references: (0..n).map(|_| OnceLock::new()).collect(),
         }
     }
 
