@@ -210,11 +210,12 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
     let Some(index) = scenario_index(suite, t)? else {
         return Ok(None);
     };
-    // A trajectory gate compares literally, which the fast path's policy matching does not.
-    if suite.harness.thresholds.trajectory.is_some() {
-        return Ok(None);
-    }
+    // A trajectory gate compares literally, which the fast path's policy matching does not:
+    // a perfect transcript may still fall below it (a gate only ever adds a failure, so a
+    // failing one still fails).
+    let gated = suite.harness.thresholds.trajectory.is_some();
     Ok(match suite.fast.outcome(&suite.linter, index, t) {
+        Outcome::Perfect if gated => None,
         Outcome::Perfect => Some(crate::score::verdict(
             Some(1.0),
             false,
