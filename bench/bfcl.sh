@@ -30,7 +30,8 @@ def rounds(runs, key):
 best_py = max(r["per_second"] for r in py)
 print(f"BFCL's ast_checker: {best_py:,.0f} outputs/s (best of {len(py)} rounds: {rounds(py, 'per_second')})")
 for key, what in [("per_second", "verdict (fast path, engines where it cannot decide)"),
-                  ("evaluate_per_second", "evaluate (score and findings: every engine on every output)")]:
+                  ("evaluate_per_second", "evaluate (score and findings; an output that is its entry's workflow gets the reference run's)"),
+                  ("engines_per_second", "evaluate_with_engines (every engine on every output)")]:
     best = max(r[key] for r in rs)
     print(f"agent-seer {what}: {best:,.0f}/s = {best / best_py:.1f}x (rounds: {rounds(rs, key)})")
 last = rs[-1]

@@ -26,7 +26,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use agent_seer::check::{Suite, Verdict, evaluate, load_transcript, quick_verdict, verdict};
+use agent_seer::check::{
+    Suite, Verdict, evaluate, evaluate_with_engines, load_transcript, quick_verdict, verdict,
+};
 use agent_seer::finding::Severity;
 use agent_seer::harness::Transcript;
 use agent_seer::ingest::adk::{self, MatchType};
@@ -137,6 +139,13 @@ fn main() {
                     .is_some(),
             );
             let ev = evaluate(&suites[c.suite], &c.transcript).expect("evaluate");
+            let engines = evaluate_with_engines(&suites[c.suite], &c.transcript).expect("engines");
+            assert_eq!(
+                serde_json::to_value(&ev).expect("JSON"),
+                serde_json::to_value(&engines).expect("JSON"),
+                "{}: evaluate is every engine's evaluation",
+                c.id
+            );
             let fast = verdict(&suites[c.suite], &c.transcript).expect("verdict");
             assert_eq!(
                 fast, ev.verdict,

@@ -9,10 +9,13 @@
 //!
 //! - `verdict`: [`verdict`], the verdict alone (the fast path, the engines where it cannot
 //!   decide) — the like of BFCL's checker, which answers valid or not;
-//! - `evaluate`: [`evaluate`], the full evaluation (score, worded findings): every engine on
-//!   every transcript.
+//! - `evaluate`: [`evaluate`], the full evaluation (score, worded findings): the engines, or
+//!   for an output that is its entry's workflow exactly, the scenario's reference run's
+//!   evaluation (made by the engines once per suite load);
+//! - `engines`: [`evaluate_with_engines`], every engine on every transcript.
 //!
-//! Every output's two verdicts must agree (the bench panics otherwise). Prints one JSON line.
+//! Every output's two verdicts must agree, and its evaluation be every engine's field for field
+//! (the bench panics otherwise). Prints one JSON line.
 //! For a profiler, `AGENT_SEER_BFCL_ONLY` skips that check and times one thing, printing its
 //! checks per second: `verdict`, the verdict alone; `evaluate`, the full evaluation alone; `walk`, only reading every string a check
 //! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
@@ -22,7 +25,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use agent_seer::bfcl::{self, Options};
-use agent_seer::check::{Suite, Verdict, evaluate, quick_verdict, verdict};
+use agent_seer::check::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
 use agent_seer::harness::Transcript;
 
 fn main() {
@@ -57,7 +60,15 @@ fn main() {
     let mut quick = 0usize;
     // (A profiler's run skips the agreement check, to see what it times alone.)
     for (s, t) in work.iter().filter(|_| only.is_none()) {
-        let full = evaluate(&suites[*s], t).expect("evaluate").verdict;
+        let ev = evaluate(&suites[*s], t).expect("evaluate");
+        let engines = evaluate_with_engines(&suites[*s], t).expect("evaluate");
+        assert_eq!(
+            serde_json::to_value(&ev).expect("JSON"),
+            serde_json::to_value(&engines).expect("JSON"),
+            "{}: evaluate is every engine's evaluation",
+            t.id
+        );
+        let full = ev.verdict;
         assert_eq!(verdict(&suites[*s], t).expect("verdict"), full, "{}", t.id);
         passed += usize::from(full == Verdict::Pass);
         quick += usize::from(quick_verdict(&suites[*s], t).expect("quick").is_some());
@@ -109,6 +120,8 @@ fn main() {
         return;
     }
     let evaluations = rate(&|s, t| evaluate(s, t).expect("evaluate").verdict == Verdict::Pass);
+    let engines =
+        rate(&|s, t| evaluate_with_engines(s, t).expect("evaluate").verdict == Verdict::Pass);
     // Lint alone, on the same calls.
     let calls: usize = work.iter().map(|(_, t)| t.calls().count()).sum();
     let findings: usize = work
@@ -128,6 +141,7 @@ fn main() {
         serde_json::json!({
             "per_second": verdicts,
             "evaluate_per_second": evaluations,
+            "engines_per_second": engines,
             "passed": passed,
             "decided_by_calls_alone": quick,
             "outputs": work.len(),

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use agent_seer::bfcl::{self, IntegerMode, Options, StringMode};
-use agent_seer::check::{Suite, Verdict, evaluate, quick_verdict, verdict};
+use agent_seer::check::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
 use agent_seer::harness::{Harness, Layout, MatchPolicy, Transcript, discover};
 use serde_json::{Value, json};
 
@@ -25,6 +25,8 @@ struct Seen {
     transcripts: usize,
     quick_pass: usize,
     quick_fail: usize,
+    /// Evaluations without a finding, compared with every engine's field for field.
+    clean: usize,
 }
 
 /// Both paths on one transcript: identical evaluations (or identical errors), identical
@@ -33,9 +35,22 @@ fn compare(suite: &Suite, t: &Transcript, seen: &mut Seen) {
     let what = format!("{} / {}", suite.harness.suite, t.id);
     let engines = match evaluate(suite, t) {
         Err(a) => {
+            assert_eq!(evaluate_with_engines(suite, t).unwrap_err(), a, "{what}");
             assert_eq!(verdict(suite, t).unwrap_err(), a, "{what}");
             assert_eq!(quick_verdict(suite, t).unwrap_err(), a, "{what}");
             return;
+        }
+        // `evaluate`'s shortcut (a scenario's reference run) only ever gives an evaluation
+        // without findings: every such one is every engine's, field for field.
+        Ok(a) if a.findings.is_empty() => {
+            let engines = evaluate_with_engines(suite, t).unwrap();
+            assert_eq!(
+                serde_json::to_value(&a).unwrap(),
+                serde_json::to_value(&engines).unwrap(),
+                "{what}: evaluate is not every engine's evaluation"
+            );
+            seen.clean += 1;
+            engines
         }
         Ok(a) => a,
     };
@@ -254,6 +269,7 @@ fn shipped_suites_and_their_mutations() {
     }
     eprintln!("{seen:?}");
     assert!(seen.transcripts > 5_000, "{seen:?}");
+    assert!(seen.clean > 500, "{seen:?}");
     // The genmedia tools carry capability matrices, so their calls are never "known clean":
     // no quick pass. Under a threshold of 1, calls that cannot pair with the workflow fail
     // quickly.

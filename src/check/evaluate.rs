@@ -210,11 +210,12 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
     let Some(index) = scenario_index(suite, t)? else {
         return Ok(None);
     };
-    // A trajectory gate compares literally, which the fast path's policy matching does not.
-    if suite.harness.thresholds.trajectory.is_some() {
-        return Ok(None);
-    }
+    // A trajectory gate compares literally, which the fast path's policy matching does not:
+    // a perfect transcript may still fall below it (a gate only ever adds a failure, so a
+    // failing one still fails).
+    let gated = suite.harness.thresholds.trajectory.is_some();
     Ok(match suite.fast().outcome(&suite.linter, index, t) {
+        Outcome::Perfect if gated => None,
         Outcome::Perfect => Some(crate::score::verdict(
             Some(1.0),
             false,
@@ -272,13 +273,133 @@ fn trajectory_gate(suite: &Suite, trajectory: Option<&Trajectory>) -> Option<Fin
     })
 }
 
-/// Runs the engines over a transcript: lint each call, then flow across the calls, then the
-/// oracle against the scenario's workflow. The verdict is [`crate::score::verdict`]: Fail on
-/// any error finding, or when the oracle's TC is below the suite's pass threshold.
+/// Evaluates a transcript: lint each call, then flow across the calls, then the oracle
+/// against the scenario's workflow. The verdict is [`crate::score::verdict`]: Fail on any
+/// error finding, or when the oracle's TC is below the suite's pass threshold.
 ///
-/// Every engine always runs (the reference the fast path is tested against); for the verdict
-/// alone, [`verdict`] is a fraction of the cost.
+/// A transcript whose calls are, turn by turn, exactly its scenario's workflow — the common
+/// case in a suite that passes — and which the fast path finds perfect gets the evaluation
+/// of the scenario's reference run ([`Reference`]), made by the engines once per suite load;
+/// everything else goes through every engine ([`evaluate_with_engines`], which the tests hold
+/// this equal to). For the verdict alone, [`verdict`] is a fraction of the cost.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
+    match as_reference(suite, t) {
+        Some(ev) => Ok(ev),
+        None => evaluate_with_engines(suite, t),
+    }
+}
+
+/// The engines' evaluation of a scenario's reference run: its workflow's calls, each step
+/// once in order, with the steps' mock outputs and the scenario's prompts. Made at the first
+/// transcript that repeats those calls exactly ([`evaluate`]), and kept only when the engines
+/// find nothing in it. A transcript with those calls is evaluated alike — the same score, turn
+/// scores and trajectory, no finding — when either
+///
+/// - the engines would see the very same run: no prompt of its own, and every recorded
+///   output its step's mock output (the engines read nothing else of a transcript but its
+///   calls' locations, which only findings carry); or
+/// - the reference run is perfect (every sub-dimension 1) and the fast path finds the
+///   transcript perfect too: its outputs refuse nothing, its prompts ground what the
+///   scenario's do, … — what `Perfect` promises, held by `tests/fast_path.rs` on every
+///   shipped transcript and thousands of mutations.
+#[derive(Debug)]
+pub(crate) struct Reference {
+    verdict: Verdict,
+    score: Score,
+    turn_scores: Vec<Score>,
+    trajectory: Trajectory,
+    pass_threshold: f64,
+    /// Every sub-dimension 1.
+    perfect: bool,
+}
+
+impl Reference {
+    fn of(suite: &Suite, sc: &Scenario) -> Option<Self> {
+        let run = Transcript {
+            id: String::new(),
+            path: std::path::PathBuf::new(),
+            scenario: Some(sc.id.clone()),
+            scenario_location: None,
+            prompt: None,
+            agent: None,
+            note: None,
+            label: Label::default(),
+            turns: sc
+                .turns
+                .iter()
+                .map(|st| crate::harness::TranscriptTurn {
+                    prompt: None,
+                    calls: st.workflow.iter().map(|o| o.call.clone()).collect(),
+                    reply: None,
+                })
+                .collect(),
+            trace: None,
+            source: crate::source::SourceFile::from_text("", ""),
+        };
+        let ev = evaluate_with_engines(suite, &run).ok()?;
+        if !ev.findings.is_empty() {
+            return None;
+        }
+        let score = ev.score?;
+        Some(Self {
+            verdict: ev.verdict,
+            perfect: score.sub.values().all(|v| *v == 1.0),
+            score,
+            turn_scores: ev.turn_scores,
+            trajectory: ev.trajectory?,
+            pass_threshold: ev.pass_threshold,
+        })
+    }
+}
+
+/// [`evaluate`]'s shortcut: the reference run's evaluation ([`Reference`]), for a transcript
+/// whose calls are its scenario's workflow, step for step (same tool, arguments equal as JSON
+/// values). `None`: the engines decide. Costs a comparison per call, and the fast path's walk
+/// when the outputs are not the mock ones.
+fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
+    // The suite's own index, which the fast path's `find` answers alike: the fast path is
+    // built only for a transcript that needs its walk.
+    let (index, sc) = suite
+        .scenario(t.scenario.as_deref()?)
+        .filter(|(_, sc)| t.turns.len() <= sc.turns.len())?;
+    let mut same_run = true;
+    for (ti, st) in sc.turns.iter().enumerate() {
+        let tt = t.turns.get(ti);
+        let calls = tt.map_or(&[][..], |tt| &tt.calls[..]);
+        if calls.len() != st.workflow.len() {
+            return None;
+        }
+        for (c, o) in calls.iter().zip(&st.workflow) {
+            if c.tool != o.call.tool || c.arguments != o.call.arguments {
+                return None;
+            }
+            same_run &= c.output.is_none() || c.output == o.mock_output;
+        }
+        same_run &= tt.is_none_or(|tt| tt.prompt.is_none());
+    }
+    let r = suite.references[index]
+        .get_or_init(|| Reference::of(suite, sc))
+        .as_ref()?;
+    let same = same_run
+        || (r.perfect && suite.fast().outcome(&suite.linter, index, t) == Outcome::Perfect);
+    same.then(|| Evaluation {
+        suite: suite.harness.suite.clone(),
+        transcript: t.id.clone(),
+        scenario: Some(sc.id.clone()),
+        verdict: r.verdict,
+        score: Some(r.score.clone()),
+        turn_scores: r.turn_scores.clone(),
+        trajectory: Some(r.trajectory.clone()),
+        pass_threshold: r.pass_threshold,
+        findings: Vec::new(),
+        label: t.label.clone(),
+        trace: t.trace.clone(),
+    })
+}
+
+/// Runs every engine over a transcript, never [`evaluate`]'s shortcut: the reference the
+/// shortcut and the fast path are tested against.
+pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
     let scenario = scenario_of(suite, t)?.map(|(_, sc)| sc);
     let calls: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
     let mut findings = Vec::new();
@@ -340,4 +461,88 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
         label: t.label.clone(),
         trace: t.trace.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::TranscriptTurn;
+
+    /// Every shipped scenario's workflow as a transcript, step for step.
+    fn reference_runs() -> Vec<(Suite, Vec<Transcript>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses");
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "yaml") {
+                continue;
+            }
+            let Ok(suite) = Suite::load(&path) else {
+                continue;
+            };
+            let runs = suite
+                .harness
+                .scenarios
+                .iter()
+                .map(|sc| Transcript {
+                    id: format!("{}-reference", sc.id),
+                    path: path.clone(),
+                    scenario: Some(sc.id.clone()),
+                    scenario_location: None,
+                    prompt: None,
+                    agent: None,
+                    note: None,
+                    label: Label::default(),
+                    turns: sc
+                        .turns
+                        .iter()
+                        .map(|st| TranscriptTurn {
+                            prompt: None,
+                            calls: st.workflow.iter().map(|o| o.call.clone()).collect(),
+                            reply: None,
+                        })
+                        .collect(),
+                    trace: None,
+                    source: crate::source::SourceFile::from_text("t.yaml", ""),
+                })
+                .collect();
+            out.push((suite, runs));
+        }
+        out
+    }
+
+    #[test]
+    fn a_scenarios_own_workflow_takes_the_shortcut_and_is_every_engines_evaluation() {
+        let (mut shortcut, mut changed) = (0, 0);
+        for (suite, runs) in reference_runs() {
+            for t in runs {
+                let engines = evaluate_with_engines(&suite, &t).unwrap();
+                let Some(quick) = as_reference(&suite, &t) else {
+                    continue;
+                };
+                shortcut += 1;
+                assert_eq!(
+                    serde_json::to_value(&quick).unwrap(),
+                    serde_json::to_value(&engines).unwrap(),
+                    "{}",
+                    t.id
+                );
+                // One argument changed: no longer the reference run, whatever the policies.
+                let mut other = t.clone();
+                let call = other.turns.iter_mut().flat_map(|tt| &mut tt.calls).next();
+                if let Some(obj) = call.and_then(|c| c.arguments.as_object_mut())
+                    && let Some(v) = obj.values_mut().next()
+                {
+                    *v = serde_json::json!("a value no workflow holds");
+                    assert!(as_reference(&suite, &other).is_none(), "{}", t.id);
+                    changed += 1;
+                }
+            }
+        }
+        assert!(
+            shortcut >= 20,
+            "{shortcut} reference runs took the shortcut"
+        );
+        assert!(changed >= 10, "{changed}");
+    }
 }

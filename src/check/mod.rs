@@ -27,7 +27,9 @@ mod suite;
 pub(crate) use config::target_dir;
 pub use config::{HarnessConfig, JudgeRequest, JudgeSetup};
 pub use discrimination::{Discrimination, Row};
-pub use evaluate::{Disagreement, Evaluation, Verdict, evaluate, quick_verdict, verdict};
+pub use evaluate::{
+    Disagreement, Evaluation, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict,
+};
 pub use mutate::{
     Mutant, Mutator, Operator, Outcome as MutantOutcome, Skipped, SuiteMutation, mutate_suite,
 };

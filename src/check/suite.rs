@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use super::evaluate::Reference;
 use super::fast::FastPath;
 use super::prepared::{Entry, Kept, Prepared};
 use crate::harness::{Harness, Scenario, Transcript};
@@ -23,9 +24,12 @@ pub struct Suite {
     pub linter: Linter,
     /// Scenario id → index in the harness (the first, should an id repeat).
     index: HashMap<String, usize>,
-    /// Built at the first [`crate::verdict`]: a trial evaluates with every engine and never
-    /// asks for it, and building it for every scenario was a seventh of a one-trial process.
+    /// Built at its first use (a transcript that is not its scenario's reference run, or
+    /// [`crate::verdict`]): building it for every scenario was a seventh of a one-trial process.
     fast: OnceLock<FastPath>,
+    /// Per scenario, the engines' evaluation of its reference run, made at its first use
+    /// ([`Reference`]).
+    pub(crate) references: Vec<OnceLock<Option<Reference>>>,
 }
 
 impl Suite {
@@ -115,9 +119,10 @@ impl Suite {
         Ok(Self::with_linter(harness, tools, linter))
     }
 
-    /// A suite from its parts: the scenario index built here (the fast path's matchers at
-    /// their first use).
+    /// A suite from its parts: the scenario index built here (the fast path's matchers and
+    /// the scenarios' reference runs at their first use).
     pub(crate) fn with_linter(harness: Harness, tools: ToolSet, linter: Linter) -> Self {
+        let n = harness.scenarios.len();
         let mut index = HashMap::with_capacity(harness.scenarios.len());
         for (i, sc) in harness.scenarios.iter().enumerate() {
             index.entry(sc.id.clone()).or_insert(i);
@@ -128,6 +133,7 @@ impl Suite {
             linter,
             index,
             fast: OnceLock::new(),
+            references: (0..n).map(|_| OnceLock::new()).collect(),
         }
     }
 

@@ -1428,15 +1428,23 @@ fn outputs<'a>(t: &'a Transcript, scenario: Option<&'a Scenario>) -> Vec<Option<
                 .and_then(|s| s.turns.get(ti))
                 .map_or(0, |st| st.workflow.len())
         ];
+        // Per tool, where its next unused step may be: the steps of a tool are taken in
+        // order, so a run of one tool's calls walks its steps once (linear, not quadratic).
+        let mut from: HashMap<&str, usize> = HashMap::new();
         for call in &turn.calls {
             let recorded = call.output.as_ref();
             let mock = scenario.and_then(|s| s.turns.get(ti)).and_then(|st| {
-                let j = st
-                    .workflow
+                let start = from.get(call.tool.as_str()).copied().unwrap_or(0);
+                let found = st.workflow[start..]
                     .iter()
                     .enumerate()
-                    .position(|(j, o)| !used[j] && o.call.tool == call.tool)?;
+                    .position(|(j, o)| !used[start + j] && o.call.tool == call.tool);
+                let Some(j) = found.map(|k| start + k) else {
+                    from.insert(&call.tool, st.workflow.len());
+                    return None;
+                };
                 used[j] = true;
+                from.insert(&call.tool, j + 1);
                 st.workflow[j].mock_output.as_ref()
             });
             out.push(recorded.or(mock));
@@ -1480,14 +1488,14 @@ pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<String, usize> {
 /// A call as the flow engine compares calls: two are the same when their tools and arguments
 /// are equal (what [`call_key`] spells out), hashed without spelling them out.
 #[derive(Clone, Copy, Debug)]
-struct Same<'a> {
+pub(crate) struct Same<'a> {
     hash: u64,
-    tool: &'a str,
-    arguments: &'a Value,
+    pub(crate) tool: &'a str,
+    pub(crate) arguments: &'a Value,
 }
 
 impl<'a> Same<'a> {
-    fn new(tool: &'a str, arguments: &'a Value) -> Self {
+    pub(crate) fn new(tool: &'a str, arguments: &'a Value) -> Self {
         use std::hash::{Hash, Hasher};
         fn walk(v: &Value, h: &mut impl Hasher) {
             match v {
@@ -1712,20 +1720,25 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
     } else {
         name.into()
     };
-    let destination = ["output", "bucket", "dir", "destination", "dest"]
-        .iter()
-        .any(|w| n.contains(w));
     let input = n.starts_with("input")
         || n.ends_with("_uri")
         || n.ends_with("_uris")
         || n.ends_with("_url")
         || n.ends_with("_path")
         || ["images", "videos", "audios", "files"].contains(&&*n);
-    input && !destination
+    // Most names are not inputs: the substring searches only for those that are.
+    input
+        && !["output", "bucket", "dir", "destination", "dest"]
+            .iter()
+            .any(|w| n.contains(w))
 }
 
 /// A JSON pointer segment for a key (`~` → `~0`, `/` → `~1`).
 pub(crate) fn escape(s: &str) -> String {
+    // Built for every argument a pointer names: most names need no escaping.
+    if !s.contains(['~', '/']) {
+        return s.to_owned();
+    }
     s.replace('~', "~0").replace('/', "~1")
 }
 

@@ -579,23 +579,22 @@ impl FastPath {
     /// Whether no call repeats an identical one beyond what the workflow asks for (a redundant
     /// call, the flow engine's to judge).
     fn no_redundant_repeat(&self, sc: &ScenarioPlan, t: &Transcript) -> bool {
-        let same = |a: &Call, b: &Call| a.tool == b.tool && a.arguments == b.arguments;
-        for (i, (_, call)) in t.calls().enumerate() {
-            if t.calls().take(i).any(|(_, c)| same(c, call)) {
-                // As many identical calls as the workflow has identical steps are fine (a
-                // count by `==`, which may only over-count the engine's).
-                let asked = &self.asked[sc.asked.range()];
-                if asked.is_empty() {
-                    return false;
-                }
-                let n = t.calls().filter(|(_, c)| same(c, call)).count();
-                let key = flow::call_key(&call.tool, &call.arguments);
-                if !asked.iter().any(|(k, times)| *k == key && n <= *times) {
-                    return false;
-                }
-            }
+        // Identical calls counted by hashing their values (`==` on a hash match): linear in
+        // the calls, where comparing each with every earlier one was quadratic.
+        let mut count: std::collections::HashMap<flow::Same<'_>, usize> =
+            std::collections::HashMap::with_capacity(t.calls().count());
+        for (_, call) in t.calls() {
+            *count
+                .entry(flow::Same::new(&call.tool, &call.arguments))
+                .or_default() += 1;
         }
-        true
+        let asked = &self.asked[sc.asked.range()];
+        count.iter().filter(|(_, n)| **n > 1).all(|(same, &n)| {
+            // As many identical calls as the workflow has identical steps are fine (a count
+            // by `==`, which may only over-count the engine's).
+            let key = flow::call_key(same.tool, same.arguments);
+            asked.iter().any(|(k, times)| *k == key && n <= *times)
+        })
     }
 
     /// The turn's outcome, and whether a perfect one pairs each call with the step at its
@@ -615,17 +614,17 @@ impl FastPath {
                 Edge::Mismatch => Outcome::Imperfect,
                 Edge::Rejected => Outcome::Rejected,
             },
+            // Calls in the workflow's order, the common case, need n edges.
+            _ if steps
+                .iter()
+                .zip(calls)
+                .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect) =>
+            {
+                return (Outcome::Perfect, true);
+            }
             // Bitsets below; a turn this long is left to the engines.
             33.. => Outcome::Unknown,
             _ => {
-                // Calls in the workflow's order, the common case, need n edges.
-                if steps
-                    .iter()
-                    .zip(calls)
-                    .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect)
-                {
-                    return (Outcome::Perfect, true);
-                }
                 let mut perfect = [0u32; 32];
                 let mut accepted = [0u32; 32];
                 for (j, call) in calls.iter().enumerate() {
