@@ -26,8 +26,9 @@ pub struct HarnessConfig {
     /// directory scan fails instead.
     pub full_scan_forbidden: bool,
     /// Where suites' stamps are kept (`<target>/agent-seer/prepared`, [`super::Suite`]'s
-    /// prepared load): a trial's process then compiles only what it grades. `None`: every
-    /// suite loads in full.
+    /// prepared load), for a process that runs one trial ([`super::plan_exact`], as nextest
+    /// runs each): it then compiles only what it grades. A whole plan loads each suite once,
+    /// in full, without them. `None`: every suite loads in full.
     pub prepared: Option<PathBuf>,
 }
 

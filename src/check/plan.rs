@@ -256,7 +256,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
                 suite,
                 harness.clone(),
                 layout,
-                config,
+                config.prepared.as_deref(),
                 vec![(transcript.to_owned(), path)],
             );
             Some(if id.kind == TrialKind::Judge {
@@ -267,7 +267,13 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
             })
         }
         TrialKind::Harness => {
-            let lazy = LazySuite::new(suite, Some(harness?), layout, config, Vec::new());
+            let lazy = LazySuite::new(
+                suite,
+                Some(harness?),
+                layout,
+                config.prepared.as_deref(),
+                Vec::new(),
+            );
             Some(trial(id, Work::Harness(lazy)))
         }
         TrialKind::Discrimination => {
@@ -279,7 +285,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
             if ts.is_empty() {
                 return None;
             }
-            let lazy = LazySuite::new(suite, harness, layout, config, ts);
+            let lazy = LazySuite::new(suite, harness, layout, config.prepared.as_deref(), ts);
             Some(trial(id, Work::Gate(lazy)))
         }
         TrialKind::Mutation => {
@@ -291,7 +297,7 @@ pub fn plan_exact(name: &str, layout: &Layout, config: &HarnessConfig) -> Option
                 Ok(ts) => ts,
                 Err(e) => return Some(PlannedTrial::failing(id, e)),
             };
-            let lazy = LazySuite::new(suite, Some(harness), layout, config, ts);
+            let lazy = LazySuite::new(suite, Some(harness), layout, config.prepared.as_deref(), ts);
             Some(trial(id, Work::Mutation(lazy)))
         }
         TrialKind::Live | TrialKind::Setup => None,
@@ -537,7 +543,9 @@ fn suite_trials(
 ) -> Vec<PlannedTrial> {
     let name = files.suite.as_str();
     let has_harness = files.harness.is_some();
-    let lazy = LazySuite::new(name, files.harness, layout, config, files.transcripts);
+    // Without stamps: a process that runs a whole plan loads each suite once, in full, for
+    // all its trials; stamps are for a process that grades one (`plan_exact`, nextest's).
+    let lazy = LazySuite::new(name, files.harness, layout, None, files.transcripts);
     let mut out = Vec::new();
     if has_harness {
         out.push(trial(TrialId::harness(name), Work::Harness(lazy.clone())));
@@ -622,17 +630,18 @@ impl std::ops::Deref for LazySuite {
 }
 
 impl LazySuite {
+    /// The suite of `harness`, loaded through its stamp under `prepared` when there is one.
     fn new(
         name: &str,
         harness: Option<PathBuf>,
         layout: &Layout,
-        config: &HarnessConfig,
+        prepared: Option<&Path>,
         transcripts: Vec<(String, PathBuf)>,
     ) -> Self {
         Self(Arc::new(SuiteState {
             name: name.to_owned(),
             harness,
-            prepared: config.prepared.clone().and_then(Prepared::at),
+            prepared: prepared.map(Path::to_path_buf).and_then(Prepared::at),
             full: OnceLock::new(),
             harness_dir: layout.harnesses.clone(),
             transcripts,

@@ -40,7 +40,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let t = PlannedTrial::failing(TrialId::setup("configuration"), e);
             (
-                vec![(wrap(t, config.root.clone(), false), None)],
+                vec![(wrap(t, config.root.clone(), false, false), None)],
                 config.root.clone(),
             )
         }
@@ -127,7 +127,7 @@ fn trials(
         && let Some(t) = plan_exact(name, layout, config)
     {
         let why = t.ignored.clone();
-        return vec![(wrap(t, root, config.bless), why)];
+        return vec![(wrap(t, root, config.bless, true), why)];
     }
     // Tests of the fast path set this: listing may scan, running one trial may not.
     if config.full_scan_forbidden && !args.list {
@@ -135,7 +135,7 @@ fn trials(
             TrialId::setup("full-scan-forbidden"),
             "AGENT_SEER_FULL_SCAN_FORBIDDEN is set but this run needs a full scan".to_owned(),
         );
-        return vec![(wrap(t, root, false), None)];
+        return vec![(wrap(t, root, false, false), None)];
     }
     let planned = plan(layout, config);
     // `--exact NAME` of a project the harness cannot start on: NAME fails with the reason,
@@ -148,7 +148,7 @@ fn trials(
             .find_map(PlannedTrial::failure)
     {
         return vec![(
-            wrap(PlannedTrial::failing(id, why.clone()), root, false),
+            wrap(PlannedTrial::failing(id, why.clone()), root, false, false),
             None,
         )];
     }
@@ -156,12 +156,13 @@ fn trials(
         .into_iter()
         .map(|t| {
             let why = t.ignored.clone();
-            (wrap(t, root.clone(), config.bless), why)
+            (wrap(t, root.clone(), config.bless, false), why)
         })
         .collect()
 }
 
-fn wrap(planned: PlannedTrial, root: std::path::PathBuf, bless: bool) -> Trial {
+/// `only`: the process's one trial (`--exact NAME`), whose suite is not freed at its end.
+fn wrap(planned: PlannedTrial, root: std::path::PathBuf, bless: bool, only: bool) -> Trial {
     let name = planned.id.to_string();
     let ignored = planned.ignored.is_some();
     Trial::ignorable_test(name, move || {
@@ -189,9 +190,12 @@ fn wrap(planned: PlannedTrial, root: std::path::PathBuf, bless: bool) -> Trial {
             }
         }
         let done = finish(&root, record);
-        // The process ends with its trials: freeing what a trial loaded (its suite's scenarios,
-        // tools and matrices) was a twentieth of a one-trial process under nextest.
-        std::mem::forget(planned);
+        // The process ends with its one trial: freeing what it loaded (its suite's scenarios,
+        // tools and matrices) was a twentieth of a one-trial process under nextest. With more
+        // trials, a suite is freed after its last, as the process goes on.
+        if only {
+            std::mem::forget(planned);
+        }
         done
     })
     .with_ignored_flag(ignored)
