@@ -12,23 +12,7 @@ ROUNDS=${ROUNDS:-1}
 PROJECT=$(mktemp -d)
 trap 'rm -rf "$PROJECT"' EXIT
 cp -r harnesses capabilities "$PROJECT/"
-python3 - "$PROJECT" "$N" <<'PY'
-import os, shutil, sys
-project, n = sys.argv[1], int(sys.argv[2])
-src = []
-for suite in sorted(os.listdir("transcripts")):
-    for d, _, files in sorted(os.walk(f"transcripts/{suite}")):
-        sub = os.path.relpath(d, f"transcripts/{suite}")
-        src += [(suite, sub, f) for f in sorted(files) if not f.endswith(".label.yaml")]
-for i in range(n):
-    suite, sub, f = src[i % len(src)]
-    d = os.path.normpath(f"{project}/transcripts/{suite}/{sub}")
-    os.makedirs(d, exist_ok=True)
-    shutil.copy(f"transcripts/{suite}/{sub}/{f}", f"{d}/{i:06d}-{f}")
-    label = f"transcripts/{suite}/{sub}/" + f.rsplit(".", 1)[0] + ".label.yaml"
-    if os.path.exists(label):
-        shutil.copy(label, f"{d}/{i:06d}-" + os.path.basename(label))
-PY
+python3 bench/copies.py "$PROJECT" "$N"
 cargo build --release --quiet --bin agent-seer --example parse_only
 bin=${CARGO_TARGET_DIR:-target}/release
 # The run is saved under the project's target/, not this repository's.

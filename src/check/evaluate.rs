@@ -315,27 +315,7 @@ pub(crate) struct Reference {
 
 impl Reference {
     fn of(suite: &Suite, sc: &Scenario) -> Option<Self> {
-        let run = Transcript {
-            id: String::new(),
-            path: std::path::PathBuf::new(),
-            scenario: Some(sc.id.clone()),
-            scenario_location: None,
-            prompt: None,
-            agent: None,
-            note: None,
-            label: Label::default(),
-            turns: sc
-                .turns
-                .iter()
-                .map(|st| crate::harness::TranscriptTurn {
-                    prompt: None,
-                    calls: st.workflow.iter().map(|o| o.call.clone()).collect(),
-                    reply: None,
-                })
-                .collect(),
-            trace: None,
-            source: crate::source::SourceFile::from_text("", ""),
-        };
+        let run = reference_run(sc);
         let ev = evaluate_with_engines(suite, &run).ok()?;
         if !ev.findings.is_empty() {
             return None;
@@ -349,6 +329,32 @@ impl Reference {
             trajectory: ev.trajectory?,
             pass_threshold: ev.pass_threshold,
         })
+    }
+}
+
+/// A scenario's workflow as a transcript: each step's call once, in order, without outputs
+/// (each then gets its step's mock output) or prompts of its own.
+fn reference_run(sc: &Scenario) -> Transcript {
+    Transcript {
+        id: format!("{}-reference", sc.id),
+        path: std::path::PathBuf::new(),
+        scenario: Some(sc.id.clone()),
+        scenario_location: None,
+        prompt: None,
+        agent: None,
+        note: None,
+        label: Label::default(),
+        turns: sc
+            .turns
+            .iter()
+            .map(|st| crate::harness::TranscriptTurn {
+                prompt: None,
+                calls: st.workflow.iter().map(|o| o.call.clone()).collect(),
+                reply: None,
+            })
+            .collect(),
+        trace: None,
+        source: crate::source::SourceFile::from_text("", ""),
     }
 }
 
@@ -466,7 +472,6 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::TranscriptTurn;
 
     /// Every shipped scenario's workflow as a transcript, step for step.
     fn reference_runs() -> Vec<(Suite, Vec<Transcript>)> {
@@ -480,32 +485,7 @@ mod tests {
             let Ok(suite) = Suite::load(&path) else {
                 continue;
             };
-            let runs = suite
-                .harness
-                .scenarios
-                .iter()
-                .map(|sc| Transcript {
-                    id: format!("{}-reference", sc.id),
-                    path: path.clone(),
-                    scenario: Some(sc.id.clone()),
-                    scenario_location: None,
-                    prompt: None,
-                    agent: None,
-                    note: None,
-                    label: Label::default(),
-                    turns: sc
-                        .turns
-                        .iter()
-                        .map(|st| TranscriptTurn {
-                            prompt: None,
-                            calls: st.workflow.iter().map(|o| o.call.clone()).collect(),
-                            reply: None,
-                        })
-                        .collect(),
-                    trace: None,
-                    source: crate::source::SourceFile::from_text("t.yaml", ""),
-                })
-                .collect();
+            let runs = suite.harness.scenarios.iter().map(reference_run).collect();
             out.push((suite, runs));
         }
         out
