@@ -357,17 +357,7 @@ pub struct Trajectory {
 /// transcript) decides `from_output` arguments.
 pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow<'_>) -> Trajectory {
     let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
-    let mut first = 0;
-    let facts: Vec<TurnFacts> = sc
-        .turns
-        .iter()
-        .zip(&calls)
-        .map(|(st, calls)| {
-            let f = TurnFacts::new(first, calls, &st.workflow, linter, flow, &[]);
-            first += calls.len();
-            f
-        })
-        .collect();
+    let facts = oracle::facts(sc, &calls, linter, flow, &[]);
     of_facts(&facts, sc)
 }
 

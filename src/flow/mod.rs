@@ -131,11 +131,11 @@ struct Walk<'w, 'a> {
     /// scenario's artifacts, successful calls' outputs and arguments.
     flow: Flow<'a>,
     prompt_done: HashSet<usize>,
-    seen_calls: HashMap<Same<'a>, usize>,
+    seen_calls: SameMap<'a>,
     /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
     /// not waste: how many times each identical call appears there.
     asked: Option<&'a HashMap<String, usize>>,
-    repeats: HashMap<Same<'a>, usize>,
+    repeats: SameMap<'a>,
 }
 
 impl<'w, 'a> Walk<'w, 'a> {
@@ -166,9 +166,9 @@ impl<'w, 'a> Walk<'w, 'a> {
             inferred: scenario.map(inferred_references),
             flow,
             prompt_done: HashSet::new(),
-            seen_calls: HashMap::new(),
+            seen_calls: SameMap::default(),
             asked: scenario.map(asked_calls),
-            repeats: HashMap::new(),
+            repeats: SameMap::default(),
         }
     }
 
@@ -1516,7 +1516,9 @@ impl<'a> Same<'a> {
                 }
             }
         }
-        let mut h = std::hash::DefaultHasher::new();
+        // FNV-1a: equal hashes are compared by value anyway, so SipHash's resistance to
+        // chosen keys buys nothing here and cost a tenth of a long run's flow analysis.
+        let mut h = crate::lint::NameHasher::default();
         tool.hash(&mut h);
         walk(arguments, &mut h);
         Self {
@@ -1534,6 +1536,11 @@ impl PartialEq for Same<'_> {
 }
 
 impl Eq for Same<'_> {}
+
+/// Calls counted or indexed by [`Same`]: its hash is already made, so the map's own hasher
+/// only mixes that one word.
+pub(crate) type SameMap<'a> =
+    HashMap<Same<'a>, usize, std::hash::BuildHasherDefault<crate::score::pairing::PairHasher>>;
 
 impl std::hash::Hash for Same<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {

@@ -406,6 +406,9 @@ pub struct Scenario {
     /// Per turn, per workflow step, the earlier steps whose mock output it takes (compiled
     /// once, for the oracle's ordering: `score::oracle::consumed`).
     pub(crate) consumed: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
+    /// Per turn, per workflow step, the parameters the oracle compares
+    /// (`score::oracle::compared_params`), worked out once.
+    pub(crate) compared: std::sync::OnceLock<Vec<Vec<Vec<Box<str>>>>>,
     /// How many times the workflow asks for each identical call (`flow::asked_calls`).
     pub(crate) asked_calls: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
 }
@@ -750,6 +753,7 @@ impl Harness {
                 sql_known: std::sync::OnceLock::new(),
                 sql_names: std::sync::OnceLock::new(),
                 consumed: std::sync::OnceLock::new(),
+                compared: std::sync::OnceLock::new(),
                 asked_calls: std::sync::OnceLock::new(),
             });
         }

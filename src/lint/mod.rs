@@ -337,9 +337,13 @@ impl Linter {
 
     /// Whether `param` of `tool` is the parameter that selects a model.
     pub fn is_selector(&self, tool: &str, param: &str) -> bool {
-        self.facts(tool)
-            .and_then(|(m, f)| f.family.map(|i| m.families[i].selector == param))
-            .unwrap_or(false)
+        self.selector(tool) == Some(param)
+    }
+
+    /// The parameter of `tool` that selects a model, when a matrix names one.
+    pub(crate) fn selector(&self, tool: &str) -> Option<&str> {
+        let (m, f) = self.facts(tool)?;
+        f.family.map(|i| m.families[i].selector.as_str())
     }
 
     /// The value the server works with for `param`: the given one, else the model's or the

@@ -47,9 +47,10 @@ impl Score {
     /// sub-dimensions is present.
     pub fn from_sub(sub: BTreeMap<SubDimension, f64>) -> Self {
         let get = |d: SubDimension| sub.get(&d).copied();
+        // (No vector of the values: a score is made per turn and per way through it.)
         let mean = |ds: &[SubDimension]| -> Option<f64> {
-            let vals: Vec<f64> = ds.iter().filter_map(|d| get(*d)).collect();
-            (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
+            let n = ds.iter().filter(|d| get(**d).is_some()).count();
+            (n > 0).then(|| ds.iter().filter_map(|d| get(*d)).sum::<f64>() / n as f64)
         };
         use SubDimension::*;
         let usage = get(UsageNecessity).unwrap_or(1.0);
@@ -61,11 +62,15 @@ impl Score {
         .unwrap_or(1.0);
         let ordering = mean(&[OrderingSequence, OrderingDependency, OrderingEfficiency]);
         let arguments = mean(&SubDimension::ARGUMENTS).unwrap_or(1.0);
-        let dims: Vec<f64> = [Some(usage), Some(selection), ordering, Some(arguments)]
+        let (mut dims, mut applicable) = ([0.0; 4], 0);
+        for d in [Some(usage), Some(selection), ordering, Some(arguments)]
             .into_iter()
             .flatten()
-            .collect();
-        let (tc, tc_harmonic, tc_min) = aggregate(&dims);
+        {
+            dims[applicable] = d;
+            applicable += 1;
+        }
+        let (tc, tc_harmonic, tc_min) = aggregate(&dims[..applicable]);
         Self {
             sub,
             usage,

@@ -76,8 +76,10 @@ pub(crate) fn facts<'a>(
     sc.turns
         .iter()
         .zip(calls)
-        .map(|(st, calls)| {
-            let f = TurnFacts::new(first, calls, &st.workflow, linter, flow, findings);
+        .enumerate()
+        .map(|(ti, (st, calls))| {
+            let params = compared_in(sc, ti);
+            let f = TurnFacts::new(first, calls, &st.workflow, params, linter, flow, findings);
             first += calls.len();
             f
         })
@@ -214,6 +216,21 @@ fn consumed_in(workflow: &[OracleCall]) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// Per workflow step of the scenario's turn `turn`, the parameters the oracle compares
+/// ([`compared_params`]): compiled once per scenario, not per transcript.
+pub(crate) fn compared_in(sc: &Scenario, turn: usize) -> &[Vec<Box<str>>] {
+    let all = sc.compared.get_or_init(|| {
+        sc.turns
+            .iter()
+            .map(|t| {
+                let params = |o| compared_params(o).into_iter().map(|p| p.as_str().into());
+                t.workflow.iter().map(|o| params(o).collect()).collect()
+            })
+            .collect()
+    });
+    all.get(turn).map_or(&[], Vec::as_slice)
+}
+
 /// What a step's policy asks of a value, for a mismatch's message: the policy that failed,
 /// not only the step's example value.
 pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
@@ -287,32 +304,44 @@ pub(crate) fn compare_params<'o>(
     from: &dyn Fn(&Value) -> bool,
 ) -> Vec<(&'o str, Option<String>)> {
     let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
+    let selector = linter.selector(&a.tool);
     params
         .iter()
         .map(|&p| {
-            let selector = Some(linter).filter(|l| l.is_selector(&a.tool, p));
-            let (want, got) = (o.call.args().get(p.as_str()), a.args().get(p.as_str()));
-            if !pointer_keys {
-                // Policies by parameter name only: one comparison, no pointer built.
-                let ok = value_matches(selector, a, p, got, o.match_policies.get(p), want, from);
-                return (p.as_str(), (!ok).then(|| format!("/{}", escape(p))));
-            }
-            let cx = Cmp {
-                o,
-                a,
-                param: p,
-                selector,
-                from,
-            };
-            let bad = deep_mismatch(
-                &cx,
-                &format!("/{}", escape(p)),
-                o.call.args().get(p.as_str()),
-                a.args().get(p.as_str()),
-            );
+            let bad = compare_param(o, p, a, linter, selector, from, pointer_keys);
             (p.as_str(), bad)
         })
         .collect()
+}
+
+/// Where call `a`'s value of parameter `p` first breaks step `o`'s, `None` when it matches
+/// ([`compare_params`]' rule for one parameter; `selector`: the parameter that selects the
+/// call's model, [`Linter::selector`]; `pointer_keys`: the step has a policy keyed by a
+/// pointer).
+pub(crate) fn compare_param(
+    o: &OracleCall,
+    p: &str,
+    a: &Call,
+    linter: &Linter,
+    selector: Option<&str>,
+    from: &dyn Fn(&Value) -> bool,
+    pointer_keys: bool,
+) -> Option<String> {
+    let selector = Some(linter).filter(|_| selector == Some(p));
+    let (want, got) = (o.call.args().get(p), a.args().get(p));
+    if !pointer_keys {
+        // Policies by parameter name only: one comparison, no pointer built.
+        let ok = value_matches(selector, a, p, got, o.match_policies.get(p), want, from);
+        return (!ok).then(|| format!("/{}", escape(p)));
+    }
+    let cx = Cmp {
+        o,
+        a,
+        param: p,
+        selector,
+        from,
+    };
+    deep_mismatch(&cx, &format!("/{}", escape(p)), want, got)
 }
 
 /// What one comparison of a call with a step needs, below the parameter.

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::assign;
-use super::oracle::{compare_params, compared_params, from_output, policy_at};
+use super::oracle::{compare_param, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -77,10 +77,10 @@ pub(crate) struct TurnFacts<'a> {
     effects: Vec<Effect>,
     /// Per workflow step, what its call does.
     step_effects: Vec<Effect>,
-    /// Per workflow step, the parameters it compares.
-    params: Vec<Vec<&'a String>>,
+    /// Per workflow step, the parameters it compares (compiled with the scenario).
+    params: &'a [Vec<Box<str>>],
     /// How many calls of each tool the turn made.
-    per_tool: HashMap<&'a str, u32>,
+    per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::lint::NameHasher>>,
     compared: RefCell<PairMap<Compared<'a>>>,
     similarity: RefCell<PairMap<f64>>,
 }
@@ -91,6 +91,7 @@ impl<'a> TurnFacts<'a> {
         first: usize,
         calls: &'a [&'a Call],
         workflow: &'a [OracleCall],
+        params: &'a [Vec<Box<str>>],
         linter: &'a Linter,
         flow: &'a Flow<'a>,
         findings: &'a [Finding],
@@ -103,7 +104,7 @@ impl<'a> TurnFacts<'a> {
                 by_call[j].push(k);
             }
         }
-        let mut per_tool = HashMap::new();
+        let mut per_tool = HashMap::default();
         for c in calls {
             *per_tool.entry(c.tool.as_str()).or_insert(0) += 1;
         }
@@ -124,7 +125,7 @@ impl<'a> TurnFacts<'a> {
                 .map(|o| linter.effect(&o.call.tool, o.call.args()))
                 .collect(),
             per_tool,
-            params: workflow.iter().map(compared_params).collect(),
+            params,
             compared: RefCell::default(),
             similarity: RefCell::default(),
         }
@@ -186,10 +187,18 @@ impl<'a> TurnFacts<'a> {
         }
         let index = self.first + j;
         let (o, a) = (&self.workflow[w], self.calls[j]);
-        let c: Compared<'a> = compare_params(o, &self.params[w], a, self.linter, &|g| {
-            from_output(g, |v| self.flow.produced_before(v, index))
-        })
-        .into();
+        let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
+        let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
+        let selector = self.linter.selector(&a.tool);
+        // Collected straight into the `Rc` (one allocation: the map over a slice has its
+        // length).
+        let c: Compared<'a> = self.params[w]
+            .iter()
+            .map(|p| {
+                let bad = compare_param(o, p, a, self.linter, selector, &from, pointer_keys);
+                (&**p, bad)
+            })
+            .collect();
         self.compared.borrow_mut().insert((w, j), c.clone());
         c
     }

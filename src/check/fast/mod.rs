@@ -552,14 +552,6 @@ impl FastPath {
             let calls: &[Call] = tt.map_or(&[], |tt| &tt.calls);
             // The transcript's own prompt replaces the scenario's, which grounds references.
             unknown |= turn.prompt_grounded && tt.is_some_and(|tt| tt.prompt.is_some());
-            // A recorded error output fails its call: the flow engine's to judge.
-            unknown |= calls.iter().any(|c| {
-                c.output
-                    .as_ref()
-                    .is_some_and(|o| linter.refuses(&c.tool, o))
-            });
-            // SQL names tables, columns and ids: references for the flow engine to ground.
-            unknown |= calls.iter().any(|c| flow::may_hold_sql(linter, c));
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
                 (Outcome::Rejected, _) => return Outcome::Rejected,
@@ -569,6 +561,17 @@ impl FastPath {
                     repeats |= calls.len() >= 2 && !(turn.exclusive && in_order);
                 }
             }
+            // What follows only ever makes the outcome unknown, so it is asked after the
+            // calls, which may decide it, and only while it is still known.
+            // A recorded error output fails its call: the flow engine's to judge.
+            unknown = unknown
+                || calls.iter().any(|c| {
+                    c.output
+                        .as_ref()
+                        .is_some_and(|o| linter.refuses(&c.tool, o))
+                });
+            // SQL names tables, columns and ids: references for the flow engine to ground.
+            unknown = unknown || calls.iter().any(|c| flow::may_hold_sql(linter, c));
         }
         if unknown || (repeats && !self.no_redundant_repeat(sc, t)) {
             return Outcome::Unknown;
@@ -581,8 +584,8 @@ impl FastPath {
     fn no_redundant_repeat(&self, sc: &ScenarioPlan, t: &Transcript) -> bool {
         // Identical calls counted by hashing their values (`==` on a hash match): linear in
         // the calls, where comparing each with every earlier one was quadratic.
-        let mut count: std::collections::HashMap<flow::Same<'_>, usize> =
-            std::collections::HashMap::with_capacity(t.calls().count());
+        let mut count = flow::SameMap::default();
+        count.reserve(t.calls().count());
         for (_, call) in t.calls() {
             *count
                 .entry(flow::Same::new(&call.tool, &call.arguments))
