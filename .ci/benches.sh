@@ -31,5 +31,12 @@ N=300 step bash bench/memory.sh
 CALLS="10 100" COPIES_CALLS=2000 step bash bench/calls.sh
 # A 2 MB OTLP trace graded by `check`.
 MB=2 step bash bench/ingest.sh
+# The safety net of every engine change (bench/same-verdicts.sh compares two builds' grading
+# of every shipped suite and its mutants): here both sides are this build, so any difference
+# is grading that changes from run to run.
+step cargo build --release --quiet --bin agent-seer
+BASE=target/release/agent-seer MIN_TRIALS=200 step bash bench/same-verdicts.sh
+# The side-by-side timer the speed claims are made with, one pair.
+RUNS=1 STRICT=1 step bash bench/ab.sh 'target/release/agent-seer check --no-save' 'target/release/agent-seer check --no-save'
 # A fresh user crate on the lean build (default features: in BENCHMARKS.md).
 step bash bench/user-crate.sh lean

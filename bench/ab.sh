@@ -10,12 +10,18 @@ set -euo pipefail
 A=$1
 B=$2
 RUNS=${RUNS:-7}
-python3 - "$A" "$B" "$RUNS" <<'PY'
+# STRICT=1: exit 1 when a run of either command exits nonzero (by default a command that fails,
+# a `check` of failing transcripts, is timed like any other).
+STRICT=${STRICT:-0}
+python3 - "$A" "$B" "$RUNS" "$STRICT" <<'PY'
 import shlex, statistics, subprocess, sys, time
 a, b, runs = shlex.split(sys.argv[1]), shlex.split(sys.argv[2]), int(sys.argv[3])
+strict = sys.argv[4] == "1"
 def run(cmd):
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    if strict and code != 0:
+        sys.exit(f"`{shlex.join(cmd)}` exited with {code}")
     return time.perf_counter() - start
 run(a); run(b)
 ta, tb = [], []

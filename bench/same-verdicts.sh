@@ -9,7 +9,8 @@
 #
 #   BASE=/tmp/agent-seer-base/agent-seer NEW=target/release/agent-seer bash bench/same-verdicts.sh
 #
-# SAVE=DIR keeps both normalised reports (base.json, new.json) there.
+# SAVE=DIR keeps both normalised reports (base.json, new.json) there. MIN_TRIALS=N fails when
+# fewer trials than N were graded (two empty reports are identical too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE=${BASE:?set BASE to the binary of the commit to compare with}
@@ -29,7 +30,7 @@ if ! cmp -s "$OUT/base.mutants.json" "$OUT/new.mutants.json"; then
 fi
 echo "mutate: identical ($(grep -c '"operator"' "$OUT/new.mutants.json") mutants)"
 python3 - "$OUT" <<'PY'
-import json, sys
+import json, os, sys
 out = sys.argv[1]
 def load(side):
     r = json.load(open(f"{out}/{side}.raw.json"))
@@ -61,6 +62,9 @@ else:
 walk({k: v for k, v in base.items() if k != "trials"}, {k: v for k, v in new.items() if k != "trials"}, "")
 trials = len(base["trials"])
 transcripts = sum(1 for t in base["trials"] if t.get("transcript"))
+least = int(os.environ.get("MIN_TRIALS", "0"))
+if trials < least:
+    sys.exit(f"only {trials} trials graded, fewer than MIN_TRIALS={least}")
 if diffs:
     for at, a, b in diffs[:40]:
         print(f"{at}: {json.dumps(a)[:200]} → {json.dumps(b)[:200]}")
