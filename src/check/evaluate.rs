@@ -295,9 +295,9 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
 /// find nothing in it. A transcript with those calls is evaluated alike — the same score, turn
 /// scores and trajectory, no finding — when either
 ///
-/// - the engines would see the very same run: no prompt of its own, and every recorded
-///   output its step's mock output (the engines read nothing else of a transcript but its
-///   calls' locations, which only findings carry); or
+/// - the engines would see the very same run: no prompt of its own but the scenario's
+///   (the same text), and every recorded output its step's mock output (the engines read
+///   nothing else of a transcript but its calls' locations, which only findings carry); or
 /// - the reference run is perfect (every sub-dimension 1) and the fast path finds the
 ///   transcript perfect too: its outputs refuse nothing, its prompts ground what the
 ///   scenario's do, … — what `Perfect` promises, held by `tests/fast_path.rs` on every
@@ -381,7 +381,9 @@ fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
             }
             same_run &= c.output.is_none() || c.output == o.mock_output;
         }
-        same_run &= tt.is_none_or(|tt| tt.prompt.is_none());
+        // A prompt of its own is the scenario's when it says the same (what the engines read
+        // is the text: `flow::prompt_of`).
+        same_run &= tt.is_none_or(|tt| tt.prompt.as_ref().is_none_or(|p| *p == st.prompt));
     }
     let r = suite.references[index]
         .get_or_init(|| Reference::of(suite, sc))
@@ -505,6 +507,21 @@ mod tests {
                     serde_json::to_value(&quick).unwrap(),
                     serde_json::to_value(&engines).unwrap(),
                     "{}",
+                    t.id
+                );
+                // The scenario's own prompts written out (as an imported recorded run has
+                // them): the same run to the engines, and the same shortcut.
+                let mut prompted = t.clone();
+                let sc = suite.scenario_of(&t).unwrap();
+                for (tt, st) in prompted.turns.iter_mut().zip(&sc.turns) {
+                    tt.prompt = Some(st.prompt.clone());
+                }
+                let quick = as_reference(&suite, &prompted).expect("the shortcut");
+                let engines = evaluate_with_engines(&suite, &prompted).unwrap();
+                assert_eq!(
+                    serde_json::to_value(&quick).unwrap(),
+                    serde_json::to_value(&engines).unwrap(),
+                    "{} with its scenario's prompts",
                     t.id
                 );
                 // One argument changed: no longer the reference run, whatever the policies.

@@ -139,9 +139,10 @@ struct TurnPlan {
     /// No call can be perfect for two of the steps, so when the calls pair with the steps in
     /// order, no two calls are identical (no redundant call to rule out).
     exclusive: bool,
-    /// Some clean value references an artifact the scenario's prompt for this turn grounds: a
-    /// transcript that brings its own prompt for the turn is left to the engines.
-    prompt_grounded: bool,
+    /// When some clean value references an artifact the scenario's prompt for this turn
+    /// grounds, that prompt: a transcript that brings a prompt of its own for the turn (another
+    /// text; the same one is what the engines read anyway) is left to the engines.
+    prompt_grounded: Option<Span>,
 }
 
 struct Step {
@@ -271,6 +272,7 @@ impl FastPath {
                     plan.steps.push(step);
                 }
                 let steps = Span::of(&plan.steps, first_step);
+                let prompt_grounded = prompt_grounded.then(|| plan.intern(&turn.prompt));
                 plan.turns.push(TurnPlan {
                     steps,
                     ordered: !oracle::ordered_pairs(
@@ -551,7 +553,10 @@ impl FastPath {
             let tt = t.turns.get(ti);
             let calls: &[Call] = tt.map_or(&[], |tt| &tt.calls);
             // The transcript's own prompt replaces the scenario's, which grounds references.
-            unknown |= turn.prompt_grounded && tt.is_some_and(|tt| tt.prompt.is_some());
+            unknown |= turn.prompt_grounded.is_some_and(|scenario| {
+                tt.and_then(|tt| tt.prompt.as_deref())
+                    .is_some_and(|own| !same_bytes(own.as_bytes(), self.bytes(scenario)))
+            });
             match self.turn(linter, turn, calls) {
                 (Outcome::Imperfect, _) => return Outcome::Imperfect,
                 (Outcome::Rejected, _) => return Outcome::Rejected,
