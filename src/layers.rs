@@ -8,6 +8,7 @@
 /// The layers, lowest first (the module map of DESIGN.md). The binary's `cli` is its own crate
 /// target and comes after all of them.
 pub(crate) const ORDER: &[&str] = &[
+    "hash",
     "source",
     "pattern",
     "redact",

@@ -52,6 +52,7 @@ pub mod generate;
 pub mod ground;
 #[path = "harness/mod.rs"]
 mod harness_files;
+mod hash;
 pub mod ingest;
 #[cfg(feature = "judge")]
 pub mod judge;

@@ -1518,7 +1518,7 @@ impl<'a> Same<'a> {
         }
         // FNV-1a: equal hashes are compared by value anyway, so SipHash's resistance to
         // chosen keys buys nothing here and cost a tenth of a long run's flow analysis.
-        let mut h = crate::lint::NameHasher::default();
+        let mut h = crate::hash::NameHasher::default();
         tool.hash(&mut h);
         walk(arguments, &mut h);
         Self {
@@ -1540,7 +1540,7 @@ impl Eq for Same<'_> {}
 /// Calls counted or indexed by [`Same`]: its hash is already made, so the map's own hasher
 /// only mixes that one word.
 pub(crate) type SameMap<'a> =
-    HashMap<Same<'a>, usize, std::hash::BuildHasherDefault<crate::score::pairing::PairHasher>>;
+    HashMap<Same<'a>, usize, std::hash::BuildHasherDefault<crate::hash::PairHasher>>;
 
 impl std::hash::Hash for Same<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {

@@ -166,34 +166,11 @@ pub(crate) fn answer_text(output: &Value) -> Option<String> {
     }
 }
 
-/// FNV-1a: a tool name is a few bytes from the suite's own files, where SipHash's resistance
-/// to chosen keys buys nothing and costs most of a lookup.
-#[derive(Default)]
-pub(crate) struct NameHasher(u64);
-
-impl std::hash::Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// A compiled spec plus capability matrices, ready to lint calls.
 pub struct Linter {
     tools: Vec<schema::CompiledTool>,
     /// Looked up several times for every call (its spec, its matrix, its effect).
-    by_name: HashMap<String, usize, std::hash::BuildHasherDefault<NameHasher>>,
+    by_name: HashMap<String, usize, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
     caps: Vec<Capabilities>,
     // tool index -> matrix index
     caps_of: Vec<Option<usize>>,

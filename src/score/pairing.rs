@@ -23,6 +23,7 @@ use super::oracle::{compare_param, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
+use crate::hash::PairHasher;
 use crate::lint::Linter;
 use crate::spec::Effect;
 
@@ -33,31 +34,6 @@ const LOOKAHEAD: usize = 4;
 /// A comparison of a step with a call: each parameter the step compares and, when the call's
 /// value breaks the step's policy, the pointer where ([`compare`]).
 pub(crate) type Compared<'a> = Rc<[(&'a str, Option<String>)]>;
-
-/// The caches' keys are (step, call) pairs of small numbers: one multiply hashes them (the
-/// default SipHash was a tenth of a short run's evaluation).
-#[derive(Default)]
-pub(crate) struct PairHasher(u64);
-
-impl std::hash::Hasher for PairHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(u64::from(*b));
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 type PairMap<V> = HashMap<(usize, usize), V, std::hash::BuildHasherDefault<PairHasher>>;
 
@@ -80,7 +56,7 @@ pub(crate) struct TurnFacts<'a> {
     /// Per workflow step, the parameters it compares (compiled with the scenario).
     params: &'a [Vec<Box<str>>],
     /// How many calls of each tool the turn made.
-    per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::lint::NameHasher>>,
+    per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
     compared: RefCell<PairMap<Compared<'a>>>,
     similarity: RefCell<PairMap<f64>>,
 }
