@@ -327,21 +327,43 @@ pub(crate) fn compare_param(
     from: &dyn Fn(&Value) -> bool,
     pointer_keys: bool,
 ) -> Option<String> {
-    let selector = Some(linter).filter(|_| selector == Some(p));
-    let (want, got) = (o.call.args().get(p), a.args().get(p));
     if !pointer_keys {
-        // Policies by parameter name only: one comparison, no pointer built.
-        let ok = value_matches(selector, a, p, got, o.match_policies.get(p), want, from);
+        // Policies by parameter name only: one comparison, no pointer built unless it fails.
+        let ok = param_matches(o, p, a, linter, selector, from, pointer_keys);
         return (!ok).then(|| format!("/{}", escape(p)));
     }
     let cx = Cmp {
         o,
         a,
         param: p,
-        selector,
+        selector: Some(linter).filter(|_| selector == Some(p)),
         from,
     };
-    deep_mismatch(&cx, &format!("/{}", escape(p)), want, got)
+    deep_mismatch(
+        &cx,
+        &format!("/{}", escape(p)),
+        o.call.args().get(p),
+        a.args().get(p),
+    )
+}
+
+/// Whether call `a`'s value of parameter `p` matches step `o`'s: [`compare_param`] is `None`,
+/// without wording where it breaks (what a similarity or a trajectory match needs).
+pub(crate) fn param_matches(
+    o: &OracleCall,
+    p: &str,
+    a: &Call,
+    linter: &Linter,
+    selector: Option<&str>,
+    from: &dyn Fn(&Value) -> bool,
+    pointer_keys: bool,
+) -> bool {
+    if pointer_keys {
+        return compare_param(o, p, a, linter, selector, from, true).is_none();
+    }
+    let selector = Some(linter).filter(|_| selector == Some(p));
+    let (want, got) = (o.call.args().get(p), a.args().get(p));
+    value_matches(selector, a, p, got, o.match_policies.get(p), want, from)
 }
 
 /// What one comparison of a call with a step needs, below the parameter.

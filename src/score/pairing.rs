@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::assign;
-use super::oracle::{compare_param, from_output, policy_at};
+use super::oracle::{compare_param, from_output, param_matches, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -180,10 +180,41 @@ impl<'a> TurnFacts<'a> {
     }
 
     /// Whether call `j` does workflow step `w` under its policies: one of its tools, every
-    /// compared value matching ([`crate::trajectory::policy_matches`]).
+    /// compared value matching ([`crate::trajectory::policy_matches`]). From the comparison
+    /// when it was made; else parameter by parameter up to the first mismatch, wording
+    /// nothing (a long run's metrics ask about a row or a column of pairs no score reads).
     pub(crate) fn policy_matches(&self, w: usize, j: usize) -> bool {
-        self.workflow[w].accepts_tool(&self.calls[j].tool)
-            && self.compared(w, j).iter().all(|(_, bad)| bad.is_none())
+        if !self.workflow[w].accepts_tool(&self.calls[j].tool) {
+            return false;
+        }
+        if let Some(c) = self.compared.borrow().get(&(w, j)) {
+            return c.iter().all(|(_, bad)| bad.is_none());
+        }
+        let ok = self.param_ok(w, j);
+        self.params[w].iter().all(|p| ok(p))
+    }
+
+    /// How many of the parameters step `w` compares call `j` matches, of how many: from the
+    /// comparison when it was made, else without wording where a value breaks.
+    fn matched_params(&self, w: usize, j: usize) -> (usize, usize) {
+        if let Some(c) = self.compared.borrow().get(&(w, j)) {
+            return (c.iter().filter(|(_, bad)| bad.is_none()).count(), c.len());
+        }
+        let ok = self.param_ok(w, j);
+        let params = &self.params[w];
+        (params.iter().filter(|p| ok(p)).count(), params.len())
+    }
+
+    /// Whether call `j`'s value of a parameter matches step `w`'s ([`param_matches`]).
+    fn param_ok(&self, w: usize, j: usize) -> impl Fn(&str) -> bool + '_ {
+        let index = self.first + j;
+        let (o, a) = (&self.workflow[w], self.calls[j]);
+        let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
+        let selector = self.linter.selector(&a.tool);
+        move |p| {
+            let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
+            param_matches(o, p, a, self.linter, selector, &from, pointer_keys)
+        }
     }
 
     /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
@@ -206,12 +237,11 @@ impl<'a> TurnFacts<'a> {
             return 0.0;
         }
         if o.accepts_tool(&a.tool) {
-            let compared = self.compared(w, j);
-            let matched = compared.iter().filter(|(_, ok)| ok.is_none()).count();
-            let frac = if compared.is_empty() {
+            let (matched, compared) = self.matched_params(w, j);
+            let frac = if compared == 0 {
                 1.0
             } else {
-                matched as f64 / compared.len() as f64
+                matched as f64 / compared as f64
             };
             return 0.5 + 0.5 * frac;
         }
