@@ -38,5 +38,8 @@ step cargo build --release --quiet --bin agent-seer
 BASE=target/release/agent-seer MIN_TRIALS=200 step bash bench/same-verdicts.sh
 # The side-by-side timer the speed claims are made with, one pair.
 RUNS=1 STRICT=1 step bash bench/ab.sh 'target/release/agent-seer check --no-save' 'target/release/agent-seer check --no-save'
+# … and its rate mode, on the BFCL bench over its shipped sample.
+bfcl_rate='env AGENT_SEER_BFCL_ONLY=evaluate AGENT_SEER_BFCL_SECONDS=0.1 cargo bench --quiet --bench bfcl'
+RUNS=1 RATE=1 step bash bench/ab.sh "$bfcl_rate" "$bfcl_rate"
 # A fresh user crate on the lean build (default features: in BENCHMARKS.md).
 step bash bench/user-crate.sh lean
