@@ -303,67 +303,80 @@ pub(crate) fn compare_params<'o>(
     linter: &Linter,
     from: &dyn Fn(&Value) -> bool,
 ) -> Vec<(&'o str, Option<String>)> {
-    let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
-    let selector = linter.selector(&a.tool);
+    let pair = StepCall::new(o, a, linter, from);
     params
         .iter()
-        .map(|&p| {
-            let bad = compare_param(o, p, a, linter, selector, from, pointer_keys);
-            (p.as_str(), bad)
-        })
+        .map(|&p| (p.as_str(), pair.mismatch(p)))
         .collect()
 }
 
-/// Where call `a`'s value of parameter `p` first breaks step `o`'s, `None` when it matches
-/// ([`compare_params`]' rule for one parameter; `selector`: the parameter that selects the
-/// call's model, [`Linter::selector`]; `pointer_keys`: the step has a policy keyed by a
-/// pointer).
-pub(crate) fn compare_param(
-    o: &OracleCall,
-    p: &str,
-    a: &Call,
-    linter: &Linter,
-    selector: Option<&str>,
-    from: &dyn Fn(&Value) -> bool,
+/// A step and a call compared parameter by parameter: what every parameter's comparison shares,
+/// worked out once.
+pub(crate) struct StepCall<'a> {
+    o: &'a OracleCall,
+    a: &'a Call,
+    linter: &'a Linter,
+    /// The parameter that selects the call's model ([`Linter::selector`]).
+    selector: Option<&'a str>,
+    /// Decides `from_output`.
+    from: &'a dyn Fn(&Value) -> bool,
+    /// The step has a policy keyed by a pointer.
     pointer_keys: bool,
-) -> Option<String> {
-    if !pointer_keys {
-        // Policies by parameter name only: one comparison, no pointer built unless it fails.
-        let ok = param_matches(o, p, a, linter, selector, from, pointer_keys);
-        return (!ok).then(|| format!("/{}", escape(p)));
-    }
-    let cx = Cmp {
-        o,
-        a,
-        param: p,
-        selector: Some(linter).filter(|_| selector == Some(p)),
-        from,
-    };
-    deep_mismatch(
-        &cx,
-        &format!("/{}", escape(p)),
-        o.call.args().get(p),
-        a.args().get(p),
-    )
 }
 
-/// Whether call `a`'s value of parameter `p` matches step `o`'s: [`compare_param`] is `None`,
-/// without wording where it breaks (what a similarity or a trajectory match needs).
-pub(crate) fn param_matches(
-    o: &OracleCall,
-    p: &str,
-    a: &Call,
-    linter: &Linter,
-    selector: Option<&str>,
-    from: &dyn Fn(&Value) -> bool,
-    pointer_keys: bool,
-) -> bool {
-    if pointer_keys {
-        return compare_param(o, p, a, linter, selector, from, true).is_none();
+impl<'a> StepCall<'a> {
+    pub(crate) fn new(
+        o: &'a OracleCall,
+        a: &'a Call,
+        linter: &'a Linter,
+        from: &'a dyn Fn(&Value) -> bool,
+    ) -> Self {
+        Self {
+            o,
+            a,
+            linter,
+            selector: linter.selector(&a.tool),
+            from,
+            pointer_keys: o.match_policies.keys().any(|k| k.starts_with('/')),
+        }
     }
-    let selector = Some(linter).filter(|_| selector == Some(p));
-    let (want, got) = (o.call.args().get(p), a.args().get(p));
-    value_matches(selector, a, p, got, o.match_policies.get(p), want, from)
+
+    /// Where the call's value of parameter `p` first breaks the step's, `None` when it
+    /// matches ([`compare_params`]' rule for one parameter).
+    pub(crate) fn mismatch(&self, p: &str) -> Option<String> {
+        if !self.pointer_keys {
+            // Policies by parameter name only: one comparison, no pointer built unless it
+            // fails.
+            return (!self.matches(p)).then(|| format!("/{}", escape(p)));
+        }
+        let cx = Cmp {
+            o: self.o,
+            a: self.a,
+            param: p,
+            selector: self.selector_for(p),
+            from: self.from,
+        };
+        let (want, got) = (self.o.call.args().get(p), self.a.args().get(p));
+        deep_mismatch(&cx, &format!("/{}", escape(p)), want, got)
+    }
+
+    /// Whether the call's value of parameter `p` matches the step's: [`StepCall::mismatch`]
+    /// is `None`, without wording where it breaks (what a similarity or a trajectory match
+    /// needs).
+    pub(crate) fn matches(&self, p: &str) -> bool {
+        if self.pointer_keys {
+            return self.mismatch(p).is_none();
+        }
+        let (o, a) = (self.o, self.a);
+        let (want, got) = (o.call.args().get(p), a.args().get(p));
+        let policy = o.match_policies.get(p);
+        value_matches(self.selector_for(p), a, p, got, policy, want, self.from)
+    }
+
+    /// The linter, when `p` selects the call's model (two names of one model then match).
+    fn selector_for(&self, p: &str) -> Option<&'a Linter> {
+        Some(self.linter).filter(|_| self.selector == Some(p))
+    }
 }
 
 /// What one comparison of a call with a step needs, below the parameter.

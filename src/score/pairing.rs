@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use super::assign;
-use super::oracle::{compare_param, from_output, param_matches, policy_at};
+use super::oracle::{StepCall, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -161,20 +161,14 @@ impl<'a> TurnFacts<'a> {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return c.clone();
         }
-        let index = self.first + j;
-        let (o, a) = (&self.workflow[w], self.calls[j]);
-        let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
-        let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
-        let selector = self.linter.selector(&a.tool);
         // Collected straight into the `Rc` (one allocation: the map over a slice has its
         // length).
-        let c: Compared<'a> = self.params[w]
-            .iter()
-            .map(|p| {
-                let bad = compare_param(o, p, a, self.linter, selector, &from, pointer_keys);
-                (&**p, bad)
-            })
-            .collect();
+        let c: Compared<'a> = self.with_pair(w, j, |pair| {
+            self.params[w]
+                .iter()
+                .map(|p| (&**p, pair.mismatch(p)))
+                .collect()
+        });
         self.compared.borrow_mut().insert((w, j), c.clone());
         c
     }
@@ -190,8 +184,7 @@ impl<'a> TurnFacts<'a> {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return c.iter().all(|(_, bad)| bad.is_none());
         }
-        let ok = self.param_ok(w, j);
-        self.params[w].iter().all(|p| ok(p))
+        self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)))
     }
 
     /// How many of the parameters step `w` compares call `j` matches, of how many: from the
@@ -200,21 +193,23 @@ impl<'a> TurnFacts<'a> {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return (c.iter().filter(|(_, bad)| bad.is_none()).count(), c.len());
         }
-        let ok = self.param_ok(w, j);
         let params = &self.params[w];
-        (params.iter().filter(|p| ok(p)).count(), params.len())
+        let matched = self.with_pair(w, j, |pair| {
+            params.iter().filter(|p| pair.matches(p)).count()
+        });
+        (matched, params.len())
     }
 
-    /// Whether call `j`'s value of a parameter matches step `w`'s ([`param_matches`]).
-    fn param_ok(&self, w: usize, j: usize) -> impl Fn(&str) -> bool + '_ {
+    /// `f` of step `w` and call `j` compared ([`StepCall`]).
+    fn with_pair<T>(&self, w: usize, j: usize, f: impl FnOnce(&StepCall) -> T) -> T {
         let index = self.first + j;
-        let (o, a) = (&self.workflow[w], self.calls[j]);
-        let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
-        let selector = self.linter.selector(&a.tool);
-        move |p| {
-            let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
-            param_matches(o, p, a, self.linter, selector, &from, pointer_keys)
-        }
+        let from = |g: &Value| from_output(g, |v| self.flow.produced_before(v, index));
+        f(&StepCall::new(
+            &self.workflow[w],
+            self.calls[j],
+            self.linter,
+            &from,
+        ))
     }
 
     /// Same tool: 0.5 plus half the share of matching arguments. Another tool: half the share
