@@ -209,6 +209,31 @@ pub(crate) fn word_boundary(text: &str, at: usize) -> bool {
     before != after
 }
 
+/// Texts for testing a hand-written scanner against the regex it stands for: `n` strings of up
+/// to `max_pieces - 1` pieces each, drawn from `pieces` by a xorshift generator seeded with
+/// `seed` (the same texts on every run).
+#[cfg(test)]
+pub(crate) fn random_texts<'p>(
+    pieces: &'p [&'p str],
+    seed: u64,
+    max_pieces: u64,
+    n: usize,
+) -> impl Iterator<Item = String> + 'p {
+    let mut state = seed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..n).map(move |_| {
+        let len = next() % max_pieces;
+        (0..len)
+            .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

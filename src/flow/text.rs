@@ -272,18 +272,7 @@ mod tests {
             "bucket",
             "clip",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..60_000 {
-            let len = next() % 14;
-            let text: String = (0..len)
-                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
-                .collect();
+        for text in crate::pattern::random_texts(&pieces, 0x9e37_79b9_7f4a_7c15, 14, 60_000) {
             same(&text, &uri, &media);
         }
     }

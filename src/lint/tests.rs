@@ -355,19 +355,8 @@ fn error_text_is_read_as_its_regex_reads_it() {
         "tool",
         "\u{301}",
     ];
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
     let mut matched = 0;
-    for _ in 0..60_000 {
-        let len = next() % 7;
-        let text: String = (0..len)
-            .map(|_| pieces[(next() % pieces.len() as u64) as usize])
-            .collect();
+    for text in crate::pattern::random_texts(&pieces, 0x2545_f491_4f6c_dd1d, 7, 60_000) {
         assert_eq!(looks_like_error_text(&text), re.is_match(&text), "{text:?}");
         matched += usize::from(re.is_match(&text));
     }
