@@ -91,8 +91,18 @@ impl Prepared {
             path.file_name().unwrap_or_default().to_string_lossy(),
             std::process::id()
         ));
+        // A new file, never one found there (a link left at the temporary name is not
+        // written through: `create_new` refuses anything that exists, links included).
+        let _ = std::fs::remove_file(&tmp);
         let written = std::fs::create_dir_all(&self.dir)
-            .and_then(|()| std::fs::write(&tmp, self.write(entries)))
+            .and_then(|()| {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&tmp)?;
+                f.write_all(&self.write(entries))
+            })
             .and_then(|()| std::fs::rename(&tmp, &path));
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -110,12 +120,12 @@ impl Prepared {
     fn path(&self, harness: &Path) -> PathBuf {
         let absolute = std::path::absolute(harness).unwrap_or_else(|_| harness.to_path_buf());
         // FNV-1a: only a name; what the stamp holds decides.
-        let hash = absolute
-            .to_string_lossy()
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            });
+        let hash = {
+            use std::hash::Hasher;
+            let mut h = crate::hash::NameHasher::default();
+            h.write(absolute.to_string_lossy().as_bytes());
+            h.finish()
+        };
         let suite = harness.file_stem().unwrap_or_default().to_string_lossy();
         self.dir.join(format!("{suite}-{hash:016x}.stamp"))
     }
