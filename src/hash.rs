@@ -26,6 +26,10 @@ impl std::hash::Hasher for NameHasher {
     }
 }
 
+/// A map keyed by a pair of indices (a workflow step and a call), hashed with [`PairHasher`].
+pub(crate) type PairMap<V> =
+    std::collections::HashMap<(usize, usize), V, std::hash::BuildHasherDefault<PairHasher>>;
+
 /// Keys of a few small numbers, or one hash already made: one multiply per word (SipHash was
 /// a tenth of a short run's evaluation as the pairing caches' hasher).
 #[derive(Default)]

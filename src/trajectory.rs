@@ -369,11 +369,20 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
         .iter()
         .zip(facts)
         .map(|(st, f)| {
+            // Each pair is asked up to three times (exact, in order, any order): once here.
+            let literal = std::cell::RefCell::new(crate::hash::PairMap::default());
             of_turn(
                 st,
                 f.calls.len(),
                 &|w, j| f.policy_matches(w, j),
-                &|w, j| literal_matches(&st.workflow[w], f.calls[j]),
+                &|w, j| {
+                    if let Some(m) = literal.borrow().get(&(w, j)) {
+                        return *m;
+                    }
+                    let m = literal_matches(&st.workflow[w], f.calls[j]);
+                    literal.borrow_mut().insert((w, j), m);
+                    m
+                },
             )
         })
         .collect();
@@ -418,23 +427,60 @@ fn of_turn(
     policy: &dyn Fn(usize, usize) -> bool,
     literal: &dyn Fn(usize, usize) -> bool,
 ) -> TurnTrajectory {
-    let steps = &st.workflow;
     let variants = st.variants();
-    let score = |m: &dyn Fn(usize, usize) -> bool| {
-        let each: Vec<Metrics> = variants
-            .iter()
-            .map(|v| {
-                let times: Vec<Times> = v.iter().map(|&i| Times::of(&steps[i])).collect();
-                Metrics::of(&times, calls, |a, j| m(v[a], j))
-            })
-            .collect();
-        Metrics::best(&each)
-    };
     TurnTrajectory {
-        steps: steps.len(),
+        steps: st.workflow.len(),
         calls,
-        policy: score(policy),
-        literal: score(literal),
+        policy: best_variant(st, &variants, calls, policy),
+        literal: best_variant(st, &variants, calls, literal),
+    }
+}
+
+/// A turn's metrics under match relation `m` (step, call): the best of its variants'.
+fn best_variant(
+    st: &Turn,
+    variants: &[Vec<usize>],
+    calls: usize,
+    m: &dyn Fn(usize, usize) -> bool,
+) -> Metrics {
+    let each: Vec<Metrics> = variants
+        .iter()
+        .map(|v| {
+            let times: Vec<Times> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
+            Metrics::of(&times, calls, |a, j| m(v[a], j))
+        })
+        .collect();
+    Metrics::best(&each)
+}
+
+/// The trajectory of a transcript whose turns' metrics under the match policies are known
+/// (`policy`, per turn: those of a run the engines found alike under the policies), with the
+/// literal metrics worked out from its calls (`turn_calls`, per turn of the scenario).
+pub(crate) fn with_policy(
+    sc: &Scenario,
+    turn_calls: &[Vec<&Call>],
+    policy: &[Metrics],
+) -> Trajectory {
+    let turns: Vec<TurnTrajectory> = sc
+        .turns
+        .iter()
+        .zip(turn_calls)
+        .zip(policy)
+        .map(|((st, calls), policy)| TurnTrajectory {
+            steps: st.workflow.len(),
+            calls: calls.len(),
+            policy: *policy,
+            literal: best_variant(st, &st.variants(), calls.len(), &|w, j| {
+                literal_matches(&st.workflow[w], calls[j])
+            }),
+        })
+        .collect();
+    let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
+    let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
+    Trajectory {
+        policy: Metrics::mean(&policy),
+        literal: Metrics::mean(&literal),
+        turns,
     }
 }
 

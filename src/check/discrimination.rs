@@ -349,7 +349,6 @@ impl Discrimination {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
     use crate::finding::{Code, SubDimension};
@@ -358,7 +357,7 @@ mod tests {
 
     /// An evaluation scoring `tc` on every sub-dimension, labelled `expect`.
     fn ev(id: &str, expect: Expect, tc: f64, xfail: bool) -> Evaluation {
-        let mut sub = BTreeMap::new();
+        let mut sub = crate::score::SubScores::new();
         for d in [
             SubDimension::UsageNecessity,
             SubDimension::SelectionCorrectness,

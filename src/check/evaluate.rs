@@ -321,9 +321,10 @@ impl Reference {
             return None;
         }
         let score = ev.score?;
+        let perfect = score.sub.values().all(|v| v == 1.0);
         Some(Self {
             verdict: ev.verdict,
-            perfect: score.sub.values().all(|v| *v == 1.0),
+            perfect,
             score,
             turn_scores: ev.turn_scores,
             trajectory: ev.trajectory?,
@@ -359,16 +360,21 @@ fn reference_run(sc: &Scenario) -> Transcript {
 }
 
 /// [`evaluate`]'s shortcut: the reference run's evaluation ([`Reference`]), for a transcript
-/// whose calls are its scenario's workflow, step for step (same tool, arguments equal as JSON
-/// values). `None`: the engines decide. Costs a comparison per call, and the fast path's walk
-/// when the outputs are not the mock ones.
-fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
+/// with as many calls in each turn as its scenario's workflow has steps. Its calls the
+/// workflow's, step for step (same tool, arguments equal as JSON values): the reference run's
+/// evaluation. Calls that differ but that the fast path finds perfect, where the reference
+/// run is perfect (every value its step's policies accept, not the workflow's own: a BFCL
+/// answer among several allowed): the same score and turn scores and the same trajectory
+/// under the policies (every metric 1), the literal trajectory worked out from its calls,
+/// and the suite's trajectory gate on it. `None`: the engines decide. Costs a comparison per
+/// call, and the fast path's walk when the outputs are not the mock ones or a call differs.
+pub(super) fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
     // The suite's own index, which the fast path's `find` answers alike: the fast path is
     // built only for a transcript that needs its walk.
     let (index, sc) = suite
         .scenario(t.scenario.as_deref()?)
         .filter(|(_, sc)| t.turns.len() <= sc.turns.len())?;
-    let mut same_run = true;
+    let (mut same_run, mut same_calls) = (true, true);
     for (ti, st) in sc.turns.iter().enumerate() {
         let tt = t.turns.get(ti);
         let calls = tt.map_or(&[][..], |tt| &tt.calls[..]);
@@ -376,9 +382,7 @@ fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
             return None;
         }
         for (c, o) in calls.iter().zip(&st.workflow) {
-            if c.tool != o.call.tool || c.arguments != o.call.arguments {
-                return None;
-            }
+            same_calls &= c.tool == o.call.tool && c.arguments == o.call.arguments;
             same_run &= c.output.is_none() || c.output == o.mock_output;
         }
         // A prompt of its own is the scenario's when it says the same (what the engines read
@@ -388,21 +392,46 @@ fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
     let r = suite.references[index]
         .get_or_init(|| Reference::of(suite, sc))
         .as_ref()?;
-    let same = same_run
-        || (r.perfect && suite.fast().outcome(&suite.linter, index, t) == Outcome::Perfect);
-    same.then(|| Evaluation {
+    let same = if same_calls {
+        same_run || (r.perfect && suite.fast().outcome(&suite.linter, index, t) == Outcome::Perfect)
+    } else {
+        // Perfect with the calls the steps in order: every step matched by the call at its
+        // place, so the trajectory under the policies is the reference run's (every metric 1).
+        r.perfect
+            && suite.fast().outcome_in_order(&suite.linter, index, t) == (Outcome::Perfect, true)
+    };
+    if !same {
+        return None;
+    }
+    let evaluation = |verdict, trajectory, findings| Evaluation {
         suite: suite.harness.suite.clone(),
         transcript: t.id.clone(),
         scenario: Some(sc.id.clone()),
-        verdict: r.verdict,
+        verdict,
         score: Some(r.score.clone()),
         turn_scores: r.turn_scores.clone(),
-        trajectory: Some(r.trajectory.clone()),
+        trajectory: Some(trajectory),
         pass_threshold: r.pass_threshold,
-        findings: Vec::new(),
+        findings,
         label: t.label.clone(),
         trace: t.trace.clone(),
-    })
+    };
+    if same_calls {
+        return Some(evaluation(r.verdict, r.trajectory.clone(), Vec::new()));
+    }
+    let turn_calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+    let policy: Vec<_> = r.trajectory.turns.iter().map(|tt| tt.policy).collect();
+    let trajectory = trajectory::with_policy(sc, &turn_calls, &policy);
+    let findings: Vec<Finding> = trajectory_gate(suite, Some(&trajectory))
+        .map(|mut f| {
+            suite_severity(suite, &mut f);
+            f
+        })
+        .into_iter()
+        .collect();
+    let errors = findings.iter().any(|f| f.severity == Severity::Error);
+    let verdict = crate::score::verdict(Some(r.score.tc), errors, r.pass_threshold);
+    Some(evaluation(verdict, trajectory, findings))
 }
 
 /// Runs every engine over a transcript, never [`evaluate`]'s shortcut: the reference the
@@ -495,7 +524,7 @@ mod tests {
 
     #[test]
     fn a_scenarios_own_workflow_takes_the_shortcut_and_is_every_engines_evaluation() {
-        let (mut shortcut, mut changed) = (0, 0);
+        let (mut shortcut, mut changed, mut accepted) = (0, 0, 0);
         for (suite, runs) in reference_runs() {
             for t in runs {
                 let engines = evaluate_with_engines(&suite, &t).unwrap();
@@ -524,15 +553,28 @@ mod tests {
                     "{} with its scenario's prompts",
                     t.id
                 );
-                // One argument changed: no longer the reference run, whatever the policies.
+                // One argument changed: no longer the reference run. The shortcut only where
+                // the step's policies accept the new value (the fast path finds it perfect),
+                // and then it is still every engine's evaluation, literal trajectory included.
                 let mut other = t.clone();
                 let call = other.turns.iter_mut().flat_map(|tt| &mut tt.calls).next();
                 if let Some(obj) = call.and_then(|c| c.arguments.as_object_mut())
                     && let Some(v) = obj.values_mut().next()
                 {
                     *v = serde_json::json!("a value no workflow holds");
-                    assert!(as_reference(&suite, &other).is_none(), "{}", t.id);
-                    changed += 1;
+                    let engines = evaluate_with_engines(&suite, &other).unwrap();
+                    match as_reference(&suite, &other) {
+                        Some(quick) => {
+                            assert_eq!(
+                                serde_json::to_value(&quick).unwrap(),
+                                serde_json::to_value(&engines).unwrap(),
+                                "{} with a value its policies accept",
+                                t.id
+                            );
+                            accepted += 1;
+                        }
+                        None => changed += 1,
+                    }
                 }
             }
         }
@@ -540,6 +582,7 @@ mod tests {
             shortcut >= 20,
             "{shortcut} reference runs took the shortcut"
         );
-        assert!(changed >= 10, "{changed}");
+        // (A value the policies accept taking the shortcut: `check::general_tests`.)
+        assert!(changed + accepted >= 10, "{changed} + {accepted}");
     }
 }

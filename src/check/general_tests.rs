@@ -459,3 +459,62 @@ fn severities_and_thresholds() {
     );
     assert_eq!(e.pass_threshold, 0.95);
 }
+
+/// A run whose values differ from the workflow's where its policies let them (another of a
+/// relation type's allowed names) is perfect under the policies but not literally the workflow: `evaluate`
+/// takes the reference run's score and works out the literal trajectory, and a suite's
+/// literal trajectory gate fails it — as every engine does.
+#[test]
+fn a_value_the_policies_accept_is_perfect_but_not_the_literal_trajectory() {
+    let find = r#"
+scenarios:
+  - id: find
+    turns:
+      - prompt: Look up Ada Lovelace, then open her node.
+        workflow:
+          - tool: search_nodes
+            arguments: { query: Ada Lovelace }
+            match: { query: { any_of: [Ada Lovelace, Lovelace] } }
+            mock_output: { content: [ { type: text, text: '{"entities": [{"name": "Ada Lovelace"}]}' } ] }
+          - tool: open_nodes
+            arguments: { names: [Ada Lovelace] }
+            mock_output: { content: [ { type: text, text: '{"entities": [{"name": "Ada Lovelace"}]}' } ] }
+"#;
+    let gated = format!("thresholds: {{ trajectory: {{ match: exact, min: 1.0 }} }}\n{find}");
+    let accepted = r#"
+scenario: find
+turns:
+  - calls:
+      - tool: search_nodes
+        arguments: { query: Lovelace }
+      - tool: open_nodes
+        arguments: { names: [Ada Lovelace] }
+"#;
+    for (harness, gate) in [(find.to_owned(), false), (gated, true)] {
+        let c = suite_with(&harness);
+        let t = Transcript::from_source(
+            SourceFile::from_text(Path::new("t.yaml"), accepted),
+            "t".into(),
+        )
+        .unwrap();
+        let quick = super::evaluate::as_reference(&c.suite, &t)
+            .expect("the shortcut: perfect under the policies");
+        let engines = evaluate_with_engines(&c.suite, &t).unwrap();
+        assert_eq!(
+            serde_json::to_value(&quick).unwrap(),
+            serde_json::to_value(&engines).unwrap()
+        );
+        let tr = quick.trajectory.as_ref().unwrap();
+        assert_eq!(tr.policy.exact_match, 1.0);
+        assert_eq!(tr.literal.exact_match, 0.0);
+        assert_eq!(quick.score.as_ref().unwrap().tc, 1.0);
+        let codes: Vec<Code> = quick.findings.iter().map(|f| f.code).collect();
+        if gate {
+            assert_eq!(codes, [Code::TrajectoryBelow]);
+            assert_eq!(quick.verdict, Verdict::Fail);
+        } else {
+            assert_eq!(codes, []);
+            assert_eq!(quick.verdict, Verdict::Pass);
+        }
+    }
+}

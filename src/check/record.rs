@@ -91,7 +91,7 @@ impl From<&Score> for ScoreRecord {
             sub: s
                 .sub
                 .iter()
-                .map(|(d, v)| (d.as_str().to_owned(), *v))
+                .map(|(d, v)| (d.as_str().to_owned(), v))
                 .collect(),
         }
     }

@@ -130,7 +130,8 @@ struct Walk<'w, 'a> {
     /// The flow so far; its ground is what grounds a reference so far: prompts, the
     /// scenario's artifacts, successful calls' outputs and arguments.
     flow: Flow<'a>,
-    prompt_done: HashSet<usize>,
+    /// The turns before this one have had their prompts read (calls come in turn order).
+    prompts_read: usize,
     seen_calls: SameMap<'a>,
     /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
     /// not waste: how many times each identical call appears there.
@@ -165,7 +166,7 @@ impl<'w, 'a> Walk<'w, 'a> {
             outputs,
             inferred: scenario.map(inferred_references),
             flow,
-            prompt_done: HashSet::new(),
+            prompts_read: 0,
             seen_calls: SameMap::default(),
             asked: scenario.map(asked_calls),
             repeats: SameMap::default(),
@@ -207,9 +208,10 @@ impl<'w, 'a> Walk<'w, 'a> {
 
     /// The first call of a turn: what its prompt mentions and gives.
     fn prompt(&mut self, turn: usize) {
-        if !self.prompt_done.insert(turn) {
+        if turn < self.prompts_read {
             return;
         }
+        self.prompts_read = turn + 1;
         let Some(p) = prompt_of(self.t, self.scenario, turn) else {
             return;
         };
@@ -1263,7 +1265,7 @@ pub(crate) fn values_at_any<'v>(args: &'v Value, pattern: &str) -> Vec<(String, 
                 }
             }
             (Value::Object(m), seg) => {
-                if let Some(item) = m.get(&seg.replace("~1", "/").replace("~0", "~")) {
+                if let Some(item) = m.get(&*crate::source::json::unescape(seg)) {
                     go(item, rest, format!("{at}/{seg}"), out);
                 }
             }

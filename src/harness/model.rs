@@ -201,10 +201,10 @@ impl Call {
             .split('/')
             .next()
             .unwrap_or("");
-        let first = first.replace("~1", "/").replace("~0", "~");
+        let first = crate::source::json::unescape(first);
         self.arguments
             .as_object()
-            .and_then(|args| args.keys().position(|k| *k == first))
+            .and_then(|args| args.keys().position(|k| *k == *first))
             .and_then(|i| self.arg_locations.get(i))
             .map(|&(value, key)| if at_key { key } else { value })
             .map_or_else(

@@ -309,7 +309,7 @@ fn disagree(item: &Item, judged: &Judged) -> Vec<Disagreement> {
     });
     let mut out = Vec::new();
     for (d, codes) in DECIDED {
-        let Some(&score) = judged.score.sub.get(&d) else {
+        let Some(score) = judged.score.sub.get(d) else {
             continue;
         };
         let lint = errors_on(d, codes);
@@ -404,8 +404,8 @@ mod tests {
                 .as_ref()
                 .unwrap()
                 .sub
-                .keys()
-                .map(|d| (*d, 1.0))
+                .iter()
+                .map(|(d, _)| (d, 1.0))
                 .collect(),
         );
         perfect.ordering = job.evaluation.score.as_ref().unwrap().ordering;

@@ -24,8 +24,6 @@ mod trial;
 pub(crate) use trial::EnvJudge;
 pub use trial::combine;
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::check::{Evaluation, Suite};
@@ -205,7 +203,7 @@ impl Verdict {
     pub fn score(&self, calls: usize) -> Score {
         use SubDimension::*;
         let n = |v: u8| f64::from(v) / 10.0;
-        let mut sub = BTreeMap::from([
+        let mut sub = crate::score::SubScores::from_iter([
             (UsageNecessity, n(self.usage.necessity)),
             (UsageOveruse, n(self.usage.overuse)),
             (SelectionCorrectness, n(self.selection.correctness)),
@@ -248,13 +246,13 @@ impl Verdict {
         let t = |d: SubDimension| {
             score
                 .sub
-                .get(&d)
+                .get(d)
                 .map_or(10, |v| (v * 10.0).round().clamp(0.0, 10.0) as u8)
         };
         let failures: Vec<String> = score
             .sub
             .iter()
-            .filter(|(d, v)| **v < 1.0 && **d != UsageOveruse)
+            .filter(|(d, v)| *v < 1.0 && *d != UsageOveruse)
             .map(|(d, _)| d.as_str().to_owned())
             .collect();
         Verdict {

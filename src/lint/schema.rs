@@ -342,7 +342,7 @@ pub(crate) fn subject(path: &str) -> String {
     }
     let mut s = String::new();
     for (i, seg) in path.trim_start_matches('/').split('/').enumerate() {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
+        let seg = crate::source::json::unescape(seg);
         if seg.parse::<usize>().is_ok() && i > 0 {
             s.push_str(&format!("[{seg}]"));
         } else {

@@ -13,7 +13,7 @@ pub mod oracle;
 pub(crate) mod pairing;
 mod turn;
 
-use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::Serialize;
 
@@ -21,11 +21,132 @@ use crate::finding::SubDimension;
 
 pub use hungarian::assign;
 
+/// Sub-dimension scores, 0–1, each present or absent, iterated in [`SubDimension`]'s order
+/// (as a map sorted by it would be). An array of 14, not a map: a score is made per turn and
+/// per way through it, and copying or reading one costs no allocation. Serializes as a map.
+#[derive(Clone, Copy, Default, PartialEq)]
+pub struct SubScores([Option<f64>; 14]);
+
+impl SubScores {
+    /// None present.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `d`'s score, if present.
+    pub fn get(&self, d: SubDimension) -> Option<f64> {
+        self.0[d as usize]
+    }
+
+    /// Sets `d`'s score; returns what it was.
+    pub fn insert(&mut self, d: SubDimension, v: f64) -> Option<f64> {
+        self.0[d as usize].replace(v)
+    }
+
+    /// `d`'s score, to change in place, if present.
+    pub fn get_mut(&mut self, d: SubDimension) -> Option<&mut f64> {
+        self.0[d as usize].as_mut()
+    }
+
+    /// Whether `d` has a score.
+    pub fn contains(&self, d: SubDimension) -> bool {
+        self.0[d as usize].is_some()
+    }
+
+    /// The present sub-dimensions and their scores, in [`SubDimension`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (SubDimension, f64)> + '_ {
+        SubDimension::ALL
+            .into_iter()
+            .filter_map(|d| self.0[d as usize].map(|v| (d, v)))
+    }
+
+    /// The present scores, in [`SubDimension`]'s order.
+    pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
+        self.0.iter().flatten().copied()
+    }
+
+    /// How many are present.
+    pub fn len(&self) -> usize {
+        self.values().count()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+
+    /// `other`'s present scores over these.
+    pub fn overlay(&mut self, other: &SubScores) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            if theirs.is_some() {
+                *mine = theirs;
+            }
+        }
+    }
+
+    /// The mean of those of `ds` that are present, if any is.
+    fn mean(&self, ds: &[SubDimension]) -> Option<f64> {
+        let (sum, n) = ds
+            .iter()
+            .filter_map(|d| self.get(*d))
+            .fold((0.0, 0), |(sum, n), v| (sum + v, n + 1));
+        (n > 0).then(|| sum / n as f64)
+    }
+}
+
+impl std::ops::Index<SubDimension> for SubScores {
+    type Output = f64;
+
+    /// `d`'s score; panics when it is absent (as a map's index does).
+    fn index(&self, d: SubDimension) -> &f64 {
+        match &self.0[d as usize] {
+            Some(v) => v,
+            None => panic!("no `{d}` score"),
+        }
+    }
+}
+
+impl std::ops::Index<&SubDimension> for SubScores {
+    type Output = f64;
+
+    fn index(&self, d: &SubDimension) -> &f64 {
+        &self[*d]
+    }
+}
+
+impl FromIterator<(SubDimension, f64)> for SubScores {
+    fn from_iter<I: IntoIterator<Item = (SubDimension, f64)>>(iter: I) -> Self {
+        let mut s = SubScores::new();
+        s.extend(iter);
+        s
+    }
+}
+
+impl Extend<(SubDimension, f64)> for SubScores {
+    fn extend<I: IntoIterator<Item = (SubDimension, f64)>>(&mut self, iter: I) {
+        for (d, v) in iter {
+            self.insert(d, v);
+        }
+    }
+}
+
+impl fmt::Debug for SubScores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for SubScores {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
 /// A turn's or a conversation's tool-calling score.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Score {
     /// Every applicable sub-dimension, 0–1 (ordering's are absent when not applicable).
-    pub sub: BTreeMap<SubDimension, f64>,
+    pub sub: SubScores,
     /// Usage: necessity (overuse is recorded, not aggregated; paper §4.1).
     pub usage: f64,
     /// Selection: the mean of correctness, specificity and completeness.
@@ -45,23 +166,18 @@ pub struct Score {
 impl Score {
     /// Aggregates sub-dimension scores (0–1). Ordering is applicable when any of its three
     /// sub-dimensions is present.
-    pub fn from_sub(sub: BTreeMap<SubDimension, f64>) -> Self {
-        let get = |d: SubDimension| sub.get(&d).copied();
-        // (No vector of the values: a score is made per turn and per way through it.)
-        let mean = |ds: &[SubDimension]| -> Option<f64> {
-            let n = ds.iter().filter(|d| get(**d).is_some()).count();
-            (n > 0).then(|| ds.iter().filter_map(|d| get(*d)).sum::<f64>() / n as f64)
-        };
+    pub fn from_sub(sub: SubScores) -> Self {
         use SubDimension::*;
-        let usage = get(UsageNecessity).unwrap_or(1.0);
-        let selection = mean(&[
-            SelectionCorrectness,
-            SelectionSpecificity,
-            SelectionCompleteness,
-        ])
-        .unwrap_or(1.0);
-        let ordering = mean(&[OrderingSequence, OrderingDependency, OrderingEfficiency]);
-        let arguments = mean(&SubDimension::ARGUMENTS).unwrap_or(1.0);
+        let usage = sub.get(UsageNecessity).unwrap_or(1.0);
+        let selection = sub
+            .mean(&[
+                SelectionCorrectness,
+                SelectionSpecificity,
+                SelectionCompleteness,
+            ])
+            .unwrap_or(1.0);
+        let ordering = sub.mean(&[OrderingSequence, OrderingDependency, OrderingEfficiency]);
+        let arguments = sub.mean(&SubDimension::ARGUMENTS).unwrap_or(1.0);
         let (mut dims, mut applicable) = ([0.0; 4], 0);
         for d in [Some(usage), Some(selection), ordering, Some(arguments)]
             .into_iter()
@@ -95,10 +211,10 @@ impl Score {
             return Some(one.clone());
         }
         // Each sub-dimension's sum and count over the turns where it applies, in turn order.
-        let mut sub: BTreeMap<SubDimension, (f64, usize)> = BTreeMap::new();
+        let mut sums = [(-0.0, 0usize); 14];
         for t in turns {
-            for (d, v) in &t.sub {
-                let (sum, n) = sub.entry(*d).or_insert((-0.0, 0));
+            for (d, v) in t.sub.iter() {
+                let (sum, n) = &mut sums[d as usize];
                 (*sum, *n) = (*sum + v, *n + 1);
             }
         }
@@ -107,9 +223,13 @@ impl Score {
             .filter_map(|t| t.ordering)
             .fold((-0.0, 0), |(sum, n), o| (sum + o, n + 1));
         Some(Self {
-            sub: sub
+            sub: SubDimension::ALL
                 .into_iter()
-                .map(|(d, (sum, n))| (d, sum / n as f64))
+                .filter(|d| sums[*d as usize].1 > 0)
+                .map(|d| {
+                    let (sum, n) = sums[d as usize];
+                    (d, sum / n as f64)
+                })
                 .collect(),
             usage: avg(&|t| t.usage),
             selection: avg(&|t| t.selection),
@@ -165,7 +285,7 @@ mod tests {
     use super::*;
     use SubDimension::*;
 
-    fn sub(pairs: &[(SubDimension, f64)]) -> BTreeMap<SubDimension, f64> {
+    fn sub(pairs: &[(SubDimension, f64)]) -> SubScores {
         pairs.iter().copied().collect()
     }
 

@@ -99,7 +99,7 @@ pub(crate) fn score_facts(
         turns.push(s);
         out.extend(found);
     }
-    let total = Score::mean(&turns).unwrap_or_else(|| Score::from_sub(BTreeMap::new()));
+    let total = Score::mean(&turns).unwrap_or_else(|| Score::from_sub(super::SubScores::new()));
     (total, turns, out)
 }
 
@@ -391,18 +391,23 @@ pub(crate) struct Cmp<'a> {
 /// The policy a step sets for the value at `pointer`: a pointer key (`*` for any index) that
 /// names it, or for a parameter's own value its name.
 pub(crate) fn policy_at<'o>(o: &'o OracleCall, pointer: &str) -> Option<&'o MatchPolicy> {
-    let generic = generalize(pointer);
-    o.match_policies
+    if o.match_policies.is_empty() {
+        return None;
+    }
+    // A pointer key, if the step has any (the pointer generalised only then: it allocates).
+    let mut keyed = o
+        .match_policies
         .iter()
-        .find(|(k, _)| k.starts_with('/') && (**k == generic || *k == pointer))
+        .filter(|(k, _)| k.starts_with('/'))
+        .peekable();
+    let generic = keyed.peek().map(|_| generalize(pointer));
+    keyed
+        .find(|(k, _)| Some(*k) == generic.as_ref() || *k == pointer)
         .map(|(_, p)| p)
         .or_else(|| {
             let name = pointer.strip_prefix('/')?;
             (!name.contains('/'))
-                .then(|| {
-                    o.match_policies
-                        .get(&name.replace("~1", "/").replace("~0", "~"))
-                })
+                .then(|| o.match_policies.get(&*crate::source::json::unescape(name)))
                 .flatten()
         })
 }

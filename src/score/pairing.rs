@@ -23,7 +23,7 @@ use super::oracle::{StepCall, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
-use crate::hash::PairHasher;
+use crate::hash::PairMap;
 use crate::lint::Linter;
 use crate::spec::Effect;
 
@@ -34,8 +34,6 @@ const LOOKAHEAD: usize = 4;
 /// A comparison of a step with a call: each parameter the step compares and, when the call's
 /// value breaks the step's policy, the pointer where ([`compare`]).
 pub(crate) type Compared<'a> = Rc<[(&'a str, Option<String>)]>;
-
-type PairMap<V> = HashMap<(usize, usize), V, std::hash::BuildHasherDefault<PairHasher>>;
 
 /// What the scorers need of one turn's calls, computed once per transcript.
 pub(crate) struct TurnFacts<'a> {
@@ -59,6 +57,10 @@ pub(crate) struct TurnFacts<'a> {
     per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
     compared: RefCell<PairMap<Compared<'a>>>,
     similarity: RefCell<PairMap<f64>>,
+    /// Whether a step's tool made the call with every compared value matching, for pairs
+    /// whose comparison was not kept: the trajectory metrics ask each pair up to three times
+    /// (exact, in order, any order).
+    policy: RefCell<PairMap<bool>>,
 }
 
 impl<'a> TurnFacts<'a> {
@@ -104,6 +106,7 @@ impl<'a> TurnFacts<'a> {
             params,
             compared: RefCell::default(),
             similarity: RefCell::default(),
+            policy: RefCell::default(),
         }
     }
 
@@ -184,7 +187,12 @@ impl<'a> TurnFacts<'a> {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return c.iter().all(|(_, bad)| bad.is_none());
         }
-        self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)))
+        if let Some(m) = self.policy.borrow().get(&(w, j)) {
+            return *m;
+        }
+        let m = self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)));
+        self.policy.borrow_mut().insert((w, j), m);
+        m
     }
 
     /// How many of the parameters step `w` compares call `j` matches, of how many: from the
@@ -233,6 +241,7 @@ impl<'a> TurnFacts<'a> {
         }
         if o.accepts_tool(&a.tool) {
             let (matched, compared) = self.matched_params(w, j);
+            self.policy.borrow_mut().insert((w, j), matched == compared);
             let frac = if compared == 0 {
                 1.0
             } else {

@@ -6,65 +6,15 @@
 
 use std::collections::BTreeMap;
 
-use super::Score;
 use super::oracle::{expectation, policy_at};
 use super::pairing::TurnFacts;
+use super::{Score, SubScores};
 use crate::finding::{Code, Finding, Severity, SubDimension};
 use crate::flow::escape;
 use crate::harness::{Call, Forbid, OracleCall};
 use crate::spec::capability::ArtifactKind;
 
 use SubDimension::*;
-
-/// The sub-dimensions scored so far, each at its place in [`SubDimension`]'s order: a few
-/// are set per pair and per step, and an array of 14 costs no allocation where a map did.
-/// Iterated in that order, as the map was, so sums add up alike.
-#[derive(Clone, Copy, Debug, Default)]
-struct Subs([Option<f64>; 14]);
-
-impl Subs {
-    fn insert(&mut self, d: SubDimension, v: f64) {
-        self.0[d as usize] = Some(v);
-    }
-
-    fn get_mut(&mut self, d: SubDimension) -> Option<&mut f64> {
-        self.0[d as usize].as_mut()
-    }
-
-    fn values(&self) -> impl Iterator<Item = f64> + '_ {
-        self.0.iter().flatten().copied()
-    }
-
-    fn len(&self) -> usize {
-        self.values().count()
-    }
-
-    /// `other`'s sub-dimensions over these.
-    fn extend(&mut self, other: Subs) {
-        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
-            if theirs.is_some() {
-                *mine = theirs;
-            }
-        }
-    }
-
-    fn into_map(self) -> BTreeMap<SubDimension, f64> {
-        SubDimension::ALL
-            .into_iter()
-            .filter_map(|d| self.0[d as usize].map(|v| (d, v)))
-            .collect()
-    }
-}
-
-impl FromIterator<(SubDimension, f64)> for Subs {
-    fn from_iter<I: IntoIterator<Item = (SubDimension, f64)>>(iter: I) -> Self {
-        let mut s = Subs::default();
-        for (d, v) in iter {
-            s.insert(d, v);
-        }
-        s
-    }
-}
 
 /// A turn's steps (one variant) against its calls.
 pub(crate) struct Turn<'t, 'a> {
@@ -114,7 +64,7 @@ impl Turn<'_, '_> {
     /// strict` (every step pair ordered; a pair out of order is an error).
     pub(crate) fn score(&self, strict: bool) -> (Score, Vec<Finding>) {
         let p = self.pair();
-        let mut sub = Subs::default();
+        let mut sub = SubScores::default();
         let mut out = Vec::new();
         self.usage(&p, &mut sub);
         self.selection(&p, &mut sub);
@@ -122,13 +72,13 @@ impl Turn<'_, '_> {
             self.ordering(&p, strict, &mut sub, &mut out);
         }
         let args = self.arguments(&p, &mut out);
-        sub.extend(args);
+        sub.overlay(&args);
         self.pair_findings(&p, &mut out);
         self.missing_findings(&p, &mut out);
         self.extra_findings(&p, &mut out);
         self.forbidden_findings(&mut out);
         self.collapse(&mut sub, &mut out);
-        (Score::from_sub(sub.into_map()), out)
+        (Score::from_sub(sub), out)
     }
 
     fn step(&self, i: usize) -> &OracleCall {
@@ -215,7 +165,7 @@ impl Turn<'_, '_> {
     }
 
     /// Usage: calls made iff the workflow needs some; overuse recorded.
-    fn usage(&self, p: &Pairing, sub: &mut Subs) {
+    fn usage(&self, p: &Pairing, sub: &mut SubScores) {
         let calls = self.facts.calls.len();
         let none_needed = self.required() == 0 && p.of_step.iter().all(Option::is_none);
         sub.insert(
@@ -276,7 +226,7 @@ impl Turn<'_, '_> {
     }
 
     /// Selection: correctness, specificity, completeness.
-    fn selection(&self, p: &Pairing, sub: &mut Subs) {
+    fn selection(&self, p: &Pairing, sub: &mut SubScores) {
         let empty = if self.steps.is_empty() { 1.0 } else { 0.0 };
         let calls = self.facts.calls.len();
         sub.insert(
@@ -319,7 +269,7 @@ impl Turn<'_, '_> {
     }
 
     /// Ordering: sequence, dependency, efficiency (two calls or more).
-    fn ordering(&self, p: &Pairing, strict: bool, sub: &mut Subs, out: &mut Vec<Finding>) {
+    fn ordering(&self, p: &Pairing, strict: bool, sub: &mut SubScores, out: &mut Vec<Finding>) {
         let calls = self.facts.calls.len();
         let judged = self.judged_pairs(p, strict);
         let inverted = |&(a, b): &(usize, usize)| p.of_step[a] > p.of_step[b];
@@ -383,10 +333,10 @@ impl Turn<'_, '_> {
 
     /// Arguments: the weakest of the pairs, of a required step never called, and of a call
     /// that does what no step asks for.
-    fn arguments(&self, p: &Pairing, out: &mut Vec<Finding>) -> Subs {
-        let mut weakest: Option<Subs> = None;
-        let mut keep_weakest = |a: Subs| {
-            let mean = |s: &Subs| s.values().sum::<f64>() / s.len() as f64;
+    fn arguments(&self, p: &Pairing, out: &mut Vec<Finding>) -> SubScores {
+        let mut weakest: Option<SubScores> = None;
+        let mut keep_weakest = |a: SubScores| {
+            let mean = |s: &SubScores| s.values().sum::<f64>() / s.len() as f64;
             if weakest.as_ref().is_none_or(|w| mean(&a) < mean(w)) {
                 weakest = Some(a);
             }
@@ -430,7 +380,7 @@ impl Turn<'_, '_> {
 
     /// The argument sub-dimensions of an unrequested call: as for a pair, but with no correct
     /// value (the cascade then takes type, format and relevancy).
-    fn unrequested_arguments(&self, j: usize) -> Subs {
+    fn unrequested_arguments(&self, j: usize) -> SubScores {
         let mut s = self.pair_arguments(None, j, &[], &mut Vec::new());
         for d in [
             ArgumentValue,
@@ -452,7 +402,7 @@ impl Turn<'_, '_> {
         j: usize,
         compared: &[(&str, Option<String>)],
         out: &mut Vec<Finding>,
-    ) -> Subs {
+    ) -> SubScores {
         let a = self.call(j);
         let mine: Vec<&Finding> = self.facts.findings_of(j).collect();
         let n = a.args().len();
@@ -514,7 +464,7 @@ impl Turn<'_, '_> {
         if value <= 0.3 {
             (ty, format, relevancy) = (0.0, 0.0, 0.0);
         }
-        Subs::from_iter([
+        SubScores::from_iter([
             (ArgumentCompleteness, completeness),
             (ArgumentName, name),
             (ArgumentValue, value),
@@ -530,7 +480,7 @@ impl Turn<'_, '_> {
     fn completeness(&self, a: &Call, mine: &[&Finding]) -> f64 {
         let args = a.args();
         let spec = self.facts.linter.tool(&a.tool);
-        let required: Vec<&str> = spec.map(|s| s.required().collect()).unwrap_or_default();
+        let required = || spec.into_iter().flat_map(|s| s.required());
         let mut nested: Vec<&str> = mine
             .iter()
             .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
@@ -538,15 +488,19 @@ impl Turn<'_, '_> {
             .collect();
         nested.sort_unstable();
         nested.dedup();
-        let whole = required
+        let (mut whole, mut wanted) = (0, 0);
+        for r in required() {
+            wanted += 1;
+            whole += usize::from(args.contains_key(r) && !nested.contains(&r));
+        }
+        let incomplete_optional = nested
             .iter()
-            .filter(|r| args.contains_key(**r) && !nested.contains(r))
+            .filter(|p| !required().any(|r| r == **p))
             .count();
-        let incomplete_optional = nested.iter().filter(|p| !required.contains(p)).count();
-        if required.is_empty() && nested.is_empty() {
+        if wanted == 0 && nested.is_empty() {
             1.0
         } else {
-            whole as f64 / (required.len() + incomplete_optional) as f64
+            whole as f64 / (wanted + incomplete_optional) as f64
         }
     }
 
@@ -570,12 +524,10 @@ impl Turn<'_, '_> {
             if flagged {
                 continue;
             }
-            let got = a
-                .arguments
-                .pointer(at)
+            let got = crate::source::json::pointer(&a.arguments, at)
                 .map_or("nothing".to_owned(), |v| v.to_string());
             let shown = at.trim_start_matches('/');
-            let example = o.call.arguments.pointer(at);
+            let example = crate::source::json::pointer(&o.call.arguments, at);
             let mut f = Finding::new(
                 Code::ValueMismatch,
                 at.clone(),
@@ -767,7 +719,7 @@ impl Turn<'_, '_> {
     /// selection or ordering sub-dimension it belongs to, as one collapses the argument mean
     /// (the paper's judge scores such an error near zero; a share of calls would let one
     /// destructive or misordered call cost a few points). Warnings cost their share.
-    fn collapse(&self, sub: &mut Subs, out: &mut [Finding]) {
+    fn collapse(&self, sub: &mut SubScores, out: &mut [Finding]) {
         for f in out.iter_mut() {
             if let Some(s) = self.severity.get(&f.code) {
                 f.severity = *s;

@@ -543,10 +543,16 @@ impl FastPath {
 
     /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
     pub fn outcome(&self, linter: &Linter, sc: usize, t: &Transcript) -> Outcome {
+        self.outcome_in_order(linter, sc, t).0
+    }
+
+    /// [`FastPath::outcome`], and for a perfect transcript whether every turn pairs each call
+    /// with the step at its position (the calls are the steps in order).
+    pub fn outcome_in_order(&self, linter: &Linter, sc: usize, t: &Transcript) -> (Outcome, bool) {
         let Some(sc) = self.scenarios.get(sc).filter(|sc| !sc.general) else {
-            return Outcome::Unknown;
+            return (Outcome::Unknown, false);
         };
-        let mut unknown = false;
+        let (mut unknown, mut all_in_order) = (false, true);
         // Identical calls in two turns are for the flow engine to judge.
         let mut repeats = sc.turns.len > 1;
         for (ti, turn) in self.turns[sc.turns.range()].iter().enumerate() {
@@ -558,10 +564,11 @@ impl FastPath {
                     .is_some_and(|own| !same_bytes(own.as_bytes(), self.bytes(scenario)))
             });
             match self.turn(linter, turn, calls) {
-                (Outcome::Imperfect, _) => return Outcome::Imperfect,
-                (Outcome::Rejected, _) => return Outcome::Rejected,
+                (Outcome::Imperfect, _) => return (Outcome::Imperfect, false),
+                (Outcome::Rejected, _) => return (Outcome::Rejected, false),
                 (Outcome::Unknown, _) => unknown = true,
                 (Outcome::Perfect, in_order) => {
+                    all_in_order &= in_order;
                     unknown |= turn.ordered;
                     repeats |= calls.len() >= 2 && !(turn.exclusive && in_order);
                 }
@@ -579,9 +586,9 @@ impl FastPath {
             unknown = unknown || calls.iter().any(|c| flow::may_hold_sql(linter, c));
         }
         if unknown || (repeats && !self.no_redundant_repeat(sc, t)) {
-            return Outcome::Unknown;
+            return (Outcome::Unknown, false);
         }
-        Outcome::Perfect
+        (Outcome::Perfect, all_in_order)
     }
 
     /// Whether no call repeats an identical one beyond what the workflow asks for (a redundant
