@@ -3,6 +3,11 @@
 first possible answer (correct) and one mutated copy (its first parameter changed).
 
   outputs.py DATA_DIR > outputs.jsonl
+  outputs.py DATA_DIR last > last.jsonl
+
+With `last`: per entry only a correct answer made of each parameter's last possible value:
+right, but not the first answer (which a scenario's workflow holds) wherever an entry allows
+more than one.
 """
 import json
 import sys
@@ -14,6 +19,13 @@ CATEGORIES = {"simple": "BFCL_v4_simple_python.json", "multiple": "BFCL_v4_multi
 
 def first(allowed):
     for v in allowed:
+        if v != "":
+            return True, v
+    return False, None
+
+
+def last(allowed):
+    for v in reversed(allowed):
         if v != "":
             return True, v
     return False, None
@@ -31,6 +43,7 @@ def mutate(v):
 
 def main():
     data = Path(sys.argv[1])
+    pick = last if sys.argv[2:] == ["last"] else first
     for cat, name in CATEGORIES.items():
         for line in open(data / "possible_answer" / name):
             if not line.strip():
@@ -41,11 +54,13 @@ def main():
                 (fn, params), = call.items()
                 args = {}
                 for p, allowed in params.items():
-                    ok, v = first(allowed)
+                    ok, v = pick(allowed)
                     if ok:
                         args[p] = v
                 calls.append({fn: args})
             print(json.dumps({"id": a["id"] + "-correct", "entry": a["id"], "category": cat, "output": calls}))
+            if pick is last:
+                continue
             broken = json.loads(json.dumps(calls))
             (fn, args), = broken[0].items()
             if args:
