@@ -518,3 +518,46 @@ turns:
         }
     }
 }
+
+/// A copy of a scenario is compiled afresh: the parameters a step compares (worked out once
+/// per scenario) are the copy's own, so a copy whose step no longer ignores a parameter
+/// compares it — with the original's left over, a wrong value would pass.
+#[test]
+fn a_copy_of_a_scenario_is_compiled_afresh() {
+    let ignored = r#"
+scenarios:
+  - id: find
+    turns:
+      - prompt: Look up Ada Lovelace.
+        workflow:
+          - tool: search_nodes
+            arguments: { query: Ada Lovelace }
+            match: { query: ignore }
+            mock_output: { content: [ { type: text, text: '{"entities": []}' } ] }
+"#;
+    let c = suite_with(ignored);
+    let t = Transcript::from_source(
+        SourceFile::from_text(
+            Path::new("t.yaml"),
+            "scenario: find\nturns:\n  - calls:\n      - tool: search_nodes\n        arguments: { query: Grace Hopper }\n",
+        ),
+        "t".into(),
+    )
+    .unwrap();
+    assert_eq!(
+        evaluate_with_engines(&c.suite, &t).unwrap().verdict,
+        Verdict::Pass
+    );
+    let mut harness = c.suite.harness.clone();
+    harness.scenarios[0].turns[0].workflow[0]
+        .match_policies
+        .remove("query");
+    let copy = Suite::from_harness(harness).unwrap();
+    let ev = evaluate_with_engines(&copy, &t).unwrap();
+    assert_eq!(ev.verdict, Verdict::Fail, "{:?}", ev.findings);
+    assert!(
+        ev.findings.iter().any(|f| f.code == Code::ValueMismatch),
+        "{:?}",
+        ev.findings
+    );
+}

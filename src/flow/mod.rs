@@ -826,7 +826,9 @@ impl<'a> Ground<'a> {
 /// every item of the agent's array is checked.
 /// Worked out once per scenario and kept with it: every transcript of the scenario asks.
 pub(crate) fn inferred_references(sc: &Scenario) -> &HashMap<String, Vec<String>> {
-    sc.inferred_references.get_or_init(|| infer_references(sc))
+    sc.compiled
+        .inferred_references
+        .get_or_init(|| infer_references(sc))
 }
 
 fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
@@ -1034,7 +1036,7 @@ struct Earlier {
 
 /// Every table and column the scenario's own workflow names in SQL. Worked out once.
 pub(crate) fn sql_names(sc: &Scenario) -> &HashSet<String> {
-    sc.sql_names.get_or_init(|| {
+    sc.compiled.sql_names.get_or_init(|| {
         let mut all = HashSet::new();
         for step in sc.turns.iter().flat_map(|t| &t.workflow) {
             let mut leaves = Vec::new();
@@ -1056,7 +1058,7 @@ pub(crate) fn sql_names(sc: &Scenario) -> &HashSet<String> {
 /// an `id` column), so they are no references. A name the workflow takes from an output (a
 /// column `describe_table` listed) stays one. Worked out once per scenario.
 pub(crate) fn sql_known(sc: &Scenario) -> &HashSet<String> {
-    sc.sql_known.get_or_init(|| {
+    sc.compiled.sql_known.get_or_init(|| {
         let mut known = HashSet::new();
         let mut outputs: Vec<Source> = Vec::new();
         for turn in &sc.turns {
@@ -1476,7 +1478,7 @@ pub(crate) use crate::lint::looks_refused;
 /// How many times the scenario's workflow asks for each call (by [`call_key`]): repeats up to
 /// that count are work, not redundancy.
 pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<String, usize> {
-    scenario.asked_calls.get_or_init(|| {
+    scenario.compiled.asked_calls.get_or_init(|| {
         let mut asked: HashMap<String, usize> = HashMap::new();
         for o in scenario.turns.iter().flat_map(|t| &t.workflow) {
             *asked

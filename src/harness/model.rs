@@ -394,6 +394,17 @@ pub struct Scenario {
     pub location: Location,
     /// The scenario's own `ground:` (setup, files, env, skip); empty when not given.
     pub ground: Ground,
+    /// What the engines work out from the scenario once, the first time a transcript asks.
+    pub(crate) compiled: Compiled,
+}
+
+/// What the engines work out once per scenario, each part the first time a transcript asks
+/// for it. A copy of a scenario starts without any (`clone` does not copy them): a copy is
+/// made to be changed, and what was worked out from the original would not hold for it. (A
+/// scenario changed in place after its first evaluation keeps what was worked out before:
+/// change a copy.)
+#[derive(Debug, Default)]
+pub(crate) struct Compiled {
     /// The flow engine's reference positions inferred from this workflow, per tool: worked
     /// out once (`flow::inferred_references`), read by every transcript of the scenario.
     pub(crate) inferred_references:
@@ -411,6 +422,13 @@ pub struct Scenario {
     pub(crate) compared: std::sync::OnceLock<Vec<Vec<Vec<Box<str>>>>>,
     /// How many times the workflow asks for each identical call (`flow::asked_calls`).
     pub(crate) asked_calls: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+}
+
+impl Clone for Compiled {
+    /// None of it: see [`Compiled`].
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 /// Gates a suite applies: a transcript passes at TC ≥ `pass`; the discrimination gate needs
@@ -749,12 +767,7 @@ impl Harness {
                 pass,
                 location,
                 ground,
-                inferred_references: std::sync::OnceLock::new(),
-                sql_known: std::sync::OnceLock::new(),
-                sql_names: std::sync::OnceLock::new(),
-                consumed: std::sync::OnceLock::new(),
-                compared: std::sync::OnceLock::new(),
-                asked_calls: std::sync::OnceLock::new(),
+                compiled: Compiled::default(),
             });
         }
         Ok(Harness {

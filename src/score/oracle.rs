@@ -182,6 +182,7 @@ fn after(steps: &[usize], consumed: &[Vec<usize>]) -> Vec<Vec<usize>> {
 /// transcript (issue 31).
 pub(crate) fn consumed(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
     let all = sc
+        .compiled
         .consumed
         .get_or_init(|| sc.turns.iter().map(|t| consumed_in(&t.workflow)).collect());
     all.get(turn).map_or(&[], Vec::as_slice)
@@ -219,7 +220,7 @@ fn consumed_in(workflow: &[OracleCall]) -> Vec<Vec<usize>> {
 /// Per workflow step of the scenario's turn `turn`, the parameters the oracle compares
 /// ([`compared_params`]): compiled once per scenario, not per transcript.
 pub(crate) fn compared_in(sc: &Scenario, turn: usize) -> &[Vec<Box<str>>] {
-    let all = sc.compared.get_or_init(|| {
+    let all = sc.compiled.compared.get_or_init(|| {
         sc.turns
             .iter()
             .map(|t| {
@@ -234,16 +235,19 @@ pub(crate) fn compared_in(sc: &Scenario, turn: usize) -> &[Vec<Box<str>>] {
 /// What a step's policy asks of a value, for a mismatch's message: the policy that failed,
 /// not only the step's example value.
 pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
-    let example = example.map_or("(any)".to_owned(), |v| v.to_string());
+    // (The example written out only where the wording shows it, each value straight into
+    // the one string.)
+    let example = || example.map_or_else(|| "(any)".to_owned(), Value::to_string);
     match policy {
-        None | Some(MatchPolicy::Exact) => format!("the workflow expects {example}"),
+        None | Some(MatchPolicy::Exact) => format!("the workflow expects {}", example()),
         Some(MatchPolicy::Absent) => "the workflow expects no value (`absent`)".to_owned(),
         Some(MatchPolicy::FromOutput) => {
             "the workflow expects a value an earlier tool output gave (`from_output`)".to_owned()
         }
-        Some(MatchPolicy::Semantic) => {
-            format!("the workflow expects a value of the same kind as {example} (`semantic`)")
-        }
+        Some(MatchPolicy::Semantic) => format!(
+            "the workflow expects a value of the same kind as {} (`semantic`)",
+            example()
+        ),
         Some(MatchPolicy::Regex(re)) => {
             format!(
                 "the workflow expects a string matching `{}` (`regex`)",
@@ -251,19 +255,25 @@ pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>)
             )
         }
         Some(MatchPolicy::AnyOf(a)) => {
-            let options: Vec<String> = a.options.iter().map(Value::to_string).collect();
-            format!(
-                "the workflow expects one of {} (`any_of`)",
-                options.join(", ")
-            )
+            use std::fmt::Write;
+            let mut s = String::from("the workflow expects one of ");
+            for (i, option) in a.options.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                let _ = write!(s, "{option}");
+            }
+            s.push_str(" (`any_of`)");
+            s
         }
         Some(MatchPolicy::Tolerance(t)) => {
-            format!("the workflow expects {example} ± {t} (`tolerance`)")
+            format!("the workflow expects {} ± {t} (`tolerance`)", example())
         }
         Some(MatchPolicy::Ignore) => "any value".to_owned(),
-        Some(MatchPolicy::Sql(_)) => {
-            format!("the workflow expects SQL that says the same as {example} (`sql`)")
-        }
+        Some(MatchPolicy::Sql(_)) => format!(
+            "the workflow expects SQL that says the same as {} (`sql`)",
+            example()
+        ),
     }
 }
 
