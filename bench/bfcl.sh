@@ -2,12 +2,14 @@
 # Side by side, in one run: BFCL's own ast_checker (Python, bfcl-eval from PyPI) and
 # agent-seer's check on the same model outputs of BFCL's four AST categories — every entry's
 # first possible answer and a mutated copy. Prints the throughputs and the ratios.
+# OUTPUTS=last: each entry's answer of last possible values alone (correct, and not the
+# scenario's workflow wherever an entry allows more than one answer; bench/bfcl/outputs.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PKG=$(bash .ci/bfcl.sh | tail -1)
 DATA="$PKG/bfcl_eval/data"
 OUT=$(mktemp -d)
-python3 bench/bfcl/outputs.py "$DATA" > "$OUT/outputs.jsonl"
+python3 bench/bfcl/outputs.py "$DATA" ${OUTPUTS:-} > "$OUT/outputs.jsonl"
 # Each side checks every output pass after pass for at least BENCH_SECONDS after a warm-up
 # pass. The two sides take turns, BENCH_ROUNDS times each; each side's best round counts (a
 # busy machine only ever slows a side down), and every round is printed.
@@ -30,7 +32,7 @@ def rounds(runs, key):
 best_py = max(r["per_second"] for r in py)
 print(f"BFCL's ast_checker: {best_py:,.0f} outputs/s (best of {len(py)} rounds: {rounds(py, 'per_second')})")
 for key, what in [("per_second", "verdict (fast path, engines where it cannot decide)"),
-                  ("evaluate_per_second", "evaluate (score and findings; an output that is its entry's workflow gets the reference run's)"),
+                  ("evaluate_per_second", "evaluate (score and findings; an output the fast path finds perfect, its calls in order, gets the reference run's score)"),
                   ("engines_per_second", "evaluate_with_engines (every engine on every output)")]:
     best = max(r[key] for r in rs)
     print(f"agent-seer {what}: {best:,.0f}/s = {best / best_py:.1f}x (rounds: {rounds(rs, key)})")
