@@ -353,6 +353,20 @@ pub struct Trajectory {
     pub turns: Vec<TurnTrajectory>,
 }
 
+impl Trajectory {
+    /// The trajectory of these turns: each metric's mean over them, under the policies and
+    /// literally.
+    fn of_turns(turns: Vec<TurnTrajectory>) -> Self {
+        let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
+        let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
+        Trajectory {
+            policy: Metrics::mean(&policy),
+            literal: Metrics::mean(&literal),
+            turns,
+        }
+    }
+}
+
 /// A transcript's trajectory against its scenario. `flow` (the flow engine's analysis of the
 /// transcript) decides `from_output` arguments.
 pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow<'_>) -> Trajectory {
@@ -386,13 +400,7 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             )
         })
         .collect();
-    let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
-    let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
-    Trajectory {
-        policy: Metrics::mean(&policy),
-        literal: Metrics::mean(&literal),
-        turns,
-    }
+    Trajectory::of_turns(turns)
 }
 
 /// One turn's trajectory: its workflow against the agent's `calls`, the first of which is call
@@ -475,13 +483,7 @@ pub(crate) fn with_policy(
             }),
         })
         .collect();
-    let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
-    let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
-    Trajectory {
-        policy: Metrics::mean(&policy),
-        literal: Metrics::mean(&literal),
-        turns,
-    }
+    Trajectory::of_turns(turns)
 }
 
 /// Whether call `a` does step `o` under the step's match policies: one of the step's tools
