@@ -30,6 +30,21 @@ impl std::hash::Hasher for NameHasher {
 pub(crate) type PairMap<V> =
     std::collections::HashMap<(usize, usize), V, std::hash::BuildHasherDefault<PairHasher>>;
 
+/// `cache`'s value for `key`, made by `make` and kept the first time it is asked (`make` may
+/// ask the cache for other keys: no borrow is held while it runs).
+pub(crate) fn cached<V: Clone>(
+    cache: &std::cell::RefCell<PairMap<V>>,
+    key: (usize, usize),
+    make: impl FnOnce() -> V,
+) -> V {
+    if let Some(v) = cache.borrow().get(&key) {
+        return v.clone();
+    }
+    let v = make();
+    cache.borrow_mut().insert(key, v.clone());
+    v
+}
+
 /// Keys of a few small numbers, or one hash already made: one multiply per word (SipHash was
 /// a tenth of a short run's evaluation as the pairing caches' hasher).
 #[derive(Default)]

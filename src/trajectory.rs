@@ -390,12 +390,9 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
                 f.calls.len(),
                 &|w, j| f.policy_matches(w, j),
                 &|w, j| {
-                    if let Some(m) = literal.borrow().get(&(w, j)) {
-                        return *m;
-                    }
-                    let m = literal_matches(&st.workflow[w], f.calls[j]);
-                    literal.borrow_mut().insert((w, j), m);
-                    m
+                    crate::hash::cached(&literal, (w, j), || {
+                        literal_matches(&st.workflow[w], f.calls[j])
+                    })
                 },
             )
         })

@@ -23,7 +23,7 @@ use super::oracle::{StepCall, from_output, policy_at};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
-use crate::hash::PairMap;
+use crate::hash::{PairMap, cached};
 use crate::lint::Linter;
 use crate::spec::Effect;
 
@@ -161,19 +161,16 @@ impl<'a> TurnFacts<'a> {
 
     /// The oracle's comparison of workflow step `w` with call `j` (computed once).
     pub(crate) fn compared(&self, w: usize, j: usize) -> Compared<'a> {
-        if let Some(c) = self.compared.borrow().get(&(w, j)) {
-            return c.clone();
-        }
-        // Collected straight into the `Rc` (one allocation: the map over a slice has its
-        // length).
-        let c: Compared<'a> = self.with_pair(w, j, |pair| {
-            self.params[w]
-                .iter()
-                .map(|p| (&**p, pair.mismatch(p)))
-                .collect()
-        });
-        self.compared.borrow_mut().insert((w, j), c.clone());
-        c
+        cached(&self.compared, (w, j), || {
+            // Collected straight into the `Rc` (one allocation: the map over a slice has its
+            // length).
+            self.with_pair(w, j, |pair| {
+                self.params[w]
+                    .iter()
+                    .map(|p| (&**p, pair.mismatch(p)))
+                    .collect()
+            })
+        })
     }
 
     /// Whether call `j` does workflow step `w` under its policies: one of its tools, every
@@ -187,16 +184,14 @@ impl<'a> TurnFacts<'a> {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return c.iter().all(|(_, bad)| bad.is_none());
         }
-        if let Some(m) = self.policy.borrow().get(&(w, j)) {
-            return *m;
-        }
-        let m = self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)));
-        self.policy.borrow_mut().insert((w, j), m);
-        m
+        cached(&self.policy, (w, j), || {
+            self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)))
+        })
     }
 
     /// How many of the parameters step `w` compares call `j` matches, of how many: from the
-    /// comparison when it was made, else without wording where a value breaks.
+    /// comparison when it was made, else without wording where a value breaks (and then
+    /// kept as the pair's policy match, which is every one matching).
     fn matched_params(&self, w: usize, j: usize) -> (usize, usize) {
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return (c.iter().filter(|(_, bad)| bad.is_none()).count(), c.len());
@@ -205,6 +200,9 @@ impl<'a> TurnFacts<'a> {
         let matched = self.with_pair(w, j, |pair| {
             params.iter().filter(|p| pair.matches(p)).count()
         });
+        self.policy
+            .borrow_mut()
+            .insert((w, j), matched == params.len());
         (matched, params.len())
     }
 
@@ -225,12 +223,7 @@ impl<'a> TurnFacts<'a> {
     /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for
     /// it (a wrong tool), anything less is unrelated. Computed once per pair.
     pub(crate) fn similarity(&self, w: usize, j: usize) -> f64 {
-        if let Some(s) = self.similarity.borrow().get(&(w, j)) {
-            return *s;
-        }
-        let s = self.similarity_of(w, j);
-        self.similarity.borrow_mut().insert((w, j), s);
-        s
+        cached(&self.similarity, (w, j), || self.similarity_of(w, j))
     }
 
     fn similarity_of(&self, w: usize, j: usize) -> f64 {
@@ -241,7 +234,6 @@ impl<'a> TurnFacts<'a> {
         }
         if o.accepts_tool(&a.tool) {
             let (matched, compared) = self.matched_params(w, j);
-            self.policy.borrow_mut().insert((w, j), matched == compared);
             let frac = if compared == 0 {
                 1.0
             } else {
