@@ -210,7 +210,7 @@ impl SourceFile {
                 let (l1, c1) = json::line_column(&self.text, d.first);
                 let (l2, c2) = json::line_column(&self.text, d.second);
                 let key = d.pointer.rsplit('/').next().unwrap_or_default();
-                let key = key.replace("~1", "/").replace("~0", "~");
+                let key = json::unescape(key);
                 Err(self.error_at(
                     l2,
                     c2,

@@ -584,12 +584,9 @@ impl Capabilities {
 /// The parameter an `inputs:` entry names: itself, or a pointer's first segment, unescaped.
 pub(crate) fn input_param(input: &str) -> String {
     match input.strip_prefix('/') {
-        Some(rest) => rest
-            .split('/')
-            .next()
-            .unwrap_or("")
-            .replace("~1", "/")
-            .replace("~0", "~"),
+        Some(rest) => {
+            crate::source::json::unescape(rest.split('/').next().unwrap_or("")).into_owned()
+        }
         None => input.to_owned(),
     }
 }
