@@ -349,7 +349,6 @@ impl Discrimination {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
     use crate::finding::{Code, SubDimension};
     use crate::harness::Label;

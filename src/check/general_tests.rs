@@ -461,9 +461,9 @@ fn severities_and_thresholds() {
 }
 
 /// A run whose values differ from the workflow's where its policies let them (another of a
-/// relation type's allowed names) is perfect under the policies but not literally the workflow: `evaluate`
-/// takes the reference run's score and works out the literal trajectory, and a suite's
-/// literal trajectory gate fails it — as every engine does.
+/// query's allowed forms) is perfect under the policies but not literally the workflow:
+/// `evaluate` takes the reference run's score and works out the literal trajectory, and a
+/// suite's literal trajectory gate fails it — as every engine does.
 #[test]
 fn a_value_the_policies_accept_is_perfect_but_not_the_literal_trajectory() {
     let find = r#"

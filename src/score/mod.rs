@@ -48,11 +48,6 @@ impl SubScores {
         self.0[d as usize].as_mut()
     }
 
-    /// Whether `d` has a score.
-    pub fn contains(&self, d: SubDimension) -> bool {
-        self.0[d as usize].is_some()
-    }
-
     /// The present sub-dimensions and their scores, in [`SubDimension`]'s order.
     pub fn iter(&self) -> impl Iterator<Item = (SubDimension, f64)> + '_ {
         SubDimension::ALL
