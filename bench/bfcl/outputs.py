@@ -43,7 +43,11 @@ def mutate(v):
 
 def main():
     data = Path(sys.argv[1])
-    pick = last if sys.argv[2:] == ["last"] else first
+    modes = {"first": first, "last": last}
+    mode = sys.argv[2] if len(sys.argv) > 2 else "first"
+    if mode not in modes or len(sys.argv) > 3:
+        sys.exit(f"outputs.py: usage: outputs.py DATA_DIR [first|last] (got {' '.join(sys.argv[2:])!r})")
+    pick = modes[mode]
     for cat, name in CATEGORIES.items():
         for line in open(data / "possible_answer" / name):
             if not line.strip():
