@@ -371,7 +371,8 @@ impl Trajectory {
 /// transcript) decides `from_output` arguments.
 pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow<'_>) -> Trajectory {
     let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
-    let facts = oracle::facts(sc, &calls, linter, flow, &[]);
+    let own = crate::score::own::Own::none();
+    let facts = oracle::facts(sc, &calls, &own, linter, flow, &[]);
     of_facts(&facts, sc)
 }
 
@@ -390,9 +391,11 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
                 f.calls.len(),
                 &|w, j| f.policy_matches(w, j),
                 &|w, j| {
-                    crate::hash::cached(&literal, (w, j), || {
-                        literal_matches(&st.workflow[w], f.calls[j])
-                    })
+                    // A step's own call is the step, literally.
+                    f.own.is(w, j)
+                        || crate::hash::cached(&literal, (w, j), || {
+                            literal_matches(&st.workflow[w], f.calls[j])
+                        })
                 },
             )
         })

@@ -11,7 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use agent_seer::bfcl::{self, IntegerMode, Options, StringMode};
-use agent_seer::check::{Suite, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict};
+use agent_seer::check::{
+    Suite, Verdict, evaluate, evaluate_every_call, evaluate_with_engines, quick_verdict, verdict,
+};
 use agent_seer::finding::Code;
 use agent_seer::harness::{Harness, Layout, MatchPolicy, Transcript, discover};
 use serde_json::{Value, json};
@@ -28,12 +30,30 @@ struct Seen {
     quick_fail: usize,
     /// Evaluations without a finding, compared with every engine's field for field.
     clean: usize,
+    /// Evaluations compared with every engine's working out every call.
+    own: usize,
 }
 
 /// Both paths on one transcript: identical evaluations (or identical errors), identical
 /// verdicts, and a quick verdict only where it is the engines' verdict.
 fn compare(suite: &Suite, t: &Transcript, seen: &mut Seen) {
     let what = format!("{} / {}", suite.harness.suite, t.id);
+    // The engines taking a step's own call's results from its scenario work out what they
+    // work out call by call.
+    match (
+        evaluate_with_engines(suite, t),
+        evaluate_every_call(suite, t),
+    ) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(
+                serde_json::to_value(&a).unwrap(),
+                serde_json::to_value(&b).unwrap(),
+                "{what}: the own calls' results are not the engines'"
+            );
+            seen.own += 1;
+        }
+        (a, b) => assert_eq!(a.unwrap_err(), b.unwrap_err(), "{what}"),
+    }
     let engines = match evaluate(suite, t) {
         Err(a) => {
             assert_eq!(evaluate_with_engines(suite, t).unwrap_err(), a, "{what}");
@@ -281,6 +301,7 @@ fn shipped_suites_and_their_mutations() {
     eprintln!("{seen:?}");
     assert!(seen.transcripts > 5_000, "{seen:?}");
     assert!(seen.clean > 500, "{seen:?}");
+    assert!(seen.own > 5_000, "{seen:?}");
     // The genmedia tools carry capability matrices, so their calls are never "known clean":
     // no quick pass. Under a threshold of 1, calls that cannot pair with the workflow fail
     // quickly.

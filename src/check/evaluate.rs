@@ -11,7 +11,7 @@ use crate::finding::{Finding, Severity};
 use crate::flow;
 use crate::harness::{Call, Expect, Label, Scenario, Transcript};
 pub use crate::score::Verdict;
-use crate::score::{Score, oracle};
+use crate::score::{Score, oracle, own};
 use crate::source::SourceError;
 use crate::trajectory::{self, Trajectory};
 
@@ -437,12 +437,32 @@ pub(super) fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> 
 /// Runs every engine over a transcript, never [`evaluate`]'s shortcut: the reference the
 /// shortcut and the fast path are tested against.
 pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    let scenario = scenario_of(suite, t)?.map(|(_, sc)| sc);
-    let calls: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+    engines(suite, t, true)
+}
+
+/// [`evaluate_with_engines`] working out every call afresh, a step's own call too: what the
+/// own calls' results (`crate::score::own`) are tested against. Not for use.
+#[doc(hidden)]
+pub fn evaluate_every_call(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
+    engines(suite, t, false)
+}
+
+fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation, SourceError> {
+    let found = scenario_of(suite, t)?;
+    let scenario = found.map(|(_, sc)| sc);
+    // Which calls are their steps' own, whose findings are worked out once per scenario.
+    let own = match found {
+        Some((index, sc)) if own_calls => own::align(sc, t, suite.own_calls(index)),
+        _ => own::Own::none(),
+    };
+    let calls: Vec<(usize, &Call)> = t.calls().collect();
     let mut findings = Vec::new();
     let mut lint_failed = Vec::with_capacity(calls.len());
-    for (index, call) in calls.iter().enumerate() {
-        let mut found = suite.linter.lint(&call.tool, &call.arguments);
+    for (index, &(turn, call)) in calls.iter().enumerate() {
+        let mut found = match own.step_of(index, turn) {
+            Some(s) => s.lint.clone(),
+            None => suite.linter.lint(&call.tool, &call.arguments),
+        };
         found.iter_mut().for_each(|f| suite_severity(suite, f));
         lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
         for mut f in found {
@@ -450,7 +470,8 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
             findings.push(f);
         }
     }
-    let flow = flow::analyze(t, scenario, &suite.linter, &lint_failed);
+    let own_flows = own.flows(t);
+    let flow = flow::analyze_with(t, scenario, &suite.linter, &lint_failed, &own_flows);
     findings.extend(flow.findings.iter().cloned().map(|mut f| {
         suite_severity(suite, &mut f);
         f
@@ -461,7 +482,7 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
             // trajectory metrics.
             let turn_calls: Vec<Vec<&Call>> =
                 (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
-            let facts = oracle::facts(sc, &turn_calls, &suite.linter, &flow, &findings);
+            let facts = oracle::facts(sc, &turn_calls, &own, &suite.linter, &flow, &findings);
             let (score, turns, oracle_findings) =
                 oracle::score_facts(&facts, sc, &suite.harness.severity);
             let trajectory = trajectory::of_facts(&facts, sc);
@@ -475,7 +496,7 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
     findings.extend(trajectory_gate(suite, trajectory.as_ref()));
     for f in &mut findings {
         if let (Some(i), None) = (f.call, &f.location) {
-            f.location = calls.get(i).map(|c| c.location_for(f));
+            f.location = calls.get(i).map(|(_, c)| c.location_for(f));
         }
         suite_severity(suite, f);
     }

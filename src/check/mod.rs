@@ -27,6 +27,8 @@ mod suite;
 pub(crate) use config::target_dir;
 pub use config::{HarnessConfig, JudgeRequest, JudgeSetup};
 pub use discrimination::{Discrimination, Row};
+#[doc(hidden)]
+pub use evaluate::evaluate_every_call;
 pub use evaluate::{
     Disagreement, Evaluation, Verdict, evaluate, evaluate_with_engines, quick_verdict, verdict,
 };

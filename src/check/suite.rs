@@ -11,6 +11,7 @@ use super::fast::FastPath;
 use super::prepared::{Entry, Kept, Prepared};
 use crate::harness::{Harness, Scenario, Transcript};
 use crate::lint::Linter;
+use crate::score::own::OwnCalls;
 use crate::source::{SourceError, SourceFile};
 use crate::spec::{Capabilities, ToolSet};
 
@@ -30,6 +31,9 @@ pub struct Suite {
     /// Per scenario, the engines' evaluation of its reference run, made at its first use
     /// ([`Reference`]).
     pub(crate) references: Vec<OnceLock<Option<Reference>>>,
+    /// Per scenario, what the engines find for each workflow step's own call under this
+    /// suite's linter, worked out at its first use ([`crate::score::own`]).
+    own: Vec<OnceLock<OwnCalls>>,
 }
 
 impl Suite {
@@ -134,6 +138,7 @@ impl Suite {
             index,
             fast: OnceLock::new(),
             references: (0..n).map(|_| OnceLock::new()).collect(),
+            own: (0..n).map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -154,6 +159,14 @@ impl Suite {
     pub fn scenario(&self, id: &str) -> Option<(usize, &Scenario)> {
         let i = *self.index.get(id)?;
         Some((i, &self.harness.scenarios[i]))
+    }
+
+    /// What the engines find for each workflow step's own call of scenario `index` (worked
+    /// out once); `None` past the scenarios the suite was built with.
+    pub(crate) fn own_calls(&self, index: usize) -> Option<&OwnCalls> {
+        let sc = self.harness.scenarios.get(index)?;
+        let own = self.own.get(index)?;
+        Some(own.get_or_init(|| OwnCalls::of(sc, &self.linter)))
     }
 }
 

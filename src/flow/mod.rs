@@ -105,9 +105,43 @@ pub fn analyze<'a>(
     linter: &Linter,
     lint_failed: &[bool],
 ) -> Flow<'a> {
+    analyze_with(t, scenario, linter, lint_failed, &[])
+}
+
+/// What the flow engine works out of a call from its tool and arguments alone, worked out
+/// once for a workflow step's own call (`score::own`, a later layer, keeps one per step).
+#[derive(Debug)]
+pub(crate) struct OwnFlow {
+    /// The values checked as references, and where ([`references_in`]).
+    references: Vec<(String, String)>,
+    /// What identical calls are told by ([`Same::hash_of`]).
+    same: u64,
+}
+
+impl OwnFlow {
+    /// Step `o`'s own call's, in scenario `sc`.
+    pub(crate) fn of(o: &OracleCall, sc: &Scenario, linter: &Linter) -> Self {
+        let (tool, arguments) = (&o.call.tool, &o.call.arguments);
+        let inferred = inferred_references(sc).get(tool);
+        Self {
+            references: references_in(linter, tool, arguments, inferred),
+            same: Same::hash_of(tool, arguments),
+        }
+    }
+}
+
+/// [`analyze`], taking what depends only on a call's tool and arguments from `own`: per call
+/// (in transcript order; none past its end), its step's own call's, where it is one.
+pub(crate) fn analyze_with<'a>(
+    t: &'a Transcript,
+    scenario: Option<&'a Scenario>,
+    linter: &Linter,
+    lint_failed: &[bool],
+    own: &[Option<&OwnFlow>],
+) -> Flow<'a> {
     let calls: Vec<(usize, &Call)> = t.calls().collect();
     let outputs = outputs(t, scenario);
-    let mut walk = Walk::new(t, scenario, linter, &calls, &outputs);
+    let mut walk = Walk::new(t, scenario, linter, &calls, &outputs, own);
     for i in 0..calls.len() {
         walk.call(i, lint_failed.get(i).copied().unwrap_or(false));
     }
@@ -137,6 +171,8 @@ struct Walk<'w, 'a> {
     /// not waste: how many times each identical call appears there.
     asked: Option<&'a HashMap<String, usize>>,
     repeats: SameMap<'a>,
+    /// Per call, its step's own call's flow, where it is one.
+    own: &'w [Option<&'w OwnFlow>],
 }
 
 impl<'w, 'a> Walk<'w, 'a> {
@@ -146,6 +182,7 @@ impl<'w, 'a> Walk<'w, 'a> {
         linter: &'w Linter,
         calls: &'w [(usize, &'a Call)],
         outputs: &'w [Option<&'a Value>],
+        own: &'w [Option<&'w OwnFlow>],
     ) -> Self {
         let mut flow = Flow::default();
         // What each call's output offers later calls, whether or not the call succeeded: to
@@ -170,6 +207,7 @@ impl<'w, 'a> Walk<'w, 'a> {
             seen_calls: SameMap::default(),
             asked: scenario.map(asked_calls),
             repeats: SameMap::default(),
+            own,
         }
     }
 
@@ -186,8 +224,15 @@ impl<'w, 'a> Walk<'w, 'a> {
             cf.failed = true;
             cf.refused = true;
         }
-        let inferred = self.inferred.and_then(|m| m.get(&call.tool));
-        for (pointer, value) in references(self.linter, call, inferred) {
+        let own = self.own.get(i).copied().flatten();
+        let refs = match own {
+            Some(s) => s.references.clone(),
+            None => {
+                let inferred = self.inferred.and_then(|m| m.get(&call.tool));
+                references(self.linter, call, inferred)
+            }
+        };
+        for (pointer, value) in refs {
             self.reference(i, pointer, value, &mut cf);
         }
         // The tables and columns its SQL names are references too (issue 29, 5).
@@ -199,7 +244,7 @@ impl<'w, 'a> Walk<'w, 'a> {
                 }
             }
         }
-        self.repeat(i, &cf);
+        self.repeat(i, own.map(|s| s.same), &cf);
         if !cf.failed {
             self.produced(i);
         }
@@ -292,6 +337,9 @@ impl<'w, 'a> Walk<'w, 'a> {
             (None, None) => {
                 let mut known = ground.artifact_names();
                 known.extend(ground.names().map(str::to_owned));
+                // In order (hash sets' names): of two equally near, the same one every run.
+                known.sort_unstable();
+                known.dedup();
                 let hint = crate::finding::did_you_mean(value, known.iter().map(String::as_str));
                 Finding::new(
                     Code::UnknownReference,
@@ -416,7 +464,7 @@ impl<'w, 'a> Walk<'w, 'a> {
                 ),
             ),
             (None, None) => {
-                let known: Vec<&str> = (0..i)
+                let mut known: Vec<&str> = (0..i)
                     .filter(|&p| !self.flow.calls[p].failed)
                     .flat_map(|p| {
                         self.flow
@@ -427,6 +475,10 @@ impl<'w, 'a> Walk<'w, 'a> {
                             .map(String::as_str)
                     })
                     .collect();
+                // In order: the words are a hash set's, and of two equally near names the
+                // first is named (the same one every run).
+                known.sort_unstable();
+                known.dedup();
                 let hint = crate::finding::did_you_mean(name, known.iter().copied());
                 Finding::new(
                     Code::UnknownReference,
@@ -440,9 +492,11 @@ impl<'w, 'a> Walk<'w, 'a> {
     }
 
     /// An identical call to an earlier successful one does the same work twice.
-    fn repeat(&mut self, i: usize, cf: &CallFlow) {
+    /// `hash`: the call's [`Same::hash_of`], when known.
+    fn repeat(&mut self, i: usize, hash: Option<u64>, cf: &CallFlow) {
         let call = self.calls[i].1;
-        let key = Same::new(&call.tool, &call.arguments);
+        let hash = hash.unwrap_or_else(|| Same::hash_of(&call.tool, &call.arguments));
+        let key = Same::hashed(&call.tool, &call.arguments, hash);
         let made = self.repeats.entry(key).or_default();
         *made += 1;
         let made = *made;
@@ -1500,6 +1554,20 @@ pub(crate) struct Same<'a> {
 
 impl<'a> Same<'a> {
     pub(crate) fn new(tool: &'a str, arguments: &'a Value) -> Self {
+        Self::hashed(tool, arguments, Self::hash_of(tool, arguments))
+    }
+
+    /// A call whose [`Same::hash_of`] is known (a step's own call's, worked out once).
+    pub(crate) fn hashed(tool: &'a str, arguments: &'a Value, hash: u64) -> Self {
+        Self {
+            hash,
+            tool,
+            arguments,
+        }
+    }
+
+    /// The hash two identical calls share.
+    pub(crate) fn hash_of(tool: &str, arguments: &Value) -> u64 {
         use std::hash::{Hash, Hasher};
         fn walk(v: &Value, h: &mut impl Hasher) {
             match v {
@@ -1525,11 +1593,7 @@ impl<'a> Same<'a> {
         let mut h = crate::hash::NameHasher::default();
         tool.hash(&mut h);
         walk(arguments, &mut h);
-        Self {
-            hash: h.finish(),
-            tool,
-            arguments,
-        }
+        h.finish()
     }
 }
 

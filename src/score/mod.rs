@@ -10,6 +10,7 @@
 
 mod hungarian;
 pub mod oracle;
+pub(crate) mod own;
 pub(crate) mod pairing;
 mod turn;
 

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Score;
-use super::pairing::{TurnFacts, scalars};
+use super::pairing::{Steps, TurnFacts, scalars};
 use super::turn::Turn;
 use crate::finding::{Code, Finding, Severity};
 use crate::flow::{Flow, escape, generalize};
@@ -59,15 +59,17 @@ pub fn score_with(
     severity: &BTreeMap<Code, Severity>,
 ) -> (Score, Vec<Score>, Vec<Finding>) {
     let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
-    let facts = facts(sc, &calls, linter, flow, findings);
+    let own = super::own::Own::none();
+    let facts = facts(sc, &calls, &own, linter, flow, findings);
     score_facts(&facts, sc, severity)
 }
 
 /// Each turn's [`TurnFacts`]: `calls` the transcript's calls per scenario turn (none for a
-/// turn it did not reach).
+/// turn it did not reach); `own`, which of them are their steps' own calls.
 pub(crate) fn facts<'a>(
     sc: &'a Scenario,
     calls: &'a [Vec<&'a Call>],
+    own: &'a super::own::Own<'a>,
     linter: &'a Linter,
     flow: &'a Flow<'a>,
     findings: &'a [Finding],
@@ -78,8 +80,12 @@ pub(crate) fn facts<'a>(
         .zip(calls)
         .enumerate()
         .map(|(ti, (st, calls))| {
-            let params = compared_in(sc, ti);
-            let f = TurnFacts::new(first, calls, &st.workflow, params, linter, flow, findings);
+            let steps = Steps {
+                workflow: &st.workflow,
+                params: compared_in(sc, ti),
+                own: own.turn(ti, first, calls.len()),
+            };
+            let f = TurnFacts::new(first, calls, steps, linter, flow, findings);
             first += calls.len();
             f
         })

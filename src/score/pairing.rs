@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::assign;
 use super::oracle::{StepCall, from_output, policy_at};
+use super::own::OwnTurn;
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -53,6 +54,8 @@ pub(crate) struct TurnFacts<'a> {
     step_effects: Vec<Effect>,
     /// Per workflow step, the parameters it compares (compiled with the scenario).
     params: &'a [Vec<Box<str>>],
+    /// Which calls are which step's own call, and what the engines find for those.
+    pub(crate) own: OwnTurn<'a>,
     /// How many calls of each tool the turn made.
     per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
     compared: RefCell<PairMap<Compared<'a>>>,
@@ -63,17 +66,34 @@ pub(crate) struct TurnFacts<'a> {
     policy: RefCell<PairMap<bool>>,
 }
 
+/// A turn's workflow as the scenario compiles it: its steps, the parameters each compares,
+/// and which of the turn's calls are which step's own call.
+pub(crate) struct Steps<'a> {
+    pub(crate) workflow: &'a [OracleCall],
+    pub(crate) params: &'a [Vec<Box<str>>],
+    pub(crate) own: OwnTurn<'a>,
+}
+
 impl<'a> TurnFacts<'a> {
     /// The facts of a turn whose calls start at transcript call `first`.
     pub(crate) fn new(
         first: usize,
         calls: &'a [&'a Call],
-        workflow: &'a [OracleCall],
-        params: &'a [Vec<Box<str>>],
+        steps: Steps<'a>,
         linter: &'a Linter,
         flow: &'a Flow<'a>,
         findings: &'a [Finding],
     ) -> Self {
+        let Steps {
+            workflow,
+            params,
+            own,
+        } = steps;
+        // A step's own call does what the step's does, worked out once per scenario.
+        let own_effect = |j: usize| {
+            let w = own.of_call.get(j).copied().flatten()?;
+            own.steps.get(w).map(|s| s.effect)
+        };
         let mut by_call = vec![Vec::new(); calls.len()];
         for (k, f) in findings.iter().enumerate() {
             if let Some(j) = f.call.and_then(|c| c.checked_sub(first))
@@ -96,14 +116,20 @@ impl<'a> TurnFacts<'a> {
             by_call,
             effects: calls
                 .iter()
-                .map(|c| linter.effect(&c.tool, c.args()))
+                .enumerate()
+                .map(|(j, c)| own_effect(j).unwrap_or_else(|| linter.effect(&c.tool, c.args())))
                 .collect(),
-            step_effects: workflow
-                .iter()
-                .map(|o| linter.effect(&o.call.tool, o.call.args()))
-                .collect(),
+            step_effects: if own.steps.len() == workflow.len() {
+                own.steps.iter().map(|s| s.effect).collect()
+            } else {
+                workflow
+                    .iter()
+                    .map(|o| linter.effect(&o.call.tool, o.call.args()))
+                    .collect()
+            },
             per_tool,
             params,
+            own,
             compared: RefCell::default(),
             similarity: RefCell::default(),
             policy: RefCell::default(),
@@ -161,6 +187,9 @@ impl<'a> TurnFacts<'a> {
 
     /// The oracle's comparison of workflow step `w` with call `j` (computed once).
     pub(crate) fn compared(&self, w: usize, j: usize) -> Compared<'a> {
+        if self.own.clean(w, j) {
+            return self.params[w].iter().map(|p| (&**p, None)).collect();
+        }
         cached(&self.compared, (w, j), || {
             // Collected straight into the `Rc` (one allocation: the map over a slice has its
             // length).
@@ -173,6 +202,12 @@ impl<'a> TurnFacts<'a> {
         })
     }
 
+    /// Whether every value step `w` compares matches in call `j` (the comparison's verdict,
+    /// without its pointers where the call is the step's own).
+    pub(crate) fn all_match(&self, w: usize, j: usize) -> bool {
+        self.own.clean(w, j) || self.compared(w, j).iter().all(|(_, bad)| bad.is_none())
+    }
+
     /// Whether call `j` does workflow step `w` under its policies: one of its tools, every
     /// compared value matching ([`crate::trajectory::policy_matches`]). From the comparison
     /// when it was made; else parameter by parameter up to the first mismatch, wording
@@ -180,6 +215,9 @@ impl<'a> TurnFacts<'a> {
     pub(crate) fn policy_matches(&self, w: usize, j: usize) -> bool {
         if !self.workflow[w].accepts_tool(&self.calls[j].tool) {
             return false;
+        }
+        if self.own.clean(w, j) {
+            return true;
         }
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return c.iter().all(|(_, bad)| bad.is_none());
@@ -193,6 +231,9 @@ impl<'a> TurnFacts<'a> {
     /// comparison when it was made, else without wording where a value breaks (and then
     /// kept as the pair's policy match, which is every one matching).
     fn matched_params(&self, w: usize, j: usize) -> (usize, usize) {
+        if self.own.clean(w, j) {
+            return (self.params[w].len(), self.params[w].len());
+        }
         if let Some(c) = self.compared.borrow().get(&(w, j)) {
             return (c.iter().filter(|(_, bad)| bad.is_none()).count(), c.len());
         }

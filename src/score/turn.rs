@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::oracle::{expectation, policy_at};
+use super::own::completeness;
 use super::pairing::TurnFacts;
 use super::{Score, SubScores};
 use crate::finding::{Code, Finding, Severity, SubDimension};
@@ -49,6 +50,34 @@ impl Pairing {
     fn extra(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.of_call.len()).filter(|j| self.of_call[*j].is_none())
     }
+}
+
+/// A pair's six argument sub-dimensions from its completeness, name, value (`wrong`: a
+/// compared value breaks the step's policy) and type, format and relevancy, with the paper's
+/// cascades (§4.1, Table 18's footnote): a wrong name or a missing required parameter zeroes
+/// value, type and format; a wrong value zeroes type, format and relevancy. A wrong value is
+/// judged per argument, as the paper has it ("a single critical error collapses the argument
+/// mean"): one argument the workflow pins that the call gets wrong, under its match policy, is
+/// such an error for the whole call.
+fn cascade(completeness: f64, name: f64, value: f64, wrong: bool, rest: [f64; 3]) -> SubScores {
+    let (mut value, [mut ty, mut format, mut relevancy]) = (value, rest);
+    if name < 1.0 || completeness < 1.0 {
+        (value, ty, format) = (0.0, 0.0, 0.0);
+    }
+    if wrong {
+        value = 0.0;
+    }
+    if value <= 0.3 {
+        (ty, format, relevancy) = (0.0, 0.0, 0.0);
+    }
+    SubScores::from_iter([
+        (ArgumentCompleteness, completeness),
+        (ArgumentName, name),
+        (ArgumentValue, value),
+        (ArgumentType, ty),
+        (ArgumentFormat, format),
+        (ArgumentRelevancy, relevancy),
+    ])
 }
 
 fn ratio(num: usize, den: usize, empty: f64) -> f64 {
@@ -145,11 +174,7 @@ impl Turn<'_, '_> {
                     self.step(i).accepts_tool(&self.call(j).tool)
                         && !self.facts.failed(j)
                         && !self.changes_nothing(i, j)
-                        && self
-                            .facts
-                            .compared(self.steps[i], j)
-                            .iter()
-                            .all(|(_, bad)| bad.is_none())
+                        && self.facts.all_match(self.steps[i], j)
                 })
             })
             .collect();
@@ -195,7 +220,11 @@ impl Turn<'_, '_> {
             .all(|&w| self.facts.workflow[w].alternatives.is_empty())
         {
             // One tool a step: each tool's calls take its steps, as many as there are.
-            let mut left: std::collections::HashMap<&str, usize> = Default::default();
+            let mut left: std::collections::HashMap<
+                &str,
+                usize,
+                std::hash::BuildHasherDefault<crate::hash::NameHasher>,
+            > = Default::default();
             for &w in steps {
                 *left
                     .entry(self.facts.workflow[w].call.tool.as_str())
@@ -342,7 +371,15 @@ impl Turn<'_, '_> {
             }
         };
         for (i, j) in p.pairs() {
-            let compared = self.facts.compared(self.steps[i], j);
+            let w = self.steps[i];
+            // A step's own call, every value matching and nothing found of it: what
+            // `pair_arguments` works out, from the completeness worked out once.
+            let own = self.facts.own.clean(w, j) && self.facts.findings_of(j).next().is_none();
+            if let Some(s) = self.facts.own.steps.get(w).filter(|_| own) {
+                keep_weakest(cascade(s.completeness, 1.0, 1.0, false, [1.0; 3]));
+                continue;
+            }
+            let compared = self.facts.compared(w, j);
             keep_weakest(self.pair_arguments(Some(self.step(i)), j, &compared, out));
         }
         // A required step nobody called had none of its arguments provided: completeness 0,
@@ -421,7 +458,7 @@ impl Turn<'_, '_> {
                 1.0 - (ptrs.len().min(n) as f64 / n as f64)
             }
         };
-        let completeness = self.completeness(a, &mine);
+        let completeness = completeness(self.facts.linter, a, &mine);
         // Every undeclared argument is a wrong name: a misspelling or an invention.
         let name = frac_ok(&[Code::UnknownParam]);
         // A value the server rejects (or that references nothing) is not a correct value.
@@ -431,7 +468,7 @@ impl Turn<'_, '_> {
                 && !matches!(f.code, Code::UnknownParam | Code::MissingRequired)
         });
         let wrong = compared.iter().any(|(_, bad)| bad.is_some());
-        let mut value = if critical {
+        let value = if critical {
             0.0
         } else if compared.is_empty() {
             1.0
@@ -441,67 +478,16 @@ impl Turn<'_, '_> {
         if let Some(o) = o.filter(|o| o.accepts_tool(&a.tool)) {
             self.mismatches(o, j, compared, &mine, out);
         }
-        let mut ty = frac_ok(&[Code::Type, Code::NotInteger, Code::ArgumentsNotObject]);
-        let mut format = frac_ok(&[
+        let ty = frac_ok(&[Code::Type, Code::NotInteger, Code::ArgumentsNotObject]);
+        let format = frac_ok(&[
             Code::Enum,
             Code::Format,
             Code::Range,
             Code::Schema,
             Code::InvalidFormat,
         ]);
-        let mut relevancy = frac_ok(&[Code::UnknownParam, Code::UnsupportedParam]);
-        // The paper's cascades (§4.1, Table 18's footnote): a wrong name or a missing required
-        // parameter zeroes value, type and format; a wrong value zeroes type, format and
-        // relevancy. A wrong value is judged per argument, as the paper has it ("a single
-        // critical error collapses the argument mean"): one argument the workflow pins that
-        // the call gets wrong, under its match policy, is such an error for the whole call.
-        if name < 1.0 || completeness < 1.0 {
-            (value, ty, format) = (0.0, 0.0, 0.0);
-        }
-        if wrong {
-            value = 0.0;
-        }
-        if value <= 0.3 {
-            (ty, format, relevancy) = (0.0, 0.0, 0.0);
-        }
-        SubScores::from_iter([
-            (ArgumentCompleteness, completeness),
-            (ArgumentName, name),
-            (ArgumentValue, value),
-            (ArgumentType, ty),
-            (ArgumentFormat, format),
-            (ArgumentRelevancy, relevancy),
-        ])
-    }
-
-    /// Argument completeness: required parameters present, and present ones whole (a
-    /// parameter missing a required field inside it, `/relations/0/relationType`, is as
-    /// incomplete as a missing one).
-    fn completeness(&self, a: &Call, mine: &[&Finding]) -> f64 {
-        let args = a.args();
-        let spec = self.facts.linter.tool(&a.tool);
-        let required = || spec.into_iter().flat_map(|s| s.required());
-        let mut nested: Vec<&str> = mine
-            .iter()
-            .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
-            .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
-            .collect();
-        nested.sort_unstable();
-        nested.dedup();
-        let (mut whole, mut wanted) = (0, 0);
-        for r in required() {
-            wanted += 1;
-            whole += usize::from(args.contains_key(r) && !nested.contains(&r));
-        }
-        let incomplete_optional = nested
-            .iter()
-            .filter(|p| !required().any(|r| r == **p))
-            .count();
-        if wanted == 0 && nested.is_empty() {
-            1.0
-        } else {
-            whole as f64 / (wanted + incomplete_optional) as f64
-        }
+        let relevancy = frac_ok(&[Code::UnknownParam, Code::UnsupportedParam]);
+        cascade(completeness, name, value, wrong, [ty, format, relevancy])
     }
 
     /// `oracle.value_mismatch` for each compared value that breaks step `o`'s policy, unless

@@ -1,0 +1,303 @@
+//! A step's own call: the call a workflow step writes out. What the engines find for it
+//! depends only on its tool and arguments, so it is worked out once per scenario
+//! ([`OwnCalls::of`]), and a transcript call equal to it (same tool, equal arguments:
+//! [`align`]) takes those results where the engines would work them out again for every
+//! call of every transcript (issue 31: a long run wrong in one place paid for every right
+//! call as for the wrong one). The main types are [`OwnCalls`] and [`Own`].
+//!
+//! What is kept per step, each a function of the call's tool and arguments alone:
+//!
+//! - its lint findings ([`Linter::lint`]) and its effect ([`Linter::effect`]);
+//! - whether the oracle finds every compared value of it matching the step — `clean` —
+//!   where no value can depend on the run: a step with a `from_output` policy is never
+//!   clean (whether a value came from an earlier output depends on the outputs before it);
+//! - its argument completeness with no finding of its own ([`completeness`]).
+//!
+//! Anything that depends on the run around the call (the flow engine's grounding, whether the
+//! call failed, the findings made of it in this run) is still worked out per transcript.
+
+use serde_json::Value;
+
+use super::oracle::compare;
+use crate::finding::{Code, Finding};
+use crate::flow::OwnFlow;
+use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
+use crate::lint::Linter;
+use crate::spec::Effect;
+
+/// What the engines find for one step's own call.
+#[derive(Debug)]
+pub(crate) struct OwnStep {
+    /// Its lint findings, as the linter words them (the suite's severities not yet applied).
+    pub(crate) lint: Vec<Finding>,
+    /// What it does to the world.
+    pub(crate) effect: Effect,
+    /// The oracle finds every value the step compares matching, in any run.
+    pub(crate) clean: bool,
+    /// Its argument completeness when it has no finding of its own.
+    pub(crate) completeness: f64,
+    /// What the flow engine works out of it from its tool and arguments.
+    pub(crate) flow: OwnFlow,
+}
+
+/// Per turn of a scenario, per workflow step, what the engines find for the step's own call,
+/// under one suite's linter.
+#[derive(Debug)]
+pub(crate) struct OwnCalls {
+    turns: Vec<Vec<OwnStep>>,
+}
+
+impl OwnCalls {
+    /// Works out every step's own call of `sc` under `linter`.
+    pub(crate) fn of(sc: &Scenario, linter: &Linter) -> Self {
+        let turns = sc
+            .turns
+            .iter()
+            .map(|t| t.workflow.iter().map(|o| own_step(o, sc, linter)).collect())
+            .collect();
+        Self { turns }
+    }
+
+    /// Turn `turn`'s steps (none past the scenario's turns).
+    pub(crate) fn turn(&self, turn: usize) -> &[OwnStep] {
+        self.turns.get(turn).map_or(&[], Vec::as_slice)
+    }
+}
+
+fn own_step(o: &OracleCall, sc: &Scenario, linter: &Linter) -> OwnStep {
+    let (tool, arguments) = (&o.call.tool, &o.call.arguments);
+    let from_output = o
+        .match_policies
+        .values()
+        .any(|p| matches!(p, MatchPolicy::FromOutput));
+    // Not consulted: a step with a `from_output` policy is not clean whatever it says.
+    let never = |_: &Value| false;
+    let clean = !from_output
+        && compare(o, &o.call, linter, &never)
+            .iter()
+            .all(|(_, bad)| bad.is_none());
+    OwnStep {
+        lint: linter.lint(tool, arguments),
+        effect: linter.effect(tool, o.call.args()),
+        clean,
+        completeness: completeness(linter, &o.call, &[]),
+        flow: OwnFlow::of(o, sc, linter),
+    }
+}
+
+/// A transcript's calls against their turns' own calls: per call (in transcript order), the
+/// workflow step of its turn whose own call it equals, if any.
+#[derive(Debug, Default)]
+pub(crate) struct Own<'a> {
+    pub(crate) steps: Option<&'a OwnCalls>,
+    /// Per transcript call, the step (of its turn's workflow) whose own call it is.
+    pub(crate) of_call: Vec<Option<usize>>,
+}
+
+impl<'a> Own<'a> {
+    /// No call taken as any step's own (every engine works every call out).
+    pub(crate) fn none() -> Self {
+        Self::default()
+    }
+
+    /// Turn `turn`'s steps' own calls and its calls' steps, the turn's calls starting at
+    /// transcript call `first`.
+    pub(crate) fn turn(&self, turn: usize, first: usize, calls: usize) -> OwnTurn<'_> {
+        let steps = self.steps.map_or(&[][..], |s| s.turn(turn));
+        let of_call = self.of_call.get(first..first + calls).unwrap_or(&[]);
+        OwnTurn { steps, of_call }
+    }
+
+    /// Per transcript call, its step's own call's flow, where it is one (what
+    /// `flow::analyze_with` takes).
+    pub(crate) fn flows(&self, t: &Transcript) -> Vec<Option<&'a OwnFlow>> {
+        t.calls()
+            .enumerate()
+            .map(|(i, (turn, _))| self.step_of(i, turn).map(|s| &s.flow))
+            .collect()
+    }
+
+    /// What call `index` of the transcript is, when it is a step's own call.
+    pub(crate) fn step_of(&self, index: usize, turn: usize) -> Option<&'a OwnStep> {
+        let w = (*self.of_call.get(index)?)?;
+        self.steps?.turn(turn).get(w)
+    }
+}
+
+/// One turn's part of [`Own`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OwnTurn<'a> {
+    pub(crate) steps: &'a [OwnStep],
+    pub(crate) of_call: &'a [Option<usize>],
+}
+
+impl OwnTurn<'_> {
+    /// Whether the turn's call `j` is step `w`'s own call.
+    pub(crate) fn is(&self, w: usize, j: usize) -> bool {
+        self.of_call.get(j).copied().flatten() == Some(w)
+    }
+
+    /// Whether the turn's call `j` is step `w`'s own call and the oracle finds every value
+    /// the step compares matching.
+    pub(crate) fn clean(&self, w: usize, j: usize) -> bool {
+        self.is(w, j) && self.steps.get(w).is_some_and(|s| s.clean)
+    }
+}
+
+/// Which step's own call each of the transcript's calls is: within its turn, the step at its
+/// position, else the step after the last call found (a run that skips or adds a call finds
+/// its place again), else the one after that. One comparison of arguments per candidate, at
+/// most three per call.
+pub(crate) fn align<'a>(sc: &Scenario, t: &Transcript, steps: Option<&'a OwnCalls>) -> Own<'a> {
+    let mut of_call = Vec::with_capacity(t.calls().count());
+    for (ti, tt) in t.turns.iter().enumerate() {
+        let workflow = sc.turns.get(ti).map_or(&[][..], |st| &st.workflow[..]);
+        let mut last: Option<usize> = None;
+        for (j, call) in tt.calls.iter().enumerate() {
+            let next = last.map_or(0, |w| w + 1);
+            let found = [j, next, next + 1]
+                .into_iter()
+                .find(|&w| workflow.get(w).is_some_and(|o| is_own(o, call)));
+            if found.is_some() {
+                last = found;
+            }
+            of_call.push(found);
+        }
+    }
+    Own { steps, of_call }
+}
+
+/// Whether `a` is step `o`'s own call: the same tool, equal arguments.
+fn is_own(o: &OracleCall, a: &Call) -> bool {
+    o.call.tool == a.tool && o.call.arguments == a.arguments
+}
+
+/// Argument completeness of call `a` given its findings (`mine`): required parameters present,
+/// and present ones whole (a parameter missing a required field inside it,
+/// `/relations/0/relationType`, is as incomplete as a missing one).
+pub(crate) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 {
+    let args = a.args();
+    let spec = linter.tool(&a.tool);
+    let required = || spec.into_iter().flat_map(|s| s.required());
+    let mut nested: Vec<&str> = mine
+        .iter()
+        .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
+        .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
+        .collect();
+    nested.sort_unstable();
+    nested.dedup();
+    let (mut whole, mut wanted) = (0, 0);
+    for r in required() {
+        wanted += 1;
+        whole += usize::from(args.contains_key(r) && !nested.contains(&r));
+    }
+    let incomplete_optional = nested
+        .iter()
+        .filter(|p| !required().any(|r| r == **p))
+        .count();
+    if wanted == 0 && nested.is_empty() {
+        1.0
+    } else {
+        whole as f64 / (wanted + incomplete_optional) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Harness;
+    use crate::source::SourceFile;
+    use crate::spec::ToolSet;
+
+    const TOOLS: &str = r#"[{"name": "paint", "inputSchema": {"type": "object", "required": ["prompt"],
+        "properties": {"prompt": {"type": "string"}, "x": {"type": "integer"}}}}]"#;
+
+    fn scenario(workflow: &str) -> (Scenario, Linter) {
+        let spec = ToolSet::from_json(&serde_json::from_str(TOOLS).unwrap()).unwrap();
+        let text = format!(
+            "scenarios:\n  - id: s\n    turns:\n      - prompt: paint a cat\n        workflow:\n{workflow}"
+        );
+        let h = Harness::from_source(SourceFile::from_text("harnesses/t.yaml", text)).unwrap();
+        (h.scenarios[0].clone(), Linter::new(&spec, vec![]).unwrap())
+    }
+
+    fn transcript(calls: &str) -> Transcript {
+        let text = format!("scenario: s\ncalls:\n{calls}");
+        Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap()
+    }
+
+    const FOUR: &str = concat!(
+        "          - {tool: paint, arguments: {prompt: a, x: 1}}\n",
+        "          - {tool: paint, arguments: {prompt: b, x: 2}}\n",
+        "          - {tool: paint, arguments: {prompt: c, x: 3}}\n",
+        "          - {tool: paint, arguments: {prompt: d, x: 4}}\n",
+    );
+
+    /// Each call is found as its step's own where its arguments equal the step's, also after
+    /// an extra call or a skipped step has moved the run off the steps' positions; a call
+    /// with another value, or one the same value spelled another way, is no step's.
+    #[test]
+    fn a_run_finds_its_steps_again_after_an_extra_or_a_skipped_call() {
+        let (sc, _) = scenario(FOUR);
+        let of = |calls: &str| align(&sc, &transcript(calls), None).of_call;
+        let call =
+            |p: &str, x: &str| format!("  - {{tool: paint, arguments: {{prompt: {p}, x: {x}}}}}\n");
+        let run = |c: &[(&str, &str)]| c.iter().map(|(p, x)| call(p, x)).collect::<String>();
+        assert_eq!(
+            of(&run(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")])),
+            [Some(0), Some(1), Some(2), Some(3)]
+        );
+        // An extra call at position 1: the rest found one position on.
+        assert_eq!(
+            of(&run(&[
+                ("a", "1"),
+                ("z", "9"),
+                ("b", "2"),
+                ("c", "3"),
+                ("d", "4")
+            ])),
+            [Some(0), None, Some(1), Some(2), Some(3)]
+        );
+        // Step 1 skipped: the rest found one position back.
+        assert_eq!(
+            of(&run(&[("a", "1"), ("c", "3"), ("d", "4")])),
+            [Some(0), Some(2), Some(3)]
+        );
+        // A wrong value, and 2.0 for 2 (equal to the oracle, not the same arguments).
+        assert_eq!(
+            of(&run(&[("a", "1"), ("b", "5"), ("c", "3"), ("d", "4")])),
+            [Some(0), None, Some(2), Some(3)]
+        );
+        assert_eq!(
+            of(&run(&[("a", "1"), ("b", "2.0"), ("c", "3"), ("d", "4")])),
+            [Some(0), None, Some(2), Some(3)]
+        );
+    }
+
+    /// A step is clean when its own call matches every value it compares in any run: not
+    /// with a `from_output` policy (that depends on the outputs before it), nor where its own
+    /// value breaks its own policy.
+    #[test]
+    fn a_step_is_clean_only_where_no_run_can_change_the_comparison() {
+        let (sc, linter) = scenario(concat!(
+            "          - {tool: paint, arguments: {prompt: a, x: 1}}\n",
+            "          - {tool: paint, arguments: {prompt: b, x: 2}, match: {prompt: semantic}}\n",
+            "          - {tool: paint, arguments: {prompt: c, x: 3}, match: {prompt: from_output}}\n",
+            "          - {tool: paint, arguments: {prompt: d, x: 4}, match: {prompt: {regex: '^e$'}}}\n",
+            "          - {tool: paint, arguments: {x: 5}}\n",
+        ));
+        let own = OwnCalls::of(&sc, &linter);
+        let steps = own.turn(0);
+        let clean: Vec<bool> = steps.iter().map(|s| s.clean).collect();
+        assert_eq!(clean, [true, true, false, false, true]);
+        // The last step's own call lacks the required `prompt`: the linter says so, and its
+        // completeness is 0 of 1.
+        assert!(steps[..4].iter().all(|s| s.lint.is_empty()));
+        assert_eq!(steps[4].lint.len(), 1, "{:?}", steps[4].lint);
+        assert_eq!(steps[4].lint[0].code, Code::MissingRequired);
+        assert_eq!(steps[4].completeness, 0.0);
+        assert_eq!(steps[0].completeness, 1.0);
+        // Past the scenario's turns: no steps.
+        assert!(own.turn(1).is_empty());
+    }
+}
