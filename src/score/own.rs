@@ -155,9 +155,12 @@ pub(crate) fn align<'a>(sc: &Scenario, t: &Transcript, steps: Option<&'a OwnCall
         let mut last: Option<usize> = None;
         for (j, call) in tt.calls.iter().enumerate() {
             let next = last.map_or(0, |w| w + 1);
-            let found = [j, next, next + 1]
-                .into_iter()
-                .find(|&w| workflow.get(w).is_some_and(|o| is_own(o, call)));
+            let candidate = |w: usize| workflow.get(w).is_some_and(|o| is_own(o, call));
+            // Each step compared once (in a run that follows its workflow the three are
+            // often one).
+            let found = std::iter::once(j)
+                .chain([next, next + 1].into_iter().filter(|&w| w != j))
+                .find(|&w| candidate(w));
             if found.is_some() {
                 last = found;
             }
