@@ -11,7 +11,9 @@
 //! - whether the oracle finds every compared value of it matching the step — `clean` —
 //!   where no value can depend on the run: a step with a `from_output` policy is never
 //!   clean (whether a value came from an earlier output depends on the outputs before it);
-//! - its argument completeness with no finding of its own ([`completeness`]).
+//! - its argument completeness with no finding of its own ([`completeness`]);
+//! - what the flow engine checks of it as references and tells identical calls by
+//!   ([`OwnFlow`]).
 //!
 //! Anything that depends on the run around the call (the flow engine's grounding, whether the
 //! call failed, the findings made of it in this run) is still worked out per transcript.
