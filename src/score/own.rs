@@ -113,6 +113,10 @@ impl<'a> Own<'a> {
     /// Per transcript call, its step's own call's flow, where it is one (what
     /// `flow::analyze_with` takes).
     pub(crate) fn flows(&self, t: &Transcript) -> Vec<Option<&'a OwnFlow>> {
+        if self.steps.is_none() {
+            // No call is any step's own (the flow engine takes a short list as nothing).
+            return Vec::new();
+        }
         t.calls()
             .enumerate()
             .map(|(i, (turn, _))| self.step_of(i, turn).map(|s| &s.flow))
@@ -133,7 +137,13 @@ pub(crate) struct OwnTurn<'a> {
     pub(crate) of_call: &'a [Option<usize>],
 }
 
-impl OwnTurn<'_> {
+impl<'a> OwnTurn<'a> {
+    /// The step whose own call the turn's call `j` is, and what the engines find of it.
+    pub(crate) fn of(&self, j: usize) -> Option<(usize, &'a OwnStep)> {
+        let w = self.of_call.get(j).copied().flatten()?;
+        Some((w, self.steps.get(w)?))
+    }
+
     /// Whether the turn's call `j` is step `w`'s own call.
     pub(crate) fn is(&self, w: usize, j: usize) -> bool {
         self.of_call.get(j).copied().flatten() == Some(w)
@@ -142,7 +152,7 @@ impl OwnTurn<'_> {
     /// Whether the turn's call `j` is step `w`'s own call and the oracle finds every value
     /// the step compares matching.
     pub(crate) fn clean(&self, w: usize, j: usize) -> bool {
-        self.is(w, j) && self.steps.get(w).is_some_and(|s| s.clean)
+        self.of(j).is_some_and(|(own, s)| own == w && s.clean)
     }
 }
 
@@ -173,7 +183,7 @@ pub(crate) fn align<'a>(sc: &Scenario, t: &Transcript, steps: Option<&'a OwnCall
 }
 
 /// Whether `a` is step `o`'s own call: the same tool, equal arguments.
-fn is_own(o: &OracleCall, a: &Call) -> bool {
+pub(crate) fn is_own(o: &OracleCall, a: &Call) -> bool {
     o.call.tool == a.tool && o.call.arguments == a.arguments
 }
 

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::assign;
 use super::oracle::{StepCall, from_output, policy_at};
-use super::own::OwnTurn;
+use super::own::{OwnStep, OwnTurn};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
@@ -89,11 +89,6 @@ impl<'a> TurnFacts<'a> {
             params,
             own,
         } = steps;
-        // A step's own call does what the step's does, worked out once per scenario.
-        let own_effect = |j: usize| {
-            let w = own.of_call.get(j).copied().flatten()?;
-            own.steps.get(w).map(|s| s.effect)
-        };
         let mut by_call = vec![Vec::new(); calls.len()];
         for (k, f) in findings.iter().enumerate() {
             if let Some(j) = f.call.and_then(|c| c.checked_sub(first))
@@ -117,7 +112,11 @@ impl<'a> TurnFacts<'a> {
             effects: calls
                 .iter()
                 .enumerate()
-                .map(|(j, c)| own_effect(j).unwrap_or_else(|| linter.effect(&c.tool, c.args())))
+                // A step's own call does what the step's does, worked out once per scenario.
+                .map(|(j, c)| match own.of(j) {
+                    Some((_, s)) => s.effect,
+                    None => linter.effect(&c.tool, c.args()),
+                })
                 .collect(),
             step_effects: if own.steps.len() == workflow.len() {
                 own.steps.iter().map(|s| s.effect).collect()
@@ -200,6 +199,14 @@ impl<'a> TurnFacts<'a> {
                     .collect()
             })
         })
+    }
+
+    /// What the engines found once of step `w`'s own call, when call `j` is it, every value
+    /// the step compares matches and this run found nothing of it: then its argument
+    /// sub-dimensions are the own call's ([`super::own`]).
+    pub(crate) fn own_unflagged(&self, w: usize, j: usize) -> Option<&'a OwnStep> {
+        let (_, s) = self.own.of(j).filter(|&(own, s)| own == w && s.clean)?;
+        self.by_call[j].is_empty().then_some(s)
     }
 
     /// Whether every value step `w` compares matches in call `j` (the comparison's verdict,

@@ -372,10 +372,9 @@ impl Turn<'_, '_> {
         };
         for (i, j) in p.pairs() {
             let w = self.steps[i];
-            // A step's own call, every value matching and nothing found of it: what
-            // `pair_arguments` works out, from the completeness worked out once.
-            let own = self.facts.own.clean(w, j) && self.facts.findings_of(j).next().is_none();
-            if let Some(s) = self.facts.own.steps.get(w).filter(|_| own) {
+            // What `pair_arguments` works out of such a call, from the completeness worked
+            // out once.
+            if let Some(s) = self.facts.own_unflagged(w, j) {
                 keep_weakest(cascade(s.completeness, 1.0, 1.0, false, [1.0; 3]));
                 continue;
             }
