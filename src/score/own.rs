@@ -11,7 +11,7 @@
 //! - whether the oracle finds every compared value of it matching the step — `clean` —
 //!   where no value can depend on the run: a step with a `from_output` policy is never
 //!   clean (whether a value came from an earlier output depends on the outputs before it);
-//! - its argument completeness with no finding of its own ([`completeness`]);
+//! - its argument completeness with no finding of its own (the scorer's rule);
 //! - what the flow engine checks of it as references and tells identical calls by
 //!   ([`OwnFlow`]).
 //!
@@ -21,7 +21,8 @@
 use serde_json::Value;
 
 use super::oracle::compare;
-use crate::finding::{Code, Finding};
+use super::turn::completeness;
+use crate::finding::Finding;
 use crate::flow::OwnFlow;
 use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
@@ -187,36 +188,6 @@ pub(crate) fn is_own(o: &OracleCall, a: &Call) -> bool {
     o.call.tool == a.tool && o.call.arguments == a.arguments
 }
 
-/// Argument completeness of call `a` given its findings (`mine`): required parameters present,
-/// and present ones whole (a parameter missing a required field inside it,
-/// `/relations/0/relationType`, is as incomplete as a missing one).
-pub(crate) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 {
-    let args = a.args();
-    let spec = linter.tool(&a.tool);
-    let required = || spec.into_iter().flat_map(|s| s.required());
-    let mut nested: Vec<&str> = mine
-        .iter()
-        .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
-        .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
-        .collect();
-    nested.sort_unstable();
-    nested.dedup();
-    let (mut whole, mut wanted) = (0, 0);
-    for r in required() {
-        wanted += 1;
-        whole += usize::from(args.contains_key(r) && !nested.contains(&r));
-    }
-    let incomplete_optional = nested
-        .iter()
-        .filter(|p| !required().any(|r| r == **p))
-        .count();
-    if wanted == 0 && nested.is_empty() {
-        1.0
-    } else {
-        whole as f64 / (wanted + incomplete_optional) as f64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,7 +280,7 @@ mod tests {
         // completeness is 0 of 1.
         assert!(steps[..4].iter().all(|s| s.lint.is_empty()));
         assert_eq!(steps[4].lint.len(), 1, "{:?}", steps[4].lint);
-        assert_eq!(steps[4].lint[0].code, Code::MissingRequired);
+        assert_eq!(steps[4].lint[0].code, crate::finding::Code::MissingRequired);
         assert_eq!(steps[4].completeness, 0.0);
         assert_eq!(steps[0].completeness, 1.0);
         // Past the scenario's turns: no steps.

@@ -7,12 +7,12 @@
 use std::collections::BTreeMap;
 
 use super::oracle::{expectation, policy_at};
-use super::own::completeness;
 use super::pairing::TurnFacts;
 use super::{Score, SubScores};
 use crate::finding::{Code, Finding, Severity, SubDimension};
 use crate::flow::escape;
 use crate::harness::{Call, Forbid, OracleCall};
+use crate::lint::Linter;
 use crate::spec::capability::ArtifactKind;
 
 use SubDimension::*;
@@ -78,6 +78,36 @@ fn cascade(completeness: f64, name: f64, value: f64, wrong: bool, rest: [f64; 3]
         (ArgumentFormat, format),
         (ArgumentRelevancy, relevancy),
     ])
+}
+
+/// Argument completeness of call `a` given its findings (`mine`): required parameters present,
+/// and present ones whole (a parameter missing a required field inside it,
+/// `/relations/0/relationType`, is as incomplete as a missing one).
+pub(super) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 {
+    let args = a.args();
+    let spec = linter.tool(&a.tool);
+    let required = || spec.into_iter().flat_map(|s| s.required());
+    let mut nested: Vec<&str> = mine
+        .iter()
+        .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
+        .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
+        .collect();
+    nested.sort_unstable();
+    nested.dedup();
+    let (mut whole, mut wanted) = (0, 0);
+    for r in required() {
+        wanted += 1;
+        whole += usize::from(args.contains_key(r) && !nested.contains(&r));
+    }
+    let incomplete_optional = nested
+        .iter()
+        .filter(|p| !required().any(|r| r == **p))
+        .count();
+    if wanted == 0 && nested.is_empty() {
+        1.0
+    } else {
+        whole as f64 / (wanted + incomplete_optional) as f64
+    }
 }
 
 fn ratio(num: usize, den: usize, empty: f64) -> f64 {
