@@ -51,6 +51,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use smallvec::SmallVec;
 
 use crate::flow::Flow;
 use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
@@ -181,9 +182,11 @@ fn most(t: &Times, calls: usize) -> usize {
 /// its bounds, for `j` in the frontier; the steps must take every call. The frontier stays
 /// one call wide for plain steps, so a run costs one match per call.
 fn exact(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool) -> bool {
-    let mut frontier = vec![0];
+    // (Two buffers, swapped step to step: no allocation for a turn of a few calls.)
+    let mut frontier: SmallVec<[usize; 8]> = smallvec::smallvec![0];
+    let mut next: SmallVec<[usize; 8]> = SmallVec::new();
     for (i, t) in steps.iter().enumerate() {
-        let mut next = Vec::new();
+        next.clear();
         for &j in &frontier {
             if t.min == 0 {
                 next.push(j);
@@ -201,7 +204,7 @@ fn exact(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool)
         if next.is_empty() {
             return false;
         }
-        frontier = next;
+        std::mem::swap(&mut frontier, &mut next);
     }
     frontier.contains(&calls)
 }
@@ -234,12 +237,12 @@ fn pairing(
     calls: usize,
     matches: &impl Fn(usize, usize) -> bool,
 ) -> (usize, usize) {
-    let rows: Vec<usize> = steps
+    let rows: SmallVec<[usize; 8]> = steps
         .iter()
         .map(|t| t.min + most(t, calls).saturating_sub(t.min))
         .collect();
-    let mut used = vec![false; calls];
-    let mut taken = vec![0; steps.len()];
+    let mut used: SmallVec<[bool; 16]> = smallvec::smallvec![false; calls];
+    let mut taken: SmallVec<[usize; 8]> = smallvec::smallvec![0; steps.len()];
     let (mut matched, mut required) = (0, 0);
     let mut next = 0;
     for (i, t) in steps.iter().enumerate() {
@@ -383,17 +386,19 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
         .turns
         .iter()
         .zip(facts)
-        .map(|(st, f)| {
+        .enumerate()
+        .map(|(ti, (st, f))| {
             // Each pair is asked up to three times (exact, in order, any order): once here.
-            let literal = std::cell::RefCell::new(crate::hash::PairMap::default());
+            let literal = crate::hash::PairCache::new(st.workflow.len(), f.calls.len());
             of_turn(
                 st,
+                oracle::variants(sc, ti),
                 f.calls.len(),
                 &|w, j| f.policy_matches(w, j),
                 &|w, j| {
                     // A step's own call is the step, literally.
                     f.own.is(w, j)
-                        || crate::hash::cached(&literal, (w, j), || {
+                        || literal.get((w, j), || {
                             literal_matches(&st.workflow[w], f.calls[j])
                         })
                 },
@@ -417,6 +422,7 @@ pub fn turn(
     let steps = &st.workflow;
     of_turn(
         st,
+        &st.variants(),
         calls.len(),
         &|w, j| {
             policy_matches(&steps[w], calls[j], linter, &|g| {
@@ -431,16 +437,16 @@ pub fn turn(
 /// each (asked lazily: a run that follows its workflow asks about one pair per call).
 fn of_turn(
     st: &Turn,
+    variants: &[Vec<usize>],
     calls: usize,
     policy: &dyn Fn(usize, usize) -> bool,
     literal: &dyn Fn(usize, usize) -> bool,
 ) -> TurnTrajectory {
-    let variants = st.variants();
     TurnTrajectory {
         steps: st.workflow.len(),
         calls,
-        policy: best_variant(st, &variants, calls, policy),
-        literal: best_variant(st, &variants, calls, literal),
+        policy: best_variant(st, variants, calls, policy),
+        literal: best_variant(st, variants, calls, literal),
     }
 }
 
@@ -451,14 +457,15 @@ fn best_variant(
     calls: usize,
     m: &dyn Fn(usize, usize) -> bool,
 ) -> Metrics {
-    let each: Vec<Metrics> = variants
-        .iter()
-        .map(|v| {
-            let times: Vec<Times> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
-            Metrics::of(&times, calls, |a, j| m(v[a], j))
-        })
-        .collect();
-    Metrics::best(&each)
+    let one = |v: &[usize]| {
+        let times: SmallVec<[Times; 8]> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
+        Metrics::of(&times, calls, |a, j| m(v[a], j))
+    };
+    match variants {
+        // (The best of one is itself.)
+        [v] => one(v),
+        _ => Metrics::best(&variants.iter().map(|v| one(v)).collect::<Vec<_>>()),
+    }
 }
 
 /// The trajectory of a transcript whose turns' metrics under the match policies are known
@@ -474,11 +481,12 @@ pub(crate) fn with_policy(
         .iter()
         .zip(turn_calls)
         .zip(policy)
-        .map(|((st, calls), policy)| TurnTrajectory {
+        .enumerate()
+        .map(|(ti, ((st, calls), policy))| TurnTrajectory {
             steps: st.workflow.len(),
             calls: calls.len(),
             policy: *policy,
-            literal: best_variant(st, &st.variants(), calls.len(), &|w, j| {
+            literal: best_variant(st, oracle::variants(sc, ti), calls.len(), &|w, j| {
                 literal_matches(&st.workflow[w], calls[j])
             }),
         })

@@ -422,6 +422,9 @@ pub(crate) struct Compiled {
     pub(crate) compared: std::sync::OnceLock<Vec<Vec<Vec<Box<str>>>>>,
     /// How many times the workflow asks for each identical call (`flow::asked_calls`).
     pub(crate) asked_calls: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+    /// Per turn, its step lists ([`Turn::variants`]), worked out once
+    /// (`score::oracle::variants`).
+    pub(crate) variants: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
 }
 
 impl Clone for Compiled {

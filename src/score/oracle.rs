@@ -101,7 +101,7 @@ pub(crate) fn score_facts(
     let mut out = Vec::new();
     let mut turns = Vec::new();
     for (ti, (st, f)) in sc.turns.iter().zip(facts).enumerate() {
-        let (s, found) = score_turn(f, st, consumed(sc, ti), severity);
+        let (s, found) = score_turn(f, st, variants(sc, ti), consumed(sc, ti), severity);
         turns.push(s);
         out.extend(found);
     }
@@ -114,13 +114,14 @@ pub(crate) fn score_facts(
 pub(crate) fn score_turn(
     facts: &TurnFacts,
     st: &crate::harness::Turn,
+    variants: &[Vec<usize>],
     consumed: &[Vec<usize>],
     severity: &BTreeMap<Code, Severity>,
 ) -> (Score, Vec<Finding>) {
     let errors = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Error).count();
     let mut best: Option<(Score, Vec<Finding>)> = None;
-    for variant in st.variants() {
-        let (steps, optional) = expand(facts, &variant);
+    for variant in variants {
+        let (steps, optional) = expand(facts, variant);
         let cx = Turn {
             facts,
             after: after(&steps, consumed),
@@ -235,6 +236,16 @@ pub(crate) fn compared_in(sc: &Scenario, turn: usize) -> &[Vec<Box<str>>] {
             })
             .collect()
     });
+    all.get(turn).map_or(&[], Vec::as_slice)
+}
+
+/// Per turn of the scenario, its step lists ([`crate::harness::Turn::variants`]), worked out
+/// once per scenario: the oracle and the trajectory metrics both walk them per transcript.
+pub(crate) fn variants(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
+    let all = sc
+        .compiled
+        .variants
+        .get_or_init(|| sc.turns.iter().map(|t| t.variants()).collect());
     all.get(turn).map_or(&[], Vec::as_slice)
 }
 

@@ -12,7 +12,6 @@
 //! Anything else goes to the Hungarian algorithm over the full matrix, as before. A correct
 //! run of n calls costs n comparisons, not n².
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -24,7 +23,7 @@ use super::own::{OwnStep, OwnTurn};
 use crate::finding::Finding;
 use crate::flow::{Flow, escape};
 use crate::harness::{Call, MatchPolicy, OracleCall};
-use crate::hash::{PairMap, cached};
+use crate::hash::PairCache;
 use crate::lint::Linter;
 use crate::spec::Effect;
 
@@ -58,12 +57,12 @@ pub(crate) struct TurnFacts<'a> {
     pub(crate) own: OwnTurn<'a>,
     /// How many calls of each tool the turn made.
     per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
-    compared: RefCell<PairMap<Compared<'a>>>,
-    similarity: RefCell<PairMap<f64>>,
+    compared: PairCache<Compared<'a>>,
+    similarity: PairCache<f64>,
     /// Whether a step's tool made the call with every compared value matching, for pairs
     /// whose comparison was not kept: the trajectory metrics ask each pair up to three times
     /// (exact, in order, any order).
-    policy: RefCell<PairMap<bool>>,
+    policy: PairCache<bool>,
 }
 
 /// A turn's workflow as the scenario compiles it: its steps, the parameters each compares,
@@ -129,9 +128,9 @@ impl<'a> TurnFacts<'a> {
             per_tool,
             params,
             own,
-            compared: RefCell::default(),
-            similarity: RefCell::default(),
-            policy: RefCell::default(),
+            compared: PairCache::new(workflow.len(), calls.len()),
+            similarity: PairCache::new(workflow.len(), calls.len()),
+            policy: PairCache::new(workflow.len(), calls.len()),
         }
     }
 
@@ -189,7 +188,7 @@ impl<'a> TurnFacts<'a> {
         if self.own.clean(w, j) {
             return self.params[w].iter().map(|p| (&**p, None)).collect();
         }
-        cached(&self.compared, (w, j), || {
+        self.compared.get((w, j), || {
             // Collected straight into the `Rc` (one allocation: the map over a slice has its
             // length).
             self.with_pair(w, j, |pair| {
@@ -226,31 +225,38 @@ impl<'a> TurnFacts<'a> {
         if self.own.clean(w, j) {
             return true;
         }
-        if let Some(c) = self.compared.borrow().get(&(w, j)) {
-            return c.iter().all(|(_, bad)| bad.is_none());
+        if let Some(all) = self
+            .compared
+            .peek((w, j), |c| c.iter().all(|(_, bad)| bad.is_none()))
+        {
+            return all;
         }
-        cached(&self.policy, (w, j), || {
+        self.policy.get((w, j), || {
             self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)))
         })
     }
 
     /// How many of the parameters step `w` compares call `j` matches, of how many: from the
-    /// comparison when it was made, else without wording where a value breaks (and then
-    /// kept as the pair's policy match, which is every one matching).
+    /// comparison when it was made, or in a turn of a few calls (whose pairs asked are mostly
+    /// the pairs the score then compares: one walk of the values, not two), else without
+    /// wording where a value breaks (and then kept as the pair's policy match, which is every
+    /// one matching).
     fn matched_params(&self, w: usize, j: usize) -> (usize, usize) {
         if self.own.clean(w, j) {
             return (self.params[w].len(), self.params[w].len());
         }
-        if let Some(c) = self.compared.borrow().get(&(w, j)) {
-            return (c.iter().filter(|(_, bad)| bad.is_none()).count(), c.len());
+        let counts = |c: &Compared| (c.iter().filter(|(_, bad)| bad.is_none()).count(), c.len());
+        if self.compared.is_dense() {
+            return counts(&self.compared(w, j));
+        }
+        if let Some(counts) = self.compared.peek((w, j), counts) {
+            return counts;
         }
         let params = &self.params[w];
         let matched = self.with_pair(w, j, |pair| {
             params.iter().filter(|p| pair.matches(p)).count()
         });
-        self.policy
-            .borrow_mut()
-            .insert((w, j), matched == params.len());
+        self.policy.insert((w, j), matched == params.len());
         (matched, params.len())
     }
 
@@ -271,7 +277,7 @@ impl<'a> TurnFacts<'a> {
     /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for
     /// it (a wrong tool), anything less is unrelated. Computed once per pair.
     pub(crate) fn similarity(&self, w: usize, j: usize) -> f64 {
-        cached(&self.similarity, (w, j), || self.similarity_of(w, j))
+        self.similarity.get((w, j), || self.similarity_of(w, j))
     }
 
     fn similarity_of(&self, w: usize, j: usize) -> f64 {
