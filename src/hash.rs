@@ -51,7 +51,9 @@ impl<V: Clone> PairCache<V> {
     pub(crate) fn new(steps: usize, calls: usize) -> Self {
         Self {
             calls,
-            dense: Some(steps.saturating_mul(calls)).filter(|&n| n <= Self::DENSE).unwrap_or(0),
+            dense: Some(steps.saturating_mul(calls))
+                .filter(|&n| n <= Self::DENSE)
+                .unwrap_or(0),
             table: Default::default(),
             map: Default::default(),
         }

@@ -398,9 +398,7 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
                 &|w, j| {
                     // A step's own call is the step, literally.
                     f.own.is(w, j)
-                        || literal.get((w, j), || {
-                            literal_matches(&st.workflow[w], f.calls[j])
-                        })
+                        || literal.get((w, j), || literal_matches(&st.workflow[w], f.calls[j]))
                 },
             )
         })

@@ -23,8 +23,9 @@ pub struct Suite {
     pub tools: ToolSet,
     /// The linter over those tools and the suite's capability matrices.
     pub linter: Linter,
-    /// Scenario id → index in the harness (the first, should an id repeat).
-    index: HashMap<String, usize>,
+    /// Scenario id → index in the harness (the first, should an id repeat). Ids come from the
+    /// suite's own files: hashed as names are.
+    index: HashMap<String, usize, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
     /// Built at its first use (a transcript that is not its scenario's reference run, or
     /// [`crate::verdict`]): building it for every scenario was a seventh of a one-trial process.
     fast: OnceLock<FastPath>,
@@ -127,7 +128,7 @@ impl Suite {
     /// the scenarios' reference runs at their first use).
     pub(crate) fn with_linter(harness: Harness, tools: ToolSet, linter: Linter) -> Self {
         let n = harness.scenarios.len();
-        let mut index = HashMap::with_capacity(harness.scenarios.len());
+        let mut index = HashMap::with_capacity_and_hasher(n, Default::default());
         for (i, sc) in harness.scenarios.iter().enumerate() {
             index.entry(sc.id.clone()).or_insert(i);
         }

@@ -184,7 +184,12 @@ impl<'w, 'a> Walk<'w, 'a> {
         outputs: &'w [Option<&'a Value>],
         own: &'w [Option<&'w OwnFlow>],
     ) -> Self {
-        let mut flow = Flow::default();
+        let mut flow = Flow {
+            calls: Vec::with_capacity(calls.len()),
+            ..Flow::default()
+        };
+        // A prompt per turn, and an output and arguments per successful call.
+        flow.ground.sources = Vec::with_capacity(2 * calls.len() + 2);
         // What each call's output offers later calls, whether or not the call succeeded: to
         // tell "nobody made it" from "a later call makes it" and "a failed call made it".
         flow.ground.offered = outputs

@@ -2,6 +2,8 @@
 //! workflow step, maximising total similarity. Greedy matching can pair a step with a
 //! locally-best call and leave a worse pairing for the rest; this never does.
 
+use smallvec::{SmallVec, smallvec};
+
 /// For a `rows × cols` similarity matrix (higher is better), the column assigned to each row
 /// (`None` when there are more rows than columns). Maximises the total similarity.
 pub fn assign(similarity: &[Vec<f64>]) -> Vec<Option<usize>> {
@@ -21,16 +23,21 @@ pub fn assign(similarity: &[Vec<f64>]) -> Vec<Option<usize>> {
         }
     };
     // Potentials-based Hungarian algorithm (1-indexed, with a dummy column 0).
+    // The usual turn has a few steps and calls: its buffers stay on the stack, and each row's
+    // reuses the last one's.
+    type Buf<T> = SmallVec<[T; 9]>;
     let inf = f64::INFINITY;
-    let mut u = vec![0.0; n + 1];
-    let mut v = vec![0.0; n + 1];
-    let mut p = vec![0usize; n + 1];
-    let mut way = vec![0usize; n + 1];
+    let mut u: Buf<f64> = smallvec![0.0; n + 1];
+    let mut v: Buf<f64> = smallvec![0.0; n + 1];
+    let mut p: Buf<usize> = smallvec![0; n + 1];
+    let mut way: Buf<usize> = smallvec![0; n + 1];
+    let mut minv: Buf<f64> = smallvec![inf; n + 1];
+    let mut used: Buf<bool> = smallvec![false; n + 1];
     for i in 1..=n {
         p[0] = i;
         let mut j0 = 0;
-        let mut minv = vec![inf; n + 1];
-        let mut used = vec![false; n + 1];
+        minv.fill(inf);
+        used.fill(false);
         loop {
             used[j0] = true;
             let i0 = p[j0];

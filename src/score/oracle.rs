@@ -99,7 +99,7 @@ pub(crate) fn score_facts(
     severity: &BTreeMap<Code, Severity>,
 ) -> (Score, Vec<Score>, Vec<Finding>) {
     let mut out = Vec::new();
-    let mut turns = Vec::new();
+    let mut turns = Vec::with_capacity(sc.turns.len());
     for (ti, (st, f)) in sc.turns.iter().zip(facts).enumerate() {
         let (s, found) = score_turn(f, st, variants(sc, ti), consumed(sc, ti), severity);
         turns.push(s);
@@ -145,8 +145,8 @@ pub(crate) fn score_turn(
 /// many times as the turn has calls of its tools, within bounds), and whether each copy may
 /// be left out.
 fn expand(facts: &TurnFacts, variant: &[usize]) -> (Vec<usize>, Vec<bool>) {
-    let mut steps = Vec::new();
-    let mut optional = Vec::new();
+    let mut steps = Vec::with_capacity(variant.len());
+    let mut optional = Vec::with_capacity(variant.len());
     for &i in variant {
         let o = &facts.workflow[i];
         let made = facts.calls_of(o);
@@ -162,6 +162,13 @@ fn expand(facts: &TurnFacts, variant: &[usize]) -> (Vec<usize>, Vec<bool>) {
 /// Per expanded step `b`, the earlier expanded steps whose mock output it consumes (in
 /// order), from the scenario's compiled [`consumed`] relation: linear in the pairs found.
 fn after(steps: &[usize], consumed: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    // The usual turn consumes nothing: no index of copies to build.
+    if steps
+        .iter()
+        .all(|&w| consumed.get(w).is_none_or(Vec::is_empty))
+    {
+        return vec![Vec::new(); steps.len()];
+    }
     let mut copies: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (k, &w) in steps.iter().enumerate() {
         copies.entry(w).or_default().push(k);

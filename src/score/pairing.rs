@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
+use smallvec::{SmallVec, smallvec};
 
 use super::assign;
 use super::oracle::{StepCall, from_output, policy_at};
@@ -372,7 +373,7 @@ fn in_order(
     }
     // The calls the walk gave a step as a perfect match: another step tied with one of them
     // is no rival for it (see below).
-    let mut perfect = vec![false; calls];
+    let mut perfect: SmallVec<[bool; 8]> = smallvec![false; calls];
     for (i, j) in pairing.iter().enumerate() {
         if let Some(j) = *j
             && weight(i, j) == cap(i)
@@ -385,7 +386,7 @@ fn in_order(
         if got == cap(i) {
             continue;
         }
-        let row: Vec<f64> = (0..calls).map(|j| weight(i, j)).collect();
+        let row: SmallVec<[f64; 8]> = (0..calls).map(|j| weight(i, j)).collect();
         let best = row.iter().copied().fold(0.0, f64::max);
         // A pair that stands (0.2 or more) must be its row's only best among the calls no
         // other step matches perfectly: the walk then answers as the Hungarian algorithm

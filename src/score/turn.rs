@@ -4,6 +4,7 @@
 //! then the findings that say why, then the critical errors' collapse. The main type is
 //! [`Turn`]; [`super::oracle::score_with`] makes one per turn and variant.
 
+use smallvec::{SmallVec, smallvec};
 use std::collections::BTreeMap;
 
 use super::oracle::{expectation, policy_at};
@@ -34,8 +35,8 @@ pub(crate) struct Turn<'t, 'a> {
 /// step paired with call `j`; `done[i]` when that call did the step.
 struct Pairing {
     of_step: Vec<Option<usize>>,
-    of_call: Vec<Option<usize>>,
-    done: Vec<bool>,
+    of_call: SmallVec<[Option<usize>; 8]>,
+    done: SmallVec<[bool; 8]>,
 }
 
 impl Pairing {
@@ -188,7 +189,7 @@ impl Turn<'_, '_> {
             .assign(self.steps.len(), &|i, j| self.weight(i, j), &|i| {
                 self.cap(i)
             });
-        let mut of_call = vec![None; self.facts.calls.len()];
+        let mut of_call = smallvec![None; self.facts.calls.len()];
         for (i, j) in of_step.iter().enumerate() {
             if let Some(j) = j {
                 of_call[*j] = Some(i);
@@ -336,7 +337,7 @@ impl Turn<'_, '_> {
         sub.insert(OrderingSequence, ratio(kept, judged.len(), 1.0));
         // Under `order: strict` the workflow makes every step depend on the one before: a
         // call out of that order breaks a dependency as a reference to nothing does.
-        let mut out_of_order = vec![false; calls];
+        let mut out_of_order: SmallVec<[bool; 8]> = smallvec![false; calls];
         for &(a, b) in judged.iter().filter(|x| inverted(x)) {
             let j = p.of_step[b].unwrap_or_default();
             let mut f = self.at_call(
