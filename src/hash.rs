@@ -126,3 +126,92 @@ impl std::hash::Hasher for PairHasher {
         self.0
     }
 }
+
+/// How many items each name has (a turn's calls or steps per tool): a short list searched in
+/// place while the names are few (a turn's usual handful of tools: no allocation, no hashing),
+/// a map past [`NameCounts::LIST`] distinct names, so a long run with many tools stays linear.
+pub(crate) enum NameCounts<'a> {
+    List(smallvec::SmallVec<[(&'a str, u32); 8]>),
+    Map(std::collections::HashMap<&'a str, u32, std::hash::BuildHasherDefault<NameHasher>>),
+}
+
+impl<'a> NameCounts<'a> {
+    /// The most distinct names kept in the list.
+    const LIST: usize = 8;
+
+    /// The count of each of `names`.
+    pub(crate) fn of(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut counts = Self::List(smallvec::SmallVec::new());
+        for name in names {
+            counts.add(name);
+        }
+        counts
+    }
+
+    fn add(&mut self, name: &'a str) {
+        match self {
+            Self::List(list) => {
+                if let Some((_, n)) = list.iter_mut().find(|(k, _)| *k == name) {
+                    *n += 1;
+                } else if list.len() < Self::LIST {
+                    list.push((name, 1));
+                } else {
+                    let mut map: std::collections::HashMap<_, _, _> = list.drain(..).collect();
+                    map.insert(name, 1);
+                    *self = Self::Map(map);
+                }
+            }
+            Self::Map(map) => *map.entry(name).or_insert(0) += 1,
+        }
+    }
+
+    fn count_mut(&mut self, name: &str) -> Option<&mut u32> {
+        match self {
+            Self::List(list) => list.iter_mut().find(|(k, _)| *k == name).map(|(_, n)| n),
+            Self::Map(map) => map.get_mut(name),
+        }
+    }
+
+    /// How many items `name` has.
+    pub(crate) fn get(&self, name: &str) -> u32 {
+        match self {
+            Self::List(list) => list.iter().find(|(k, _)| *k == name).map_or(0, |(_, n)| *n),
+            Self::Map(map) => map.get(name).copied().unwrap_or(0),
+        }
+    }
+
+    /// Takes one of `name`'s items: whether it had one left.
+    pub(crate) fn take(&mut self, name: &str) -> bool {
+        self.count_mut(name)
+            .filter(|n| **n > 0)
+            .map(|n| *n -= 1)
+            .is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NameCounts;
+
+    /// Counts and takes agree whether the names fit the list or spill into the map.
+    #[test]
+    fn name_counts_are_the_same_in_the_list_and_the_map() {
+        for distinct in [1, 8, 9, 40] {
+            let names: Vec<String> = (0..3 * distinct)
+                .map(|i| format!("t{}", i % distinct))
+                .collect();
+            let mut counts = NameCounts::of(names.iter().map(String::as_str));
+            assert_eq!(matches!(counts, NameCounts::Map(_)), distinct > 8);
+            for i in 0..distinct {
+                assert_eq!(counts.get(&format!("t{i}")), 3);
+            }
+            assert_eq!(counts.get("absent"), 0);
+            assert!(!counts.take("absent"));
+            for _ in 0..3 {
+                assert!(counts.take("t0"));
+            }
+            assert!(!counts.take("t0"), "three taken of three");
+            assert_eq!(counts.get("t0"), 0);
+        }
+    }
+}

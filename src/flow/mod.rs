@@ -166,11 +166,12 @@ struct Walk<'w, 'a> {
     flow: Flow<'a>,
     /// The turns before this one have had their prompts read (calls come in turn order).
     prompts_read: usize,
-    seen_calls: SameMap<'a>,
+    /// Per distinct call: how many times it was made, and the first of them that did not
+    /// fail (one map, one lookup per call).
+    seen: SameMap<'a, (usize, Option<usize>)>,
     /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
     /// not waste: how many times each identical call appears there.
     asked: Option<&'a HashMap<String, usize>>,
-    repeats: SameMap<'a>,
     /// Per call, its step's own call's flow, where it is one.
     own: &'w [Option<&'w OwnFlow>],
 }
@@ -209,9 +210,8 @@ impl<'w, 'a> Walk<'w, 'a> {
             inferred: scenario.map(inferred_references),
             flow,
             prompts_read: 0,
-            seen_calls: SameMap::default(),
+            seen: SameMap::default(),
             asked: scenario.map(asked_calls),
-            repeats: SameMap::default(),
             own,
         }
     }
@@ -502,15 +502,16 @@ impl<'w, 'a> Walk<'w, 'a> {
         let call = self.calls[i].1;
         let hash = hash.unwrap_or_else(|| Same::hash_of(&call.tool, &call.arguments));
         let key = Same::hashed(&call.tool, &call.arguments, hash);
-        let made = self.repeats.entry(key).or_default();
-        *made += 1;
-        let made = *made;
+        let seen = self.seen.entry(key).or_default();
+        seen.0 += 1;
+        let (made, prev) = *seen;
         // How often the workflow asks for it: looked up only for a call made before.
-        let asked = |_: &&usize| {
+        let asked = self.asked;
+        let redundant = prev.filter(|_| {
             let key = call_key(&call.tool, &call.arguments);
-            made > self.asked.and_then(|a| a.get(&key)).copied().unwrap_or(0)
-        };
-        if let Some(&prev) = self.seen_calls.get(&key).filter(asked) {
+            made > asked.and_then(|a| a.get(&key)).copied().unwrap_or(0)
+        });
+        if let Some(prev) = redundant {
             let mut f = Finding::new(
                 Code::RedundantCall,
                 "",
@@ -528,7 +529,7 @@ impl<'w, 'a> Walk<'w, 'a> {
             f.call = Some(i);
             self.flow.findings.push(f);
         } else if !cf.failed {
-            self.seen_calls.insert(key, i);
+            seen.1 = Some(i);
         }
     }
 
@@ -1612,8 +1613,8 @@ impl Eq for Same<'_> {}
 
 /// Calls counted or indexed by [`Same`]: its hash is already made, so the map's own hasher
 /// only mixes that one word.
-pub(crate) type SameMap<'a> =
-    HashMap<Same<'a>, usize, std::hash::BuildHasherDefault<crate::hash::PairHasher>>;
+pub(crate) type SameMap<'a, V = usize> =
+    HashMap<Same<'a>, V, std::hash::BuildHasherDefault<crate::hash::PairHasher>>;
 
 impl std::hash::Hash for Same<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {

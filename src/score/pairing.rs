@@ -12,7 +12,6 @@
 //! Anything else goes to the Hungarian algorithm over the full matrix, as before. A correct
 //! run of n calls costs n comparisons, not n².
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -57,7 +56,7 @@ pub(crate) struct TurnFacts<'a> {
     /// Which calls are which step's own call, and what the engines find for those.
     pub(crate) own: OwnTurn<'a>,
     /// How many calls of each tool the turn made.
-    per_tool: HashMap<&'a str, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>,
+    per_tool: crate::hash::NameCounts<'a>,
     compared: PairCache<Compared<'a>>,
     similarity: PairCache<f64>,
     /// Whether a step's tool made the call with every compared value matching, for pairs
@@ -97,10 +96,7 @@ impl<'a> TurnFacts<'a> {
                 by_call[j].push(k);
             }
         }
-        let mut per_tool = HashMap::default();
-        for c in calls {
-            *per_tool.entry(c.tool.as_str()).or_insert(0) += 1;
-        }
+        let per_tool = crate::hash::NameCounts::of(calls.iter().map(|c| c.tool.as_str()));
         Self {
             first,
             calls,
@@ -172,10 +168,7 @@ impl<'a> TurnFacts<'a> {
     /// How many of the turn's calls a step's tools made.
     pub(crate) fn calls_of(&self, o: &OracleCall) -> u32 {
         if o.alternatives.is_empty() {
-            self.per_tool
-                .get(o.call.tool.as_str())
-                .copied()
-                .unwrap_or(0)
+            self.per_tool.get(&o.call.tool)
         } else {
             self.calls
                 .iter()

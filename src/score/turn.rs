@@ -251,26 +251,16 @@ impl Turn<'_, '_> {
             .all(|&w| self.facts.workflow[w].alternatives.is_empty())
         {
             // One tool a step: each tool's calls take its steps, as many as there are.
-            let mut left: std::collections::HashMap<
-                &str,
-                usize,
-                std::hash::BuildHasherDefault<crate::hash::NameHasher>,
-            > = Default::default();
-            for &w in steps {
-                *left
-                    .entry(self.facts.workflow[w].call.tool.as_str())
-                    .or_default() += 1;
-            }
+            let mut left = crate::hash::NameCounts::of(
+                steps
+                    .iter()
+                    .map(|&w| self.facts.workflow[w].call.tool.as_str()),
+            );
             return self
                 .facts
                 .calls
                 .iter()
-                .filter(|c| {
-                    left.get_mut(c.tool.as_str())
-                        .filter(|n| **n > 0)
-                        .map(|n| *n -= 1)
-                        .is_some()
-                })
+                .filter(|c| left.take(&c.tool))
                 .count();
         }
         // Alternatives: a greedy pass over a pool of steps (O(steps × calls)).

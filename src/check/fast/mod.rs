@@ -596,7 +596,7 @@ impl FastPath {
     fn no_redundant_repeat(&self, sc: &ScenarioPlan, t: &Transcript) -> bool {
         // Identical calls counted by hashing their values (`==` on a hash match): linear in
         // the calls, where comparing each with every earlier one was quadratic.
-        let mut count = flow::SameMap::default();
+        let mut count: flow::SameMap = flow::SameMap::default();
         count.reserve(t.calls().count());
         for (_, call) in t.calls() {
             *count
