@@ -3,26 +3,51 @@
 //! short run's evaluation. A map keyed by a transcript's values (identical calls) compares
 //! keys by value on a hash match, so a collision costs time, never a wrong answer.
 
-/// FNV-1a: a tool name is a few bytes from the suite's own files, where SipHash's resistance
-/// to chosen keys buys nothing and costs most of a lookup.
+/// A name's bytes mixed a word (eight bytes) at a time, as rustc's FxHash mixes them: a tool
+/// name or an id comes from the suite's own files, where SipHash's resistance to chosen keys
+/// buys nothing and costs most of a lookup (and FNV-1a's byte at a time, most of the rest).
+/// Equal hashes are compared by value: a collision costs time, never a wrong answer.
 #[derive(Default)]
 pub(crate) struct NameHasher(u64);
 
+impl NameHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 impl std::hash::Hasher for NameHasher {
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.mix(u64::from_le_bytes(w.try_into().expect("eight bytes")));
         }
-        self.0 = h;
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            // The length too: "a" and "a\0" differ.
+            self.mix(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.mix(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.mix(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.mix(n);
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // A product's low bits depend only on the word's low bits: the table picks its bucket
+        // from the low bits, so the high ones (where "step-10" and "step-11" differ) are
+        // rotated down, as rustc-hash 2 does.
+        self.0.rotate_left(26)
     }
 }
 

@@ -471,8 +471,9 @@ fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation,
         }
     }
     let own_flows = own.flows(t);
-    let flow = flow::analyze_with(t, scenario, &suite.linter, &lint_failed, &own_flows);
-    findings.extend(flow.findings.iter().cloned().map(|mut f| {
+    let mut flow = flow::analyze_with(t, scenario, &suite.linter, &lint_failed, &own_flows);
+    // The flow's findings join the transcript's (the later engines read them there).
+    findings.extend(std::mem::take(&mut flow.findings).into_iter().map(|mut f| {
         suite_severity(suite, &mut f);
         f
     }));

@@ -119,7 +119,7 @@ impl Prepared {
     /// sharing a target directory keep two stamps.
     fn path(&self, harness: &Path) -> PathBuf {
         let absolute = std::path::absolute(harness).unwrap_or_else(|_| harness.to_path_buf());
-        // FNV-1a: only a name; what the stamp holds decides.
+        // The name hasher: only a name; what the stamp holds decides.
         let hash = {
             use std::hash::Hasher;
             let mut h = crate::hash::NameHasher::default();

@@ -1594,7 +1594,7 @@ impl<'a> Same<'a> {
                 }
             }
         }
-        // FNV-1a: equal hashes are compared by value anyway, so SipHash's resistance to
+        // The name hasher: equal hashes are compared by value anyway, so SipHash's resistance to
         // chosen keys buys nothing here and cost a tenth of a long run's flow analysis.
         let mut h = crate::hash::NameHasher::default();
         tool.hash(&mut h);
