@@ -111,7 +111,13 @@ impl<V: Clone> PairCache<V> {
             }
             table[w * self.calls + j] = Some(v);
         } else {
-            self.map.borrow_mut().insert((w, j), v);
+            let mut map = self.map.borrow_mut();
+            if map.capacity() == 0 {
+                // A long run's walk asks about a pair per call, and a row more for each step
+                // it does not follow: room for two per call, so the map rarely grows.
+                map.reserve(2 * self.calls);
+            }
+            map.insert((w, j), v);
         }
     }
 
