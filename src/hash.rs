@@ -12,8 +12,13 @@ pub(crate) struct NameHasher(u64);
 
 impl NameHasher {
     fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0 = mix(self.0, word);
     }
+}
+
+/// One word into a hash: FxHash's rotate, xor and multiply.
+fn mix(hash: u64, word: u64) -> u64 {
+    (hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
 }
 
 impl std::hash::Hasher for NameHasher {
@@ -150,7 +155,7 @@ impl std::hash::Hasher for PairHasher {
     }
 
     fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        self.0 = mix(self.0, n);
     }
 
     fn finish(&self) -> u64 {

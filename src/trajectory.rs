@@ -153,23 +153,33 @@ impl Metrics {
 
     /// The best of a turn's alternatives (its `any_of:` combinations): each match where any
     /// gives it, precision, recall and F1 from the one with the best F1 (then recall).
-    fn best(each: &[Metrics]) -> Self {
-        let max = |f: fn(&Metrics) -> f64| each.iter().map(f).fold(0.0, f64::max);
-        let top = each
-            .iter()
-            .max_by(|a, b| {
-                (a.f1, a.recall)
-                    .partial_cmp(&(b.f1, b.recall))
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            })
-            .copied()
-            .unwrap_or_else(|| Self::of(&[], 0, |_, _| false));
-        Self {
-            exact_match: max(|t| t.exact_match),
-            in_order_match: max(|t| t.in_order_match),
-            any_order_match: max(|t| t.any_order_match),
-            ..top
-        }
+    /// (One pass, nothing collected: a turn has one alternative but for `any_of:` lists.)
+    fn best(each: impl IntoIterator<Item = Metrics>) -> Self {
+        let mut each = each.into_iter();
+        let Some(first) = each.next() else {
+            return Self {
+                exact_match: 0.0,
+                in_order_match: 0.0,
+                any_order_match: 0.0,
+                ..Self::of(&[], 0, |_, _| false)
+            };
+        };
+        each.fold(first, |best, m| {
+            // Of equal ones, the later (as `Iterator::max_by` keeps).
+            let top = if (best.f1, best.recall).partial_cmp(&(m.f1, m.recall))
+                == Some(std::cmp::Ordering::Greater)
+            {
+                best
+            } else {
+                m
+            };
+            Self {
+                exact_match: best.exact_match.max(m.exact_match),
+                in_order_match: best.in_order_match.max(m.in_order_match),
+                any_order_match: best.any_order_match.max(m.any_order_match),
+                ..top
+            }
+        })
     }
 }
 
@@ -459,11 +469,7 @@ fn best_variant(
         let times: SmallVec<[Times; 8]> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
         Metrics::of(&times, calls, |a, j| m(v[a], j))
     };
-    match variants {
-        // (The best of one is itself.)
-        [v] => one(v),
-        _ => Metrics::best(&variants.iter().map(|v| one(v)).collect::<Vec<_>>()),
-    }
+    Metrics::best(variants.iter().map(|v| one(v)))
 }
 
 /// The trajectory of a transcript whose turns' metrics under the match policies are known

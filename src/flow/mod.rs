@@ -189,8 +189,8 @@ impl<'w, 'a> Walk<'w, 'a> {
             calls: Vec::with_capacity(calls.len()),
             ..Flow::default()
         };
-        // A prompt per turn, and an output and arguments per successful call.
-        flow.ground.sources = Vec::with_capacity(2 * calls.len() + 2);
+        // The artifacts, a prompt per turn, an output and arguments per successful call.
+        flow.ground.sources = Vec::with_capacity(1 + t.turns.len() + 2 * calls.len());
         // What each call's output offers later calls, whether or not the call succeeded: to
         // tell "nobody made it" from "a later call makes it" and "a failed call made it".
         flow.ground.offered = outputs

@@ -174,9 +174,6 @@ pub struct Linter {
     caps: Vec<Capabilities>,
     // tool index -> matrix index
     caps_of: Vec<Option<usize>>,
-    // tool index -> its matrix's facts about it (asked several times a call: no second
-    // lookup by name in the matrix)
-    tool_caps: Vec<Option<ToolCaps>>,
     // tool index -> the parameters with rules, per resolved model (computed once: sorting and
     // filtering them per call was most of a valid call's cost)
     plans: Vec<Option<caps::Plan>>,
@@ -244,9 +241,6 @@ impl Linter {
                 Some(caps::Plan::new(matrix, matrix.tool(&spec.name)?, spec))
             })
             .collect();
-        let tool_caps = (0..tools.len())
-            .map(|ti| caps[caps_of[ti]?].tool(&tools.tools()[ti].name).cloned())
-            .collect();
         let declares_sql = caps
             .iter()
             .any(|m| m.tools.values().any(|t| !t.sql.is_empty()));
@@ -264,7 +258,6 @@ impl Linter {
             by_name,
             caps,
             caps_of,
-            tool_caps,
         })
     }
 
@@ -304,7 +297,8 @@ impl Linter {
     /// The capability facts about a tool, when a matrix describes it.
     pub fn facts(&self, tool: &str) -> Option<(&Capabilities, &ToolCaps)> {
         let ti = *self.by_name.get(tool)?;
-        Some((&self.caps[self.caps_of[ti]?], self.tool_caps[ti].as_ref()?))
+        let matrix = &self.caps[self.caps_of[ti]?];
+        Some((matrix, matrix.tool(tool)?))
     }
 
     /// The model a call selects: the named one (aliases resolved), else the server's default.
