@@ -163,62 +163,83 @@ impl std::hash::Hasher for PairHasher {
     }
 }
 
-/// How many items each name has (a turn's calls or steps per tool): a short list searched in
-/// place while the names are few (a turn's usual handful of tools: no allocation, no hashing),
-/// a map past [`NameCounts::LIST`] distinct names, so a long run with many tools stays linear.
-pub(crate) enum NameCounts<'a> {
-    List(smallvec::SmallVec<[(&'a str, u32); 8]>),
-    Map(std::collections::HashMap<&'a str, u32, std::hash::BuildHasherDefault<NameHasher>>),
+/// A value per name (a turn's tools): a short list searched in place while the names are
+/// few (a turn's usual handful of tools: no allocation, no hashing), a map past
+/// [`NameMap::LIST`] distinct names, so a long run with many tools stays linear.
+pub(crate) enum NameMap<'a, V> {
+    List(smallvec::SmallVec<[(&'a str, V); 8]>),
+    Map(std::collections::HashMap<&'a str, V, std::hash::BuildHasherDefault<NameHasher>>),
 }
 
-impl<'a> NameCounts<'a> {
+/// How many items each name has (a turn's calls or steps per tool).
+pub(crate) type NameCounts<'a> = NameMap<'a, u32>;
+
+impl<'a, V: Copy + Default> NameMap<'a, V> {
     /// The most distinct names kept in the list.
     const LIST: usize = 8;
 
+    /// No name yet.
+    pub(crate) fn new() -> Self {
+        Self::List(smallvec::SmallVec::new())
+    }
+
+    /// `name`'s value, when it has one.
+    pub(crate) fn get(&self, name: &str) -> Option<V> {
+        match self {
+            Self::List(list) => list.iter().find(|(k, _)| *k == name).map(|(_, v)| *v),
+            Self::Map(map) => map.get(name).copied(),
+        }
+    }
+
+    /// `name`'s value, made the default when it had none.
+    pub(crate) fn entry(&mut self, name: &'a str) -> &mut V {
+        if let Self::List(list) = self
+            && list.len() == Self::LIST
+            && !list.iter().any(|(k, _)| *k == name)
+        {
+            *self = Self::Map(list.drain(..).collect());
+        }
+        match self {
+            Self::List(list) => {
+                let at = match list.iter().position(|(k, _)| *k == name) {
+                    Some(at) => at,
+                    None => {
+                        list.push((name, V::default()));
+                        list.len() - 1
+                    }
+                };
+                &mut list[at].1
+            }
+            Self::Map(map) => map.entry(name).or_default(),
+        }
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut V> {
+        match self {
+            Self::List(list) => list.iter_mut().find(|(k, _)| *k == name).map(|(_, v)| v),
+            Self::Map(map) => map.get_mut(name),
+        }
+    }
+}
+
+impl<'a> NameMap<'a, u32> {
     /// The count of each of `names`.
     pub(crate) fn of(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut counts = Self::List(smallvec::SmallVec::new());
+        let mut counts = Self::new();
         for name in names {
-            counts.add(name);
+            *counts.entry(name) += 1;
         }
         counts
     }
 
-    fn add(&mut self, name: &'a str) {
-        match self {
-            Self::List(list) => {
-                if let Some((_, n)) = list.iter_mut().find(|(k, _)| *k == name) {
-                    *n += 1;
-                } else if list.len() < Self::LIST {
-                    list.push((name, 1));
-                } else {
-                    let mut map: std::collections::HashMap<_, _, _> = list.drain(..).collect();
-                    map.insert(name, 1);
-                    *self = Self::Map(map);
-                }
-            }
-            Self::Map(map) => *map.entry(name).or_insert(0) += 1,
-        }
-    }
-
-    fn count_mut(&mut self, name: &str) -> Option<&mut u32> {
-        match self {
-            Self::List(list) => list.iter_mut().find(|(k, _)| *k == name).map(|(_, n)| n),
-            Self::Map(map) => map.get_mut(name),
-        }
-    }
-
     /// How many items `name` has.
-    pub(crate) fn get(&self, name: &str) -> u32 {
-        match self {
-            Self::List(list) => list.iter().find(|(k, _)| *k == name).map_or(0, |(_, n)| *n),
-            Self::Map(map) => map.get(name).copied().unwrap_or(0),
-        }
+    pub(crate) fn count(&self, name: &str) -> u32 {
+        self.get(name).unwrap_or(0)
     }
 
     /// Takes one of `name`'s items: whether it had one left.
     pub(crate) fn take(&mut self, name: &str) -> bool {
-        self.count_mut(name)
+        self.get_mut(name)
             .filter(|n| **n > 0)
             .map(|n| *n -= 1)
             .is_some()
@@ -239,15 +260,15 @@ mod tests {
             let mut counts = NameCounts::of(names.iter().map(String::as_str));
             assert_eq!(matches!(counts, NameCounts::Map(_)), distinct > 8);
             for i in 0..distinct {
-                assert_eq!(counts.get(&format!("t{i}")), 3);
+                assert_eq!(counts.count(&format!("t{i}")), 3);
             }
-            assert_eq!(counts.get("absent"), 0);
+            assert_eq!(counts.count("absent"), 0);
             assert!(!counts.take("absent"));
             for _ in 0..3 {
                 assert!(counts.take("t0"));
             }
             assert!(!counts.take("t0"), "three taken of three");
-            assert_eq!(counts.get("t0"), 0);
+            assert_eq!(counts.count("t0"), 0);
         }
     }
 }

@@ -49,12 +49,15 @@
 //! for that match type, and F1 is the mean of the turns' F1 (not the F1 of the mean precision
 //! and recall). The main type is [`Trajectory`], made by [`transcript`]; [`turn`] does one turn.
 
+use std::cell::Cell;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use smallvec::SmallVec;
 
 use crate::flow::Flow;
 use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
+use crate::hash::PairCache;
 use crate::lint::Linter;
 use crate::score::pairing::TurnFacts;
 use crate::score::{assign, oracle};
@@ -135,12 +138,18 @@ impl Metrics {
     }
 
     /// The mean of each metric over `turns`; all 1 for none (as for an empty trajectory).
-    pub fn mean(turns: &[Metrics]) -> Self {
-        if turns.is_empty() {
+    /// (A slice, or an iterator over the turns' fields: nothing collected.)
+    pub fn mean<'m, I>(turns: I) -> Self
+    where
+        I: IntoIterator<Item = &'m Metrics>,
+        I::IntoIter: ExactSizeIterator + Clone,
+    {
+        let turns = turns.into_iter();
+        if turns.len() == 0 {
             return Self::of(&[], 0, |_, _| false);
         }
         let n = turns.len() as f64;
-        let avg = |f: fn(&Metrics) -> f64| turns.iter().map(f).sum::<f64>() / n;
+        let avg = |f: fn(&Metrics) -> f64| turns.clone().map(f).sum::<f64>() / n;
         Self {
             exact_match: avg(|t| t.exact_match),
             in_order_match: avg(|t| t.in_order_match),
@@ -370,11 +379,9 @@ impl Trajectory {
     /// The trajectory of these turns: each metric's mean over them, under the policies and
     /// literally.
     fn of_turns(turns: Vec<TurnTrajectory>) -> Self {
-        let policy: Vec<Metrics> = turns.iter().map(|t| t.policy).collect();
-        let literal: Vec<Metrics> = turns.iter().map(|t| t.literal).collect();
         Trajectory {
-            policy: Metrics::mean(&policy),
-            literal: Metrics::mean(&literal),
+            policy: Metrics::mean(turns.iter().map(|t| &t.policy)),
+            literal: Metrics::mean(turns.iter().map(|t| &t.literal)),
             turns,
         }
     }
@@ -383,7 +390,8 @@ impl Trajectory {
 /// A transcript's trajectory against its scenario. `flow` (the flow engine's analysis of the
 /// transcript) decides `from_output` arguments.
 pub fn transcript(t: &Transcript, sc: &Scenario, linter: &Linter, flow: &Flow<'_>) -> Trajectory {
-    let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+    let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+    let calls = oracle::per_turn(&flat, t, sc.turns.len());
     let own = crate::score::own::Own::none();
     let facts = oracle::facts(sc, &calls, &own, linter, flow, &[]);
     of_facts(&facts, sc)
@@ -398,17 +406,21 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
         .zip(facts)
         .enumerate()
         .map(|(ti, (st, f))| {
-            // Each pair is asked up to three times (exact, in order, any order): once here.
-            let literal = crate::hash::PairCache::new(st.workflow.len(), f.calls.len());
+            // Past the metrics' own memo, the pairs asked kept here.
+            let kept = (st.workflow.len() * f.calls.len() > MEMO)
+                .then(|| PairCache::new(st.workflow.len(), f.calls.len()));
+            let literal = |w: usize, j: usize| literal_matches(&st.workflow[w], f.calls[j]);
             of_turn(
                 st,
                 oracle::variants(sc, ti),
                 f.calls.len(),
                 &|w, j| f.policy_matches(w, j),
+                // A step's own call is the step, literally.
                 &|w, j| {
-                    // A step's own call is the step, literally.
                     f.own.is(w, j)
-                        || literal.get((w, j), || literal_matches(&st.workflow[w], f.calls[j]))
+                        || kept
+                            .as_ref()
+                            .map_or_else(|| literal(w, j), |c| c.get((w, j), || literal(w, j)))
                 },
             )
         })
@@ -458,8 +470,36 @@ fn of_turn(
     }
 }
 
-/// A turn's metrics under match relation `m` (step, call): the best of its variants'.
+/// A turn's metrics under match relation `m` (step, call): the best of its variants'. The
+/// metrics ask a pair up to three times (exact, in order, any order) and every variant asks
+/// again: in a turn of up to [`MEMO`] pairs each answer is kept the first time. (A longer
+/// turn's relations keep their own, of the pairs asked: the policy's in its [`TurnFacts`],
+/// the literal one's in [`of_facts`].)
 fn best_variant(
+    st: &Turn,
+    variants: &[Vec<usize>],
+    calls: usize,
+    m: &dyn Fn(usize, usize) -> bool,
+) -> Metrics {
+    let pairs = st.workflow.len() * calls;
+    if pairs > MEMO {
+        return best_of(st, variants, calls, m);
+    }
+    // A byte a pair, in place for a turn of a few: 0 not asked yet, 1 no, 2 yes.
+    let memo: SmallVec<[Cell<u8>; 64]> = smallvec::smallvec![Cell::new(0); pairs];
+    best_of(st, variants, calls, &|w, j| {
+        let known = &memo[w * calls + j];
+        if known.get() == 0 {
+            known.set(1 + u8::from(m(w, j)));
+        }
+        known.get() == 2
+    })
+}
+
+/// The most (step, call) pairs whose answers [`best_variant`] keeps in a table of bytes.
+const MEMO: usize = 1024;
+
+fn best_of(
     st: &Turn,
     variants: &[Vec<usize>],
     calls: usize,
@@ -477,7 +517,7 @@ fn best_variant(
 /// literal metrics worked out from its calls (`turn_calls`, per turn of the scenario).
 pub(crate) fn with_policy(
     sc: &Scenario,
-    turn_calls: &[Vec<&Call>],
+    turn_calls: &[&[&Call]],
     policy: &[Metrics],
 ) -> Trajectory {
     let turns: Vec<TurnTrajectory> = sc

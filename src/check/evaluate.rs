@@ -264,13 +264,35 @@ fn trajectory_gate(suite: &Suite, trajectory: Option<&Trajectory>) -> Option<Fin
         Finding::new(
             crate::finding::Code::TrajectoryBelow,
             "",
-            format!(
-                "the trajectory's {} match is {value:.3}, below the suite's minimum {} (thresholds.trajectory)",
-                gate.kind.name(),
-                gate.min
-            ),
+            below_gate(gate.kind.name(), value, gate.min),
         )
     })
+}
+
+/// The trajectory gate's words: the match's `value` below the suite's `min`. The usual
+/// figures (no turn matching, a minimum of 1) as `{:.3}` and `{}` print them, without the
+/// float formatter (a fortieth of a short run's evaluation).
+fn below_gate(kind: &str, value: f64, min: f64) -> String {
+    use std::borrow::Cow;
+    let shown: Cow<str> = match value.to_bits() {
+        0 => "0.000".into(),
+        _ => format!("{value:.3}").into(),
+    };
+    let min: Cow<str> = if min == 1.0 {
+        "1".into()
+    } else {
+        min.to_string().into()
+    };
+    [
+        "the trajectory's ",
+        kind,
+        " match is ",
+        &shown,
+        ", below the suite's minimum ",
+        &min,
+        " (thresholds.trajectory)",
+    ]
+    .concat()
 }
 
 /// Evaluates a transcript: lint each call, then flow across the calls, then the oracle
@@ -419,7 +441,8 @@ pub(super) fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> 
     if same_calls {
         return Some(evaluation(r.verdict, r.trajectory.clone(), Vec::new()));
     }
-    let turn_calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+    let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+    let turn_calls = oracle::per_turn(&flat, t, sc.turns.len());
     let policy: Vec<_> = r.trajectory.turns.iter().map(|tt| tt.policy).collect();
     let trajectory = trajectory::with_policy(sc, &turn_calls, &policy);
     let findings: Vec<Finding> = trajectory_gate(suite, Some(&trajectory))
@@ -457,7 +480,8 @@ fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation,
     };
     let calls: Vec<(usize, &Call)> = t.calls().collect();
     let mut findings = Vec::new();
-    let mut lint_failed = Vec::with_capacity(calls.len());
+    let mut lint_failed: smallvec::SmallVec<[bool; 16]> =
+        smallvec::SmallVec::with_capacity(calls.len());
     for (index, &(turn, call)) in calls.iter().enumerate() {
         let mut found = match own.step_of(index, turn) {
             Some(s) => s.lint.clone(),
@@ -471,7 +495,7 @@ fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation,
         }
     }
     let own_flows = own.flows(t);
-    let mut flow = flow::analyze_with(t, scenario, &suite.linter, &lint_failed, &own_flows);
+    let mut flow = flow::analyze_with(t, &calls, scenario, &suite.linter, &lint_failed, &own_flows);
     // The flow's findings join the transcript's (the later engines read them there).
     findings.extend(std::mem::take(&mut flow.findings).into_iter().map(|mut f| {
         suite_severity(suite, &mut f);
@@ -481,8 +505,8 @@ fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation,
         Some(sc) => {
             // One pairing of steps with calls per turn, shared by the score and the
             // trajectory metrics.
-            let turn_calls: Vec<Vec<&Call>> =
-                (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+            let flat: Vec<&Call> = calls.iter().map(|&(_, c)| c).collect();
+            let turn_calls = oracle::per_turn(&flat, t, sc.turns.len());
             let facts = oracle::facts(sc, &turn_calls, &own, &suite.linter, &flow, &findings);
             let (score, turns, oracle_findings) =
                 oracle::score_facts(&facts, sc, &suite.harness.severity);
@@ -525,6 +549,21 @@ fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The gate's words are the formatter's, for the figures worded without it and others.
+    #[test]
+    fn the_gate_words_its_figures_as_the_formatter_does() {
+        for value in [0.0, -0.0, 0.5, 1.0 / 3.0, 0.9995] {
+            for min in [1.0, 0.5, 0.75, 0.1 + 0.2] {
+                assert_eq!(
+                    below_gate("in_order", value, min),
+                    format!(
+                        "the trajectory's in_order match is {value:.3}, below the suite's minimum {min} (thresholds.trajectory)"
+                    ),
+                );
+            }
+        }
+    }
 
     /// Every shipped scenario's workflow as a transcript, step for step.
     fn reference_runs() -> Vec<(Suite, Vec<Transcript>)> {

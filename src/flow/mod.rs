@@ -23,6 +23,7 @@ use serde_json::Value;
 use crate::finding::{Code, Finding, Severity};
 use crate::harness::{Call, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
+pub(crate) use crate::source::json::{child, escape};
 use crate::spec::capability::ArtifactKind;
 
 mod text;
@@ -105,7 +106,8 @@ pub fn analyze<'a>(
     linter: &Linter,
     lint_failed: &[bool],
 ) -> Flow<'a> {
-    analyze_with(t, scenario, linter, lint_failed, &[])
+    let calls: Vec<(usize, &Call)> = t.calls().collect();
+    analyze_with(t, &calls, scenario, linter, lint_failed, &[])
 }
 
 /// What the flow engine works out of a call from its tool and arguments alone, worked out
@@ -130,23 +132,24 @@ impl OwnFlow {
     }
 }
 
-/// [`analyze`], taking what depends only on a call's tool and arguments from `own`: per call
-/// (in transcript order; none past its end), its step's own call's, where it is one.
+/// [`analyze`] of `t`'s `calls` (as [`Transcript::calls`] lists them, collected once by the
+/// caller), taking what depends only on a call's tool and arguments from `own`: per call (in
+/// transcript order; none past its end), its step's own call's, where it is one.
 pub(crate) fn analyze_with<'a>(
     t: &'a Transcript,
+    calls: &[(usize, &'a Call)],
     scenario: Option<&'a Scenario>,
     linter: &Linter,
     lint_failed: &[bool],
     own: &[Option<&OwnFlow>],
 ) -> Flow<'a> {
-    let calls: Vec<(usize, &Call)> = t.calls().collect();
     let outputs = outputs(t, scenario);
-    let mut walk = Walk::new(t, scenario, linter, &calls, &outputs, own);
+    let mut walk = Walk::new(t, scenario, linter, calls, &outputs, own);
     for i in 0..calls.len() {
         walk.call(i, lint_failed.get(i).copied().unwrap_or(false));
     }
     let mut flow = walk.flow;
-    redundant_soundtracks(&mut flow, &calls, t, scenario, linter);
+    redundant_soundtracks(&mut flow, calls, t, scenario, linter);
     flow.findings
         .sort_by_key(|f| (f.call, f.severity != Severity::Error));
     flow
@@ -1025,7 +1028,7 @@ fn step_policy<'o>(step: &'o OracleCall, pointer: &str) -> Option<&'o crate::har
         let key = if k.starts_with('/') {
             k.clone()
         } else {
-            format!("/{}", escape(k))
+            child("", k)
         };
         (key == generic || key == pointer).then_some(p)
     })
@@ -1285,7 +1288,7 @@ fn leaves_of(v: &Value, at: String, out: &mut Vec<(String, String)>) {
         }
         Value::Object(m) => {
             for (k, item) in m {
-                leaves_of(item, format!("{at}/{}", escape(k)), out);
+                leaves_of(item, child(&at, k), out);
             }
         }
         _ => {}
@@ -1352,7 +1355,7 @@ pub(crate) fn pointers_of(v: &Value, at: String, out: &mut Vec<String>) {
         }
         Value::Object(m) => {
             for (k, item) in m {
-                let here = format!("{at}/{}", escape(k));
+                let here = child(&at, k);
                 if !out.contains(&here) {
                     out.push(here.clone());
                 }
@@ -1486,7 +1489,7 @@ fn asks_for_music(prompt: &str) -> bool {
 fn outputs<'a>(t: &'a Transcript, scenario: Option<&'a Scenario>) -> Vec<Option<&'a Value>> {
     let mut out = Vec::new();
     for (ti, turn) in t.turns.iter().enumerate() {
-        let mut used = vec![
+        let mut used: smallvec::SmallVec<[bool; 16]> = smallvec::smallvec![
             false;
             scenario
                 .and_then(|s| s.turns.get(ti))
@@ -1494,21 +1497,21 @@ fn outputs<'a>(t: &'a Transcript, scenario: Option<&'a Scenario>) -> Vec<Option<
         ];
         // Per tool, where its next unused step may be: the steps of a tool are taken in
         // order, so a run of one tool's calls walks its steps once (linear, not quadratic).
-        let mut from: HashMap<&str, usize> = HashMap::new();
+        let mut from = crate::hash::NameMap::<usize>::new();
         for call in &turn.calls {
             let recorded = call.output.as_ref();
             let mock = scenario.and_then(|s| s.turns.get(ti)).and_then(|st| {
-                let start = from.get(call.tool.as_str()).copied().unwrap_or(0);
+                let start = from.get(&call.tool).unwrap_or(0);
                 let found = st.workflow[start..]
                     .iter()
                     .enumerate()
                     .position(|(j, o)| !used[start + j] && o.call.tool == call.tool);
                 let Some(j) = found.map(|k| start + k) else {
-                    from.insert(&call.tool, st.workflow.len());
+                    *from.entry(&call.tool) = st.workflow.len();
                     return None;
                 };
                 used[j] = true;
-                from.insert(&call.tool, j + 1);
+                *from.entry(&call.tool) = j + 1;
                 st.workflow[j].mock_output.as_ref()
             });
             out.push(recorded.or(mock));
@@ -1697,14 +1700,14 @@ pub(crate) fn references_in(
                 if p.starts_with('/') {
                     p.clone()
                 } else {
-                    format!("/{}", escape(p))
+                    child("", p)
                 }
             })
             .collect(),
         None => args
             .keys()
             .filter(|k| looks_like_input(k))
-            .map(|k| format!("/{}", escape(k)))
+            .map(|k| child("", k))
             .collect(),
     };
     let declared = patterns.len();
@@ -1782,7 +1785,7 @@ pub(crate) fn sql_arguments<'c>(
         let is_sql = (!declared.is_empty() && names(declared, k))
             || (named && crate::sql::looks_like_sql(text));
         if is_sql && !names(literal, k) {
-            out.push((format!("/{}", escape(k)), text, dialect));
+            out.push((child("", k), text, dialect));
         }
     }
     out
@@ -1812,15 +1815,6 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
         && !["output", "bucket", "dir", "destination", "dest"]
             .iter()
             .any(|w| n.contains(w))
-}
-
-/// A JSON pointer segment for a key (`~` → `~0`, `/` → `~1`).
-pub(crate) fn escape(s: &str) -> String {
-    // Built for every argument a pointer names: most names need no escaping.
-    if !s.contains(['~', '/']) {
-        return s.to_owned();
-    }
-    s.replace('~', "~0").replace('/', "~1")
 }
 
 fn canonical(v: &Value) -> String {

@@ -12,6 +12,7 @@
 //! `else`, `dependentSchemas`) and returns the first cycle. Only references inside the document
 //! resolve (`#`, `#/pointer`, `#anchor`, and an embedded `$id`); remote ones are never fetched.
 
+use crate::source::json::child;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -120,7 +121,7 @@ impl<'a> Doc<'a> {
         }
         self.nodes.insert(ptr.clone(), v);
         for (key, value) in obj {
-            let at = format!("{ptr}/{}", escape(key));
+            let at = child(&ptr, key);
             if ONE.contains(&key.as_str()) && (value.is_object() || value.is_boolean()) {
                 self.walk(value, at.clone(), resource.clone());
             }
@@ -135,7 +136,7 @@ impl<'a> Doc<'a> {
                 && let Value::Object(m) = value
             {
                 for (name, item) in m {
-                    self.walk(item, format!("{at}/{}", escape(name)), resource.clone());
+                    self.walk(item, child(&at, name), resource.clone());
                 }
             }
         }
@@ -180,14 +181,14 @@ impl<'a> Doc<'a> {
             }
         }
         for (key, value) in obj.iter() {
-            let at = format!("{ptr}/{}", escape(key));
+            let at = child(&ptr, key);
             match value {
                 _ if IN_PLACE_ONE.contains(&key.as_str()) => out.push(at),
                 Value::Array(items) if IN_PLACE_MANY.contains(&key.as_str()) => {
                     out.extend((0..items.len()).map(|i| format!("{at}/{i}")));
                 }
                 Value::Object(m) if IN_PLACE_MAP.contains(&key.as_str()) => {
-                    out.extend(m.keys().map(|k| format!("{at}/{}", escape(k))));
+                    out.extend(m.keys().map(|k| child(&at, k)));
                 }
                 _ => {}
             }
@@ -230,10 +231,6 @@ impl<'a> Doc<'a> {
         }
         None
     }
-}
-
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// A URI fragment's `%XX` escapes decoded (a JSON pointer in a `$ref` may be percent-encoded).

@@ -1,6 +1,7 @@
 //! JSON Schema checks of one call: unknown parameters first (with "did you mean"), then every
 //! keyword of the tool's input schema, mapped onto finding codes and rubric sub-dimensions.
 
+use crate::source::json::child;
 use std::sync::OnceLock;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -149,7 +150,7 @@ impl CompiledTool {
                     };
                     Finding::new(
                         Code::MissingRequired,
-                        format!("{path}/{}", escape(name)),
+                        child(&path, name),
                         format!("missing required parameter `{name}`{hint}"),
                     )
                 }
@@ -356,11 +357,7 @@ pub(crate) fn subject(path: &str) -> String {
 }
 
 pub(crate) fn pointer(segments: &[&str]) -> String {
-    segments.iter().map(|s| format!("/{}", escape(s))).collect()
-}
-
-fn escape(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
+    segments.iter().map(|s| child("", s)).collect()
 }
 
 /// A value as shown in messages: short, JSON.

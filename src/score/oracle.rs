@@ -26,14 +26,16 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use smallvec::SmallVec;
 
 use super::Score;
 use super::pairing::{Steps, TurnFacts, scalars};
 use super::turn::Turn;
 use crate::finding::{Code, Finding, Severity};
-use crate::flow::{Flow, escape, generalize};
+use crate::flow::{Flow, generalize};
 use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
+use crate::source::json::child;
 
 /// Scores a transcript against its scenario. `findings` are the linter's and the flow
 /// engine's, with `call` set. Returns the conversation score, each turn's, and the oracle's
@@ -58,17 +60,35 @@ pub fn score_with(
     findings: &[Finding],
     severity: &BTreeMap<Code, Severity>,
 ) -> (Score, Vec<Score>, Vec<Finding>) {
-    let calls: Vec<Vec<&Call>> = (0..sc.turns.len()).map(|ti| t.turn_calls(ti)).collect();
+    let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+    let calls = per_turn(&flat, t, sc.turns.len());
     let own = super::own::Own::none();
     let facts = facts(sc, &calls, &own, linter, flow, findings);
     score_facts(&facts, sc, severity)
+}
+
+/// Each of the scenario's first `turns` turns' calls in transcript `t`, as slices of `flat`
+/// (`t`'s calls in order, collected once; a turn the transcript lacks has none).
+pub(crate) fn per_turn<'c>(
+    flat: &'c [&'c Call],
+    t: &Transcript,
+    turns: usize,
+) -> SmallVec<[&'c [&'c Call]; 4]> {
+    let mut start = 0;
+    (0..turns)
+        .map(|ti| {
+            let n = t.turns.get(ti).map_or(0, |tt| tt.calls.len());
+            start += n;
+            &flat[start - n..start]
+        })
+        .collect()
 }
 
 /// Each turn's [`TurnFacts`]: `calls` the transcript's calls per scenario turn (none for a
 /// turn it did not reach); `own`, which of them are their steps' own calls.
 pub(crate) fn facts<'a>(
     sc: &'a Scenario,
-    calls: &'a [Vec<&'a Call>],
+    calls: &'a [&'a [&'a Call]],
     own: &'a super::own::Own<'a>,
     linter: &'a Linter,
     flow: &'a Flow<'a>,
@@ -144,9 +164,9 @@ pub(crate) fn score_turn(
 /// A variant's steps (workflow indices), each repeated as its `count`/`min`/`max` allow (as
 /// many times as the turn has calls of its tools, within bounds), and whether each copy may
 /// be left out.
-fn expand(facts: &TurnFacts, variant: &[usize]) -> (Vec<usize>, Vec<bool>) {
-    let mut steps = Vec::with_capacity(variant.len());
-    let mut optional = Vec::with_capacity(variant.len());
+fn expand(facts: &TurnFacts, variant: &[usize]) -> (SmallVec<[usize; 8]>, SmallVec<[bool; 8]>) {
+    let mut steps = SmallVec::with_capacity(variant.len());
+    let mut optional = SmallVec::with_capacity(variant.len());
     for &i in variant {
         let o = &facts.workflow[i];
         let made = facts.calls_of(o);
@@ -160,14 +180,15 @@ fn expand(facts: &TurnFacts, variant: &[usize]) -> (Vec<usize>, Vec<bool>) {
 }
 
 /// Per expanded step `b`, the earlier expanded steps whose mock output it consumes (in
-/// order), from the scenario's compiled [`consumed`] relation: linear in the pairs found.
+/// order), from the scenario's compiled [`consumed`] relation: linear in the pairs found;
+/// none at all (an empty list) when no step consumes another's output.
 fn after(steps: &[usize], consumed: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    // The usual turn consumes nothing: no index of copies to build.
+    // The usual turn consumes nothing: no index of copies to build, nothing allocated.
     if steps
         .iter()
         .all(|&w| consumed.get(w).is_none_or(Vec::is_empty))
     {
-        return vec![Vec::new(); steps.len()];
+        return Vec::new();
     }
     let mut copies: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (k, &w) in steps.iter().enumerate() {
@@ -381,7 +402,7 @@ impl<'a> StepCall<'a> {
         if !self.pointer_keys {
             // Policies by parameter name only: one comparison, no pointer built unless it
             // fails.
-            return (!self.matches(p)).then(|| format!("/{}", escape(p)));
+            return (!self.matches(p)).then(|| child("", p));
         }
         let cx = Cmp {
             o: self.o,
@@ -391,7 +412,7 @@ impl<'a> StepCall<'a> {
             from: self.from,
         };
         let (want, got) = (self.o.call.args().get(p), self.a.args().get(p));
-        deep_mismatch(&cx, &format!("/{}", escape(p)), want, got)
+        deep_mismatch(&cx, &child("", p), want, got)
     }
 
     /// Whether the call's value of parameter `p` matches the step's: [`StepCall::mismatch`]
@@ -480,7 +501,7 @@ pub(crate) fn deep_mismatch(
             keys.sort();
             keys.dedup();
             keys.into_iter()
-                .find_map(|k| deep_mismatch(cx, &format!("{at}/{}", escape(k)), w.get(k), g.get(k)))
+                .find_map(|k| deep_mismatch(cx, &child(&at, k), w.get(k), g.get(k)))
         }
         (Some(Value::Array(w)), Some(Value::Array(g))) if w.len() == g.len() => w
             .iter()

@@ -21,10 +21,11 @@ use super::assign;
 use super::oracle::{StepCall, from_output, policy_at};
 use super::own::{OwnStep, OwnTurn};
 use crate::finding::Finding;
-use crate::flow::{Flow, escape};
+use crate::flow::Flow;
 use crate::harness::{Call, MatchPolicy, OracleCall};
 use crate::hash::PairCache;
 use crate::lint::Linter;
+use crate::source::json::child;
 use crate::spec::Effect;
 
 /// How far ahead of the next call the in-order walk looks for a step's perfect match (the
@@ -45,12 +46,14 @@ pub(crate) struct TurnFacts<'a> {
     pub(crate) flow: &'a Flow<'a>,
     /// The lint and flow findings of the whole transcript.
     pub(crate) findings: &'a [Finding],
-    /// Per call of the turn, the indices into `findings` of its own.
-    by_call: Vec<Vec<usize>>,
+    /// The indices into `findings` of each call's own, call by call: call `j`'s are
+    /// `mine[starts[j]..starts[j + 1]]` (one list, not one per call).
+    mine: SmallVec<[u32; 8]>,
+    starts: SmallVec<[u32; 8]>,
     /// Per call, what it does to the world ([`Linter::effect`]).
-    effects: Vec<Effect>,
+    effects: SmallVec<[Effect; 16]>,
     /// Per workflow step, what its call does.
-    step_effects: Vec<Effect>,
+    step_effects: SmallVec<[Effect; 16]>,
     /// Per workflow step, the parameters it compares (compiled with the scenario).
     params: &'a [Vec<Box<str>>],
     /// Which calls are which step's own call, and what the engines find for those.
@@ -88,12 +91,25 @@ impl<'a> TurnFacts<'a> {
             params,
             own,
         } = steps;
-        let mut by_call = vec![Vec::new(); calls.len()];
+        // Counted per call, then placed (a stable counting sort of the findings by call).
+        let call_of = |f: &Finding| {
+            f.call
+                .and_then(|c| c.checked_sub(first))
+                .filter(|&j| j < calls.len())
+        };
+        let mut starts: SmallVec<[u32; 8]> = smallvec![0; calls.len() + 1];
+        for j in findings.iter().filter_map(call_of) {
+            starts[j + 1] += 1;
+        }
+        for j in 0..calls.len() {
+            starts[j + 1] += starts[j];
+        }
+        let mut mine: SmallVec<[u32; 8]> = smallvec![0; starts[calls.len()] as usize];
+        let mut next = starts.clone();
         for (k, f) in findings.iter().enumerate() {
-            if let Some(j) = f.call.and_then(|c| c.checked_sub(first))
-                && j < calls.len()
-            {
-                by_call[j].push(k);
+            if let Some(j) = call_of(f) {
+                mine[next[j] as usize] = k as u32;
+                next[j] += 1;
             }
         }
         let per_tool = crate::hash::NameCounts::of(calls.iter().map(|c| c.tool.as_str()));
@@ -104,7 +120,8 @@ impl<'a> TurnFacts<'a> {
             linter,
             flow,
             findings,
-            by_call,
+            mine,
+            starts,
             effects: calls
                 .iter()
                 .enumerate()
@@ -133,7 +150,12 @@ impl<'a> TurnFacts<'a> {
 
     /// Call `j`'s own lint and flow findings.
     pub(crate) fn findings_of(&self, j: usize) -> impl Iterator<Item = &'a Finding> + '_ {
-        self.by_call[j].iter().map(|&k| &self.findings[k])
+        self.mine_of(j).iter().map(|&k| &self.findings[k as usize])
+    }
+
+    /// The indices into `findings` of call `j`'s own.
+    fn mine_of(&self, j: usize) -> &[u32] {
+        &self.mine[self.starts[j] as usize..self.starts[j + 1] as usize]
     }
 
     /// Whether call `j` has a finding with one of `codes`.
@@ -168,7 +190,7 @@ impl<'a> TurnFacts<'a> {
     /// How many of the turn's calls a step's tools made.
     pub(crate) fn calls_of(&self, o: &OracleCall) -> u32 {
         if o.alternatives.is_empty() {
-            self.per_tool.get(&o.call.tool)
+            self.per_tool.count(&o.call.tool)
         } else {
             self.calls
                 .iter()
@@ -199,7 +221,7 @@ impl<'a> TurnFacts<'a> {
     /// sub-dimensions are the own call's ([`super::own`]).
     pub(crate) fn own_unflagged(&self, w: usize, j: usize) -> Option<&'a OwnStep> {
         let (_, s) = self.own.of(j).filter(|&(own, s)| own == w && s.clean)?;
-        self.by_call[j].is_empty().then_some(s)
+        self.mine_of(j).is_empty().then_some(s)
     }
 
     /// Whether every value step `w` compares matches in call `j` (the comparison's verdict,
@@ -297,7 +319,7 @@ impl<'a> TurnFacts<'a> {
                 o.match_policies.get(k),
                 Some(MatchPolicy::Ignore | MatchPolicy::Semantic)
             ) {
-                scalars(v, &format!("/{}", escape(k)), Some(o), &mut wanted);
+                scalars(v, &child("", k), Some(o), &mut wanted);
             }
         }
         if wanted.is_empty() {
@@ -426,7 +448,7 @@ pub(crate) fn scalars<'v>(
         }
         Value::Object(m) => {
             for (k, item) in m {
-                scalars(item, &format!("{at}/{}", escape(k)), Some(o), out);
+                scalars(item, &child(&at, k), Some(o), out);
             }
         }
         _ => {}

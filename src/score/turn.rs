@@ -22,10 +22,11 @@ use SubDimension::*;
 pub(crate) struct Turn<'t, 'a> {
     pub(crate) facts: &'t TurnFacts<'a>,
     /// The variant's steps, as workflow indices, each repeated as its count allows.
-    pub(crate) steps: Vec<usize>,
+    pub(crate) steps: SmallVec<[usize; 8]>,
     /// Per step, whether it may be left out.
-    pub(crate) optional: Vec<bool>,
-    /// Per step, the earlier steps (indices into `steps`) it must follow.
+    pub(crate) optional: SmallVec<[bool; 8]>,
+    /// Per step, the earlier steps (indices into `steps`) it must follow; empty when no step
+    /// consumes another's output (the usual turn).
     pub(crate) after: Vec<Vec<usize>>,
     pub(crate) forbid: &'t [Forbid],
     pub(crate) severity: &'t BTreeMap<Code, Severity>,
@@ -88,7 +89,7 @@ pub(super) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 
     let args = a.args();
     let spec = linter.tool(&a.tool);
     let required = || spec.into_iter().flat_map(|s| s.required());
-    let mut nested: Vec<&str> = mine
+    let mut nested: SmallVec<[&str; 4]> = mine
         .iter()
         .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
         .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
@@ -302,18 +303,13 @@ impl Turn<'_, '_> {
     fn judged_pairs(&self, p: &Pairing, strict: bool) -> Vec<(usize, usize)> {
         let n = self.steps.len();
         let mut out = Vec::new();
-        for b in 0..n {
-            let before: Box<dyn Iterator<Item = usize>> = if strict {
-                Box::new(0..b)
-            } else {
-                Box::new(self.after[b].iter().copied())
-            };
-            out.extend(
-                before
-                    .filter(|&a| p.of_step[a].is_some() && p.of_step[b].is_some())
-                    .filter(|&a| self.steps[a] != self.steps[b])
-                    .map(|a| (a, b)),
-            );
+        for b in (0..n).filter(|&b| p.of_step[b].is_some()) {
+            let judged = |&a: &usize| p.of_step[a].is_some() && self.steps[a] != self.steps[b];
+            if strict {
+                out.extend((0..b).filter(judged).map(|a| (a, b)));
+            } else if let Some(after) = self.after.get(b) {
+                out.extend(after.iter().copied().filter(judged).map(|a| (a, b)));
+            }
         }
         out
     }
@@ -461,26 +457,53 @@ impl Turn<'_, '_> {
         out: &mut Vec<Finding>,
     ) -> SubScores {
         let a = self.call(j);
-        let mine: Vec<&Finding> = self.facts.findings_of(j).collect();
+        let mine: SmallVec<[&Finding; 8]> = self.facts.findings_of(j).collect();
         let n = a.args().len();
-        // Arguments with a finding of these codes (once each), as a share kept.
-        let frac_ok = |codes: &[Code]| {
-            let mut ptrs: Vec<&str> = mine
-                .iter()
-                .filter(|f| codes.contains(&f.code))
-                .map(|f| f.pointer.split('/').nth(1).unwrap_or(""))
-                .collect();
-            ptrs.sort_unstable();
-            ptrs.dedup();
+        // The arguments with a finding of each kind (once each), in one pass: each finding's
+        // argument with the kinds its code counts against, merged per argument.
+        let (name, ty, format, relevancy) = (1u8, 2u8, 4u8, 8u8);
+        let mut flagged: SmallVec<[(&str, u8); 8]> = mine
+            .iter()
+            .filter_map(|f| {
+                let kinds = match f.code {
+                    // Every undeclared argument is a wrong name: a misspelling or an invention.
+                    Code::UnknownParam => name | relevancy,
+                    Code::UnsupportedParam => relevancy,
+                    Code::Type | Code::NotInteger | Code::ArgumentsNotObject => ty,
+                    Code::Enum
+                    | Code::Format
+                    | Code::Range
+                    | Code::Schema
+                    | Code::InvalidFormat => format,
+                    _ => return None,
+                };
+                Some((f.pointer.split('/').nth(1).unwrap_or(""), kinds))
+            })
+            .collect();
+        flagged.sort_unstable();
+        flagged.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 |= later.1;
+            }
+            same
+        });
+        // The share of arguments kept clean of a kind.
+        let frac_ok = |kind: u8| {
+            let bad = flagged.iter().filter(|(_, k)| k & kind != 0).count();
             if n == 0 {
                 1.0
             } else {
-                1.0 - (ptrs.len().min(n) as f64 / n as f64)
+                1.0 - (bad.min(n) as f64 / n as f64)
             }
         };
         let completeness = completeness(self.facts.linter, a, &mine);
-        // Every undeclared argument is a wrong name: a misspelling or an invention.
-        let name = frac_ok(&[Code::UnknownParam]);
+        let (name, ty, format, relevancy) = (
+            frac_ok(name),
+            frac_ok(ty),
+            frac_ok(format),
+            frac_ok(relevancy),
+        );
         // A value the server rejects (or that references nothing) is not a correct value.
         let critical = mine.iter().any(|f| {
             f.severity == Severity::Error
@@ -498,15 +521,6 @@ impl Turn<'_, '_> {
         if let Some(o) = o.filter(|o| o.accepts_tool(&a.tool)) {
             self.mismatches(o, j, compared, &mine, out);
         }
-        let ty = frac_ok(&[Code::Type, Code::NotInteger, Code::ArgumentsNotObject]);
-        let format = frac_ok(&[
-            Code::Enum,
-            Code::Format,
-            Code::Range,
-            Code::Schema,
-            Code::InvalidFormat,
-        ]);
-        let relevancy = frac_ok(&[Code::UnknownParam, Code::UnsupportedParam]);
         cascade(completeness, name, value, wrong, [ty, format, relevancy])
     }
 

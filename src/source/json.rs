@@ -36,6 +36,31 @@ pub struct Duplicate {
     pub second: usize,
 }
 
+/// A JSON Pointer token for a key (`~` → `~0`, `/` → `~1`).
+pub(crate) fn escape(s: &str) -> String {
+    // Built for every argument a pointer names: most names need no escaping.
+    if !s.contains(['~', '/']) {
+        return s.to_owned();
+    }
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// The pointer to key `k` of the object at pointer `at` (`""`: the root): `at/k` with `k`
+/// escaped, built in one allocation (every argument the engines name goes through here).
+pub(crate) fn child(at: &str, k: &str) -> String {
+    let mut out = String::with_capacity(at.len() + 1 + k.len());
+    out.push_str(at);
+    out.push('/');
+    for c in k.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A JSON Pointer token unescaped (`~1` is `/`, `~0` is `~`), borrowed when it has no `~`
 /// (most have none: `serde_json`'s own walk allocated two strings per token).
 pub(crate) fn unescape(token: &str) -> std::borrow::Cow<'_, str> {

@@ -11,6 +11,7 @@ pub mod diff;
 mod profile;
 pub mod scaffold;
 
+use crate::source::json::child;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -496,7 +497,7 @@ fn parse_tool(item: &Value) -> Result<(ToolSpec, Option<String>), SpecError> {
             });
         return Err(match typo {
             Some((k, c)) => err(
-                &format!("/{}", escape(k)),
+                &child("", k),
                 format!("`{name}`: no `inputSchema`; `{k}` is not `{c}` (keys are case-sensitive)"),
             ),
             None => err(
@@ -609,11 +610,6 @@ fn parse_tool(item: &Value) -> Result<(ToolSpec, Option<String>), SpecError> {
         },
         as_written,
     ))
-}
-
-/// A JSON pointer token for a key (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// What kind of JSON value this is, with the value when it is short: `the number 777777`.
