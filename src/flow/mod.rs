@@ -1819,7 +1819,7 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
 
 fn canonical(v: &Value) -> String {
     // serde_json maps are sorted (no `preserve_order`), so this is canonical.
-    serde_json::to_string(v).unwrap_or_default()
+    crate::source::json::text(v)
 }
 
 /// URIs and media file paths mentioned in free text (`flow/text.rs`: what its two regexes find).

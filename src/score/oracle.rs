@@ -282,7 +282,7 @@ pub(crate) fn variants(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
 pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
     // (The example written out only where the wording shows it, each value straight into
     // the one string.)
-    let example = || example.map_or_else(|| "(any)".to_owned(), Value::to_string);
+    let example = || example.map_or_else(|| "(any)".to_owned(), crate::source::json::text);
     match policy {
         None | Some(MatchPolicy::Exact) => format!("the workflow expects {}", example()),
         Some(MatchPolicy::Absent) => "the workflow expects no value (`absent`)".to_owned(),
@@ -300,13 +300,12 @@ pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>)
             )
         }
         Some(MatchPolicy::AnyOf(a)) => {
-            use std::fmt::Write;
             let mut s = String::from("the workflow expects one of ");
             for (i, option) in a.options.iter().enumerate() {
                 if i > 0 {
                     s.push_str(", ");
                 }
-                let _ = write!(s, "{option}");
+                s.push_str(&crate::source::json::text(option));
             }
             s.push_str(" (`any_of`)");
             s
@@ -573,7 +572,7 @@ pub(crate) fn value_matches(
 /// `from_output`: the value — a string, a number, or every string and number in an array or
 /// object — was produced by an earlier call.
 pub(crate) fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> bool {
-    let mut values = Vec::new();
+    let mut values = super::pairing::Scalars::new();
     scalars(g, "", None, &mut values);
     !values.is_empty()
         && values.iter().all(|v| match v {

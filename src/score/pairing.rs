@@ -311,7 +311,7 @@ impl<'a> TurnFacts<'a> {
             };
             return 0.5 + 0.5 * frac;
         }
-        let mut wanted = Vec::new();
+        let mut wanted = Scalars::new();
         for (k, v) in o.call.args() {
             if o.match_policies.is_empty() {
                 every_scalar(v, &mut wanted);
@@ -325,7 +325,7 @@ impl<'a> TurnFacts<'a> {
         if wanted.is_empty() {
             return 0.0;
         }
-        let mut given = Vec::new();
+        let mut given = Scalars::new();
         scalars(&a.arguments, "", None, &mut given);
         let shared = wanted.iter().filter(|w| given.contains(w)).count();
         let frac = shared as f64 / wanted.len() as f64;
@@ -420,15 +420,13 @@ fn in_order(
     Some(pairing)
 }
 
+/// A value's scalars (a call's arguments have a few: kept in place).
+pub(crate) type Scalars<'v> = SmallVec<[&'v Value; 8]>;
+
 /// The strings and numbers in a value, skipping those a policy of step `o` lets vary
 /// (`semantic`, `ignore`; `at` is the value's pointer), for [`TurnFacts::similarity`] and
 /// `from_output` (no step: every one, and no pointer built).
-pub(crate) fn scalars<'v>(
-    v: &'v Value,
-    at: &str,
-    o: Option<&OracleCall>,
-    out: &mut Vec<&'v Value>,
-) {
+pub(crate) fn scalars<'v>(v: &'v Value, at: &str, o: Option<&OracleCall>, out: &mut Scalars<'v>) {
     // No step, or one without policies: every value counts, and no pointer is built.
     let Some(o) = o.filter(|o| !o.match_policies.is_empty()) else {
         return every_scalar(v, out);
@@ -455,7 +453,7 @@ pub(crate) fn scalars<'v>(
     }
 }
 
-fn every_scalar<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+fn every_scalar<'v>(v: &'v Value, out: &mut Scalars<'v>) {
     match v {
         Value::String(_) | Value::Number(_) => out.push(v),
         Value::Array(items) => items.iter().for_each(|i| every_scalar(i, out)),

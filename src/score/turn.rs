@@ -545,7 +545,7 @@ impl Turn<'_, '_> {
                 continue;
             }
             let got = crate::source::json::pointer(&a.arguments, at)
-                .map_or("nothing".to_owned(), |v| v.to_string());
+                .map_or("nothing".to_owned(), crate::source::json::text);
             let shown = at.trim_start_matches('/');
             let example = crate::source::json::pointer(&o.call.arguments, at);
             let mut f = Finding::new(

@@ -36,6 +36,14 @@ pub struct Duplicate {
     pub second: usize,
 }
 
+/// A value's compact JSON text, as its `Display` writes it, but serialized straight into the
+/// string (`Display` goes through the formatter a few bytes at a time: most of what worded a
+/// value mismatch).
+pub(crate) fn text(v: &serde_json::Value) -> String {
+    // A `Value` always serializes: its keys are strings.
+    serde_json::to_string(v).unwrap_or_default()
+}
+
 /// A JSON Pointer token for a key (`~` → `~0`, `/` → `~1`).
 pub(crate) fn escape(s: &str) -> String {
     // Built for every argument a pointer names: most names need no escaping.
