@@ -181,7 +181,7 @@ impl<'a> Doc<'a> {
             }
         }
         for (key, value) in obj.iter() {
-            let at = child(&ptr, key);
+            let at = child(ptr, key);
             match value {
                 _ if IN_PLACE_ONE.contains(&key.as_str()) => out.push(at),
                 Value::Array(items) if IN_PLACE_MANY.contains(&key.as_str()) => {

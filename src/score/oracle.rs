@@ -500,7 +500,7 @@ pub(crate) fn deep_mismatch(
             keys.sort();
             keys.dedup();
             keys.into_iter()
-                .find_map(|k| deep_mismatch(cx, &child(&at, k), w.get(k), g.get(k)))
+                .find_map(|k| deep_mismatch(cx, &child(at, k), w.get(k), g.get(k)))
         }
         (Some(Value::Array(w)), Some(Value::Array(g))) if w.len() == g.len() => w
             .iter()

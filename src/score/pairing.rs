@@ -446,7 +446,7 @@ pub(crate) fn scalars<'v>(v: &'v Value, at: &str, o: Option<&OracleCall>, out: &
         }
         Value::Object(m) => {
             for (k, item) in m {
-                scalars(item, &child(&at, k), Some(o), out);
+                scalars(item, &child(at, k), Some(o), out);
             }
         }
         _ => {}

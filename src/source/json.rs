@@ -59,6 +59,10 @@ pub(crate) fn child(at: &str, k: &str) -> String {
     let mut out = String::with_capacity(at.len() + 1 + k.len());
     out.push_str(at);
     out.push('/');
+    if !k.contains(['~', '/']) {
+        out.push_str(k);
+        return out;
+    }
     for c in k.chars() {
         match c {
             '~' => out.push_str("~0"),
@@ -731,6 +735,21 @@ mod tests {
             std::borrow::Cow::Borrowed("plain")
         ));
         assert_eq!(super::unescape("a~1b~0~01"), "a/b~~1");
+    }
+
+    /// A value's text is its `Display`'s, and a key's pointer escapes as RFC 6901 says.
+    #[test]
+    fn values_and_pointers_are_written_as_serde_json_and_rfc_6901_do() {
+        let v = serde_json::json!({"a/b": ["x\"y", 1.5, -3, null, true, "\u{e9}\n\u{1}"], "~": {}});
+        assert_eq!(super::text(&v), v.to_string());
+        for leaf in v.as_object().unwrap().values() {
+            assert_eq!(super::text(leaf), leaf.to_string());
+        }
+        assert_eq!(child("", "a/b"), "/a~1b");
+        assert_eq!(child("/x", "~/"), "/x/~0~1");
+        assert_eq!(child("/x", "plain"), "/x/plain");
+        assert_eq!(child("", ""), "/");
+        assert_eq!(format!("/{}", escape("a~/b")), child("", "a~/b"));
     }
 
     #[test]
