@@ -28,6 +28,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::finding::Severity;
+use crate::source::json::escape;
 use crate::source::{self, Location, SourceError, SourceFile};
 use crate::spec::{Capabilities, Profile, ToolSet, ToolSpec};
 
@@ -381,11 +382,6 @@ fn params<'a>(server: &Server, tool: &'a ToolSpec) -> Vec<Param<'a>> {
             pointer: format!("{base}/properties/{}", escape(name)),
         })
         .collect()
-}
-
-/// A JSON pointer token (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// One server's part of the audit.

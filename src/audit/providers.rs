@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{AuditCode, AuditFinding, Server};
+use crate::source::json::{child, escape};
 use crate::spec::ToolSpec;
 
 /// A function-calling API.
@@ -381,12 +382,12 @@ fn walk(schema: &Value, at: &str, f: &mut dyn FnMut(&serde_json::Map<String, Val
     };
     f(obj, at);
     for (k, v) in obj {
-        let child = format!("{at}/{}", super::escape(k));
+        let here = child(at, k);
         match k.as_str() {
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
                 if let Value::Object(m) = v {
                     for (name, s) in m {
-                        walk(s, &format!("{child}/{}", super::escape(name)), f);
+                        walk(s, &child(&here, name), f);
                     }
                 }
             }
@@ -402,15 +403,15 @@ fn walk(schema: &Value, at: &str, f: &mut dyn FnMut(&serde_json::Map<String, Val
             | "unevaluatedProperties" => match v {
                 Value::Array(a) => {
                     for (i, s) in a.iter().enumerate() {
-                        walk(s, &format!("{child}/{i}"), f);
+                        walk(s, &format!("{here}/{i}"), f);
                     }
                 }
-                _ => walk(v, &child, f),
+                _ => walk(v, &here, f),
             },
             "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
                 if let Value::Array(a) = v {
                     for (i, s) in a.iter().enumerate() {
-                        walk(s, &format!("{child}/{i}"), f);
+                        walk(s, &format!("{here}/{i}"), f);
                     }
                 }
             }
@@ -467,7 +468,7 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                             let k = k.as_str();
                             push(
                                 k,
-                                &format!("{at}/{}", super::escape(k)),
+                                &child(at, k),
                                 format!("`{k}` (not a field of its Schema)"),
                             );
                         }
@@ -513,7 +514,7 @@ fn hits(tool: &ToolSpec) -> Vec<Hit> {
                             if !required.contains(&name.as_str()) {
                                 push(
                                     "required",
-                                    &format!("{at}/properties/{}", super::escape(name)),
+                                    &format!("{at}/properties/{}", escape(name)),
                                     format!(
                                         "the optional property `{name}` (every property must be `required`; make it nullable instead)"
                                     ),

@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::finding::{Code, Finding, Severity};
 use crate::harness::{Call, OracleCall, Scenario, Transcript};
 use crate::lint::Linter;
-pub(crate) use crate::source::json::{child, escape};
+use crate::source::json::child;
 use crate::spec::capability::ArtifactKind;
 
 mod text;

@@ -12,10 +12,11 @@
 //! `else`, `dependentSchemas`) and returns the first cycle. Only references inside the document
 //! resolve (`#`, `#/pointer`, `#anchor`, and an embedded `$id`); remote ones are never fetched.
 
-use crate::source::json::child;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+
+use crate::source::json::child;
 
 /// Keywords whose value is one subschema, applied to a part of the instance or to all of it.
 const ONE: &[&str] = &[

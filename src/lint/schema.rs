@@ -1,7 +1,6 @@
 //! JSON Schema checks of one call: unknown parameters first (with "did you mean"), then every
 //! keyword of the tool's input schema, mapped onto finding codes and rubric sub-dimensions.
 
-use crate::source::json::child;
 use std::sync::OnceLock;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -10,6 +9,7 @@ use serde_json::{Map, Value};
 use super::{LintError, nearest};
 use crate::finding::type_name;
 use crate::finding::{Code, Finding, SubDimension};
+use crate::source::json::child;
 use crate::spec::ToolSpec;
 
 pub(super) struct CompiledTool {
@@ -357,7 +357,7 @@ pub(crate) fn subject(path: &str) -> String {
 }
 
 pub(crate) fn pointer(segments: &[&str]) -> String {
-    segments.iter().map(|s| child("", s)).collect()
+    segments.iter().fold(String::new(), |at, s| child(&at, s))
 }
 
 /// A value as shown in messages: short, JSON.

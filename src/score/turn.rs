@@ -11,9 +11,9 @@ use super::oracle::{expectation, policy_at};
 use super::pairing::TurnFacts;
 use super::{Score, SubScores};
 use crate::finding::{Code, Finding, Severity, SubDimension};
-use crate::flow::escape;
 use crate::harness::{Call, Forbid, OracleCall};
 use crate::lint::Linter;
+use crate::source::json::escape;
 use crate::spec::capability::ArtifactKind;
 
 use SubDimension::*;
@@ -461,20 +461,23 @@ impl Turn<'_, '_> {
         let n = a.args().len();
         // The arguments with a finding of each kind (once each), in one pass: each finding's
         // argument with the kinds its code counts against, merged per argument.
-        let (name, ty, format, relevancy) = (1u8, 2u8, 4u8, 8u8);
+        const NAME: u8 = 1;
+        const TYPE: u8 = 2;
+        const FORMAT: u8 = 4;
+        const RELEVANCY: u8 = 8;
         let mut flagged: SmallVec<[(&str, u8); 8]> = mine
             .iter()
             .filter_map(|f| {
                 let kinds = match f.code {
                     // Every undeclared argument is a wrong name: a misspelling or an invention.
-                    Code::UnknownParam => name | relevancy,
-                    Code::UnsupportedParam => relevancy,
-                    Code::Type | Code::NotInteger | Code::ArgumentsNotObject => ty,
+                    Code::UnknownParam => NAME | RELEVANCY,
+                    Code::UnsupportedParam => RELEVANCY,
+                    Code::Type | Code::NotInteger | Code::ArgumentsNotObject => TYPE,
                     Code::Enum
                     | Code::Format
                     | Code::Range
                     | Code::Schema
-                    | Code::InvalidFormat => format,
+                    | Code::InvalidFormat => FORMAT,
                     _ => return None,
                 };
                 Some((f.pointer.split('/').nth(1).unwrap_or(""), kinds))
@@ -499,10 +502,10 @@ impl Turn<'_, '_> {
         };
         let completeness = completeness(self.facts.linter, a, &mine);
         let (name, ty, format, relevancy) = (
-            frac_ok(name),
-            frac_ok(ty),
-            frac_ok(format),
-            frac_ok(relevancy),
+            frac_ok(NAME),
+            frac_ok(TYPE),
+            frac_ok(FORMAT),
+            frac_ok(RELEVANCY),
         );
         // A value the server rejects (or that references nothing) is not a correct value.
         let critical = mine.iter().any(|f| {

@@ -45,12 +45,10 @@ pub(crate) fn text(v: &serde_json::Value) -> String {
 }
 
 /// A JSON Pointer token for a key (`~` → `~0`, `/` → `~1`).
-pub(crate) fn escape(s: &str) -> String {
-    // Built for every argument a pointer names: most names need no escaping.
-    if !s.contains(['~', '/']) {
-        return s.to_owned();
-    }
-    s.replace('~', "~0").replace('/', "~1")
+pub(crate) fn escape(k: &str) -> String {
+    let mut out = String::with_capacity(k.len());
+    push_token(&mut out, k);
+    out
 }
 
 /// The pointer to key `k` of the object at pointer `at` (`""`: the root): `at/k` with `k`
@@ -59,9 +57,15 @@ pub(crate) fn child(at: &str, k: &str) -> String {
     let mut out = String::with_capacity(at.len() + 1 + k.len());
     out.push_str(at);
     out.push('/');
+    push_token(&mut out, k);
+    out
+}
+
+/// Key `k` escaped as a pointer token onto `out` (most keys need no escaping: copied whole).
+fn push_token(out: &mut String, k: &str) {
     if !k.contains(['~', '/']) {
         out.push_str(k);
-        return out;
+        return;
     }
     for c in k.chars() {
         match c {
@@ -70,7 +74,6 @@ pub(crate) fn child(at: &str, k: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 /// A JSON Pointer token unescaped (`~1` is `/`, `~0` is `~`), borrowed when it has no `~`

@@ -11,12 +11,12 @@ pub mod diff;
 mod profile;
 pub mod scaffold;
 
-use crate::source::json::child;
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use crate::source::json::child;
 use crate::source::{self, SourceError, SourceFile};
 
 pub use capability::Capabilities;
