@@ -246,6 +246,76 @@ impl<'a> NameMap<'a, u32> {
     }
 }
 
+/// A hash two JSON values share whenever any of the engines' comparisons finds them equal:
+/// `==`, numbers by value at any depth (`1` and `1.0`), a boolean as the number Python takes
+/// it for (`True == 1`, as ADK's literal match does), an object's members in any order.
+/// Coarser than each of those, so a differing hash rules equality out and an equal one still
+/// needs the comparison. (JSON has no NaN: every number equals itself.)
+pub(crate) fn value_hash(v: &serde_json::Value) -> u64 {
+    use serde_json::Value;
+    let number = |f: f64| mix(2, if f == 0.0 { 0 } else { f.to_bits() });
+    match v {
+        Value::Null => mix(0, 0),
+        Value::Bool(b) => number(if *b { 1.0 } else { 0.0 }),
+        Value::Number(n) => number(n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => mix(3, name_hash(s)),
+        Value::Array(items) => items
+            .iter()
+            .fold(mix(4, items.len() as u64), |h, i| mix(h, value_hash(i))),
+        Value::Object(m) => object_hash(
+            m.iter()
+                .map(|(k, v)| member_hash(name_hash(k), value_hash(v))),
+        ),
+    }
+}
+
+/// One member of an object from its name's [`name_hash`] and its value's [`value_hash`]:
+/// what [`object_hash`] sums.
+pub(crate) fn member_hash(name: u64, value: u64) -> u64 {
+    mix(name, value)
+}
+
+/// An object's [`value_hash`] from its members' [`member_hash`]es, in any order.
+pub(crate) fn object_hash(members: impl ExactSizeIterator<Item = u64>) -> u64 {
+    let n = members.len() as u64;
+    members.fold(mix(5, n), u64::wrapping_add)
+}
+
+/// A string's hash ([`NameHasher`]).
+pub(crate) fn name_hash(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = NameHasher::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+/// A workflow step's values hashed ([`value_hash`]), compiled once per scenario: what rules
+/// a call out before any comparison.
+#[derive(Debug)]
+pub(crate) struct StepKey {
+    /// The step's arguments' hash: a call that is the step literally has the same.
+    pub(crate) arguments: u64,
+    /// Per parameter the step compares (in the oracle's order), what a call's value must hash
+    /// to where the step compares it exactly.
+    pub(crate) exact: Box<[Exact]>,
+}
+
+/// What a call's value of one parameter must hash to ([`StepKey::exact`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Exact {
+    /// The step's policy decides: nothing ruled out by the hash.
+    Compared,
+    /// The step compares the parameter exactly and has no value of it: no value matches.
+    Absent,
+    /// The parameter's name's hash ([`name_hash`]), the hash of the step's value (which an
+    /// equal value has), and the value (a copy: compared where the hashes agree).
+    Hash {
+        name: u64,
+        value: u64,
+        want: serde_json::Value,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::NameCounts;

@@ -415,12 +415,13 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
                 oracle::variants(sc, ti),
                 f.calls.len(),
                 &|w, j| f.policy_matches(w, j),
-                // A step's own call is the step, literally.
+                // A step's own call is the step, literally; arguments hashed otherwise are not.
                 &|w, j| {
                     f.own.is(w, j)
-                        || kept
-                            .as_ref()
-                            .map_or_else(|| literal(w, j), |c| c.get((w, j), || literal(w, j)))
+                        || (!f.literally_apart(w, j)
+                            && kept
+                                .as_ref()
+                                .map_or_else(|| literal(w, j), |c| c.get((w, j), || literal(w, j))))
                 },
             )
         })
@@ -922,5 +923,147 @@ mod tests {
         };
         let m = Metrics::of(&[optional, Times::ONCE], 1, |_, _| true);
         assert_eq!(m, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// A turn of many pairs rules pairs out by their values' hashes
+    /// (`TurnFacts::literally_apart`, the policies' exactly compared values): every answer
+    /// the same as comparing the values — numbers by value (`1`, `1.0`, `-0.0` and `0`), a
+    /// boolean not the number it is in Python under `exact` but literally, nested numbers,
+    /// absent values, policies the hash cannot decide (pointer keys, tolerance, semantic).
+    #[test]
+    fn hashes_rule_out_only_what_comparing_would() {
+        const TOOLS: &str = r#"[
+            {"name": "set", "inputSchema": {"type": "object",
+                "properties": {"a": {}, "b": {}, "c": {}}}},
+            {"name": "put", "inputSchema": {"type": "object",
+                "properties": {"a": {}, "b": {}, "c": {}}}}]"#;
+        const VALUES: &[&str] = &[
+            "1",
+            "1.0",
+            "true",
+            "false",
+            "0",
+            "-0.0",
+            "\"1\"",
+            "null",
+            "[1, 2]",
+            "[1.0, 2]",
+            "{\"k\": 1}",
+            "{\"k\": 1.0}",
+            "{\"k\": 2}",
+        ];
+        const POLICIES: &[&str] = &[
+            "",
+            ", match: {a: semantic}",
+            ", match: {b: ignore}",
+            ", match: {c: {tolerance: 1}}",
+            ", match: {/a/k: {tolerance: 1}}",
+            ", match: {a: exact}",
+            ", match: {c: absent}",
+        ];
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % n as u64) as usize
+        };
+        let (steps, calls) = (40, 40);
+        let args = |next: &mut dyn FnMut(usize) -> usize| {
+            let mut a: Vec<String> = Vec::new();
+            for p in ["a", "b", "c"] {
+                if next(4) > 0 {
+                    a.push(format!("\"{p}\": {}", VALUES[next(VALUES.len())]));
+                }
+            }
+            format!("{{{}}}", a.join(", "))
+        };
+        let step_args: Vec<(String, String)> = (0..steps)
+            .map(|_| (["set", "put"][next(2)].to_owned(), args(&mut next)))
+            .collect();
+        let workflow: Vec<String> = step_args
+            .iter()
+            .map(|(tool, a)| {
+                format!(
+                    "{{tool: {tool}, arguments: {a}{}}}",
+                    POLICIES[next(POLICIES.len())]
+                )
+            })
+            .collect();
+        let spec = ToolSet::from_json(&serde_json::from_str(TOOLS).unwrap()).unwrap();
+        let linter = Linter::new(&spec, vec![]).unwrap();
+        let text = format!(
+            "scenarios:\n  - id: s\n    turns:\n      - prompt: go\n        workflow: [{}]\n",
+            workflow.join(", ")
+        );
+        let harness =
+            Harness::from_source(SourceFile::from_text("harnesses/t.yaml", text)).unwrap();
+        // Half the calls a step's own (every kind of step then matches some call), the
+        // others drawn afresh.
+        let mut turn = String::from("  - calls:\n");
+        for _ in 0..calls {
+            let (tool, a) = if next(2) == 0 {
+                step_args[next(steps)].clone()
+            } else {
+                (["set", "put"][next(2)].to_owned(), args(&mut next))
+            };
+            turn.push_str(&format!("    - {{tool: {tool}, arguments: {a}}}\n"));
+        }
+        let t = Transcript::from_source(
+            SourceFile::from_text("t.yaml", format!("scenario: s\nturns:\n{turn}")),
+            "t".into(),
+        )
+        .unwrap();
+        let sc = harness.scenario("s").unwrap();
+        let flow = crate::flow::analyze(&t, Some(sc), &linter, &vec![false; calls]);
+        let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+        let turns = oracle::per_turn(&flat, &t, 1);
+        let own = crate::score::own::Own::none();
+        let facts = oracle::facts(sc, &turns, &own, &linter, &flow, &[]);
+        let many = &facts[0];
+        let st = &sc.turns[0].workflow;
+        let (mut policy, mut literal, mut apart) = (0, 0, 0);
+        for j in 0..calls {
+            // The same call alone: a turn of a few pairs, compared without hashes.
+            let one = [flat[j]];
+            let few = TurnFacts::new(
+                j,
+                &one,
+                crate::score::pairing::Steps {
+                    workflow: st,
+                    params: oracle::compared_in(sc, 0),
+                    keys: oracle::step_keys(sc, 0),
+                    own: own.turn(0, j, 1),
+                },
+                &linter,
+                &flow,
+                &[],
+            );
+            for w in 0..steps {
+                let compared = policy_matches(&st[w], flat[j], &linter, &|_| false);
+                assert_eq!(many.policy_matches(w, j), compared, "step {w}, call {j}");
+                assert_eq!(
+                    few.policy_matches(w, 0),
+                    compared,
+                    "step {w}, call {j} alone"
+                );
+                assert_eq!(
+                    many.similarity(w, j),
+                    few.similarity(w, 0),
+                    "step {w}, call {j}"
+                );
+                let equal = literal_matches(&st[w], flat[j]);
+                assert!(!(equal && many.literally_apart(w, j)), "step {w}, call {j}");
+                policy += usize::from(compared);
+                literal += usize::from(equal);
+                apart += usize::from(many.literally_apart(w, j));
+            }
+        }
+        // Both answers were given, and the hashes ruled most pairs out.
+        assert!(
+            policy >= calls / 2 && literal >= calls / 2,
+            "{policy} {literal}"
+        );
+        assert!(apart >= steps * calls / 2, "{apart}");
     }
 }

@@ -34,6 +34,7 @@ use super::turn::Turn;
 use crate::finding::{Code, Finding, Severity};
 use crate::flow::{Flow, generalize};
 use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
+use crate::hash::{Exact, StepKey, name_hash, value_hash};
 use crate::lint::Linter;
 use crate::source::json::child;
 
@@ -103,6 +104,7 @@ pub(crate) fn facts<'a>(
             let steps = Steps {
                 workflow: &st.workflow,
                 params: compared_in(sc, ti),
+                keys: step_keys(sc, ti),
                 own: own.turn(ti, first, calls.len()),
             };
             let f = TurnFacts::new(first, calls, steps, linter, flow, findings);
@@ -265,6 +267,46 @@ pub(crate) fn compared_in(sc: &Scenario, turn: usize) -> &[Vec<Box<str>>] {
             .collect()
     });
     all.get(turn).map_or(&[], Vec::as_slice)
+}
+
+/// Per workflow step of the scenario's turn `turn`, its values hashed ([`StepKey`]): its
+/// arguments, and each parameter it compares exactly (no pointer-keyed policy, the policy
+/// `exact` or none), in [`compared_in`]'s order. Compiled once per scenario.
+pub(crate) fn step_keys(sc: &Scenario, turn: usize) -> &[StepKey] {
+    let all = sc.compiled.keys.get_or_init(|| {
+        sc.turns
+            .iter()
+            .enumerate()
+            .map(|(ti, t)| {
+                let params = compared_in(sc, ti);
+                t.workflow
+                    .iter()
+                    .zip(params)
+                    .map(|(o, ps)| step_key(o, ps))
+                    .collect()
+            })
+            .collect()
+    });
+    all.get(turn).map_or(&[], Vec::as_slice)
+}
+
+fn step_key(o: &OracleCall, params: &[Box<str>]) -> StepKey {
+    let pointer_keys = o.match_policies.keys().any(|k| k.starts_with('/'));
+    let exact = |p: &str| match o.match_policies.get(p) {
+        _ if pointer_keys => Exact::Compared,
+        None | Some(MatchPolicy::Exact) => {
+            o.call.args().get(p).map_or(Exact::Absent, |v| Exact::Hash {
+                name: name_hash(p),
+                value: value_hash(v),
+                want: v.clone(),
+            })
+        }
+        Some(_) => Exact::Compared,
+    };
+    StepKey {
+        arguments: value_hash(&o.call.arguments),
+        exact: params.iter().map(|p| exact(p)).collect(),
+    }
 }
 
 /// Per turn of the scenario, its step lists ([`crate::harness::Turn::variants`]), worked out
@@ -538,10 +580,7 @@ pub(crate) fn value_matches(
                 return mx.id == my.id;
             }
         }
-        match (x.as_f64(), y.as_f64()) {
-            (Some(p), Some(q)) => p == q,
-            _ => x == y,
-        }
+        same_value(x, y)
     };
     match (policy.unwrap_or(&MatchPolicy::Exact), got) {
         (MatchPolicy::Ignore, _) => true,
@@ -566,6 +605,15 @@ pub(crate) fn value_matches(
             .and_then(Value::as_str)
             .is_some_and(|w| crate::sql::same(w, g, dialect.as_deref())),
         (MatchPolicy::Sql(_), Some(_)) => false,
+    }
+}
+
+/// Whether two values are equal as the policy `exact` compares them (a model's two names
+/// aside): numbers by value, anything else as JSON.
+pub(crate) fn same_value(x: &Value, y: &Value) -> bool {
+    match (x.as_f64(), y.as_f64()) {
+        (Some(p), Some(q)) => p == q,
+        _ => x == y,
     }
 }
 

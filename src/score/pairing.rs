@@ -18,12 +18,12 @@ use serde_json::Value;
 use smallvec::{SmallVec, smallvec};
 
 use super::assign;
-use super::oracle::{StepCall, from_output, policy_at};
+use super::oracle::{StepCall, from_output, policy_at, same_value};
 use super::own::{OwnStep, OwnTurn};
 use crate::finding::Finding;
 use crate::flow::Flow;
 use crate::harness::{Call, MatchPolicy, OracleCall};
-use crate::hash::PairCache;
+use crate::hash::{Exact, PairCache, StepKey, member_hash, name_hash, object_hash, value_hash};
 use crate::lint::Linter;
 use crate::source::json::child;
 use crate::spec::Effect;
@@ -66,6 +66,52 @@ pub(crate) struct TurnFacts<'a> {
     /// whose comparison was not kept: the trajectory metrics ask each pair up to three times
     /// (exact, in order, any order).
     policy: PairCache<bool>,
+    /// Per workflow step, its values hashed (compiled with the scenario).
+    keys: &'a [StepKey],
+    /// Per call, its values hashed: in a turn of many pairs (where they are kept in maps),
+    /// made at the first question, so most pairs of a row or a column asked are ruled out
+    /// without a comparison ([`TurnFacts::apart`]).
+    call_keys: std::cell::OnceCell<Vec<CallKey<'a>>>,
+}
+
+/// A call's values hashed ([`crate::hash::value_hash`]).
+struct CallKey<'a> {
+    /// Its arguments' hash, as [`StepKey::arguments`].
+    arguments: u64,
+    /// The parameter that selects its tool's model ([`Linter::selector`]): compared through
+    /// the model, not by value.
+    selector: Option<&'a str>,
+    /// Each argument's name's hash, its name, its value's hash and its value.
+    values: SmallVec<[(u64, &'a str, u64, &'a Value); 4]>,
+}
+
+impl<'a> CallKey<'a> {
+    /// Call `a`'s, its tool's model selected by `selector`.
+    fn of(a: &'a Call, selector: Option<&'a str>) -> Self {
+        let values: SmallVec<[(u64, &str, u64, &Value); 4]> = a
+            .args()
+            .iter()
+            .map(|(k, v)| (name_hash(k), k.as_str(), value_hash(v), v))
+            .collect();
+        let arguments = if a.arguments.is_object() {
+            object_hash(values.iter().map(|&(n, _, h, _)| member_hash(n, h)))
+        } else {
+            value_hash(&a.arguments)
+        };
+        Self {
+            arguments,
+            selector,
+            values,
+        }
+    }
+
+    /// Its value of parameter `p` (whose name hashes to `name`), and that value's hash.
+    fn value(&self, name: u64, p: &str) -> Option<(u64, &'a Value)> {
+        self.values
+            .iter()
+            .find(|&&(n, k, _, _)| n == name && k == p)
+            .map(|&(_, _, h, v)| (h, v))
+    }
 }
 
 /// A turn's workflow as the scenario compiles it: its steps, the parameters each compares,
@@ -73,6 +119,7 @@ pub(crate) struct TurnFacts<'a> {
 pub(crate) struct Steps<'a> {
     pub(crate) workflow: &'a [OracleCall],
     pub(crate) params: &'a [Vec<Box<str>>],
+    pub(crate) keys: &'a [StepKey],
     pub(crate) own: OwnTurn<'a>,
 }
 
@@ -89,6 +136,7 @@ impl<'a> TurnFacts<'a> {
         let Steps {
             workflow,
             params,
+            keys,
             own,
         } = steps;
         // Counted per call, then placed (a stable counting sort of the findings by call).
@@ -145,7 +193,75 @@ impl<'a> TurnFacts<'a> {
             compared: PairCache::new(workflow.len(), calls.len()),
             similarity: PairCache::new(workflow.len(), calls.len()),
             policy: PairCache::new(workflow.len(), calls.len()),
+            keys,
+            call_keys: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Per call, its values hashed, in a turn of many pairs; `None` in a turn of a few
+    /// (its pairs asked are about as many as its calls: hashing them would cost more).
+    fn call_keys(&self) -> Option<&[CallKey<'a>]> {
+        if self.policy.is_dense() {
+            return None;
+        }
+        let keys = self.call_keys.get_or_init(|| {
+            // A run of calls of one tool looks its selector up once.
+            let mut last: Option<(&str, Option<&str>)> = None;
+            self.calls
+                .iter()
+                .map(|c| {
+                    let selector = match last {
+                        Some((tool, s)) if tool == c.tool => s,
+                        _ => self.linter.selector(&c.tool),
+                    };
+                    last = Some((&c.tool, selector));
+                    CallKey::of(c, selector)
+                })
+                .collect()
+        });
+        Some(keys)
+    }
+
+    /// Whether call `j`'s value of the `i`th parameter step `w` compares matches, where the
+    /// step compares it exactly ([`StepKey::exact`]): a differing hash says no, an equal one
+    /// the values compared; `None` where only the policy's comparison can tell.
+    fn decided(&self, keys: &[CallKey], w: usize, j: usize, i: usize) -> Option<bool> {
+        let (p, call) = (&*self.params[w][i], &keys[j]);
+        if call.selector == Some(p) {
+            return None;
+        }
+        match &self.keys[w].exact[i] {
+            Exact::Compared => None,
+            Exact::Absent => Some(false),
+            Exact::Hash { name, value, want } => Some(
+                call.value(*name, p)
+                    .is_some_and(|(got, v)| got == *value && same_value(want, v)),
+            ),
+        }
+    }
+
+    /// Whether call `j` does step `w` under its policies as far as the values the step
+    /// compares exactly tell: `Some(false)` when one breaks, `Some(true)` when every compared
+    /// value is one and all match, `None` when a policy must tell (or in a turn of a few
+    /// pairs, where the comparison is made anyway).
+    fn matches_by_keys(&self, w: usize, j: usize) -> Option<bool> {
+        let keys = self.call_keys()?;
+        let mut all = true;
+        for i in 0..self.params[w].len() {
+            match self.decided(keys, w, j, i) {
+                Some(false) => return Some(false),
+                Some(true) => {}
+                None => all = false,
+            }
+        }
+        all.then_some(true)
+    }
+
+    /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
+    /// many pairs; else `false`).
+    pub(crate) fn literally_apart(&self, w: usize, j: usize) -> bool {
+        self.call_keys()
+            .is_some_and(|keys| keys[j].arguments != self.keys[w].arguments)
     }
 
     /// Call `j`'s own lint and flow findings.
@@ -241,6 +357,9 @@ impl<'a> TurnFacts<'a> {
         if self.own.clean(w, j) {
             return true;
         }
+        if let Some(m) = self.matches_by_keys(w, j) {
+            return m;
+        }
         if let Some(all) = self
             .compared
             .peek((w, j), |c| c.iter().all(|(_, bad)| bad.is_none()))
@@ -269,9 +388,25 @@ impl<'a> TurnFacts<'a> {
             return counts;
         }
         let params = &self.params[w];
-        let matched = self.with_pair(w, j, |pair| {
-            params.iter().filter(|p| pair.matches(p)).count()
-        });
+        // The values the step compares exactly decided by their hashes; the others compared.
+        let keys = self.call_keys().unwrap_or(&[]);
+        let decided: SmallVec<[Option<bool>; 4]> = (0..params.len())
+            .map(|i| {
+                (!keys.is_empty())
+                    .then(|| self.decided(keys, w, j, i))
+                    .flatten()
+            })
+            .collect();
+        let mut matched = decided.iter().filter(|d| **d == Some(true)).count();
+        if decided.contains(&None) {
+            matched += self.with_pair(w, j, |pair| {
+                params
+                    .iter()
+                    .zip(&decided)
+                    .filter(|&(p, d)| d.is_none() && pair.matches(p))
+                    .count()
+            });
+        }
         self.policy.insert((w, j), matched == params.len());
         (matched, params.len())
     }
