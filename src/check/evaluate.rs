@@ -269,14 +269,43 @@ fn trajectory_gate(suite: &Suite, trajectory: Option<&Trajectory>) -> Option<Fin
     })
 }
 
+/// A metric in [0, 1] to three decimal places as `{:.3}` writes it, without the float
+/// formatter: its thousandths rounded to the nearest. `None` within a millionth of a tie
+/// (where the formatter's exact rounding decides) or outside [0, 1] (and for −0, which it
+/// writes with its sign).
+fn three_places(v: f64) -> Option<String> {
+    if !(0.0..=1.0).contains(&v) || v.is_sign_negative() {
+        return None;
+    }
+    // v × 1000 is off by far less than a millionth: only a near tie can round otherwise.
+    let scaled = v * 1000.0;
+    let (whole, frac) = (scaled.floor(), scaled - scaled.floor());
+    if (frac - 0.5).abs() < 1e-6 {
+        return None;
+    }
+    let n = (whole as u32) + u32::from(frac > 0.5);
+    let digit = |d: u32| char::from(b'0' + (d % 10) as u8);
+    Some(
+        [
+            digit(n / 1000),
+            '.',
+            digit(n / 100),
+            digit(n / 10),
+            digit(n),
+        ]
+        .iter()
+        .collect(),
+    )
+}
+
 /// The trajectory gate's words: the match's `value` below the suite's `min`. The usual
 /// figures (no turn matching, a minimum of 1) as `{:.3}` and `{}` print them, without the
 /// float formatter (a fortieth of a short run's evaluation).
 fn below_gate(kind: &str, value: f64, min: f64) -> String {
     use std::borrow::Cow;
-    let shown: Cow<str> = match value.to_bits() {
-        0 => "0.000".into(),
-        _ => format!("{value:.3}").into(),
+    let shown: Cow<str> = match three_places(value) {
+        Some(s) => s.into(),
+        None => format!("{value:.3}").into(),
     };
     let min: Cow<str> = if min == 1.0 {
         "1".into()
@@ -553,6 +582,30 @@ mod tests {
     /// The gate's words are the formatter's, for the figures worded without it and others.
     #[test]
     fn the_gate_words_its_figures_as_the_formatter_does() {
+        // Every thousandth, the ties between them and either side of each, thirds, sixths.
+        let mut values = vec![0.0, -0.0, 0.5, 1.0 / 3.0, 0.9995, 2.0 / 3.0, 5.0 / 6.0, 1.0];
+        for k in 0..=1000 {
+            let v = f64::from(k) / 1000.0;
+            let tie = (f64::from(k) + 0.5) / 1000.0;
+            values.extend([v, tie, v + 1e-12, v - 1e-12, tie + 4e-10, tie - 4e-10]);
+        }
+        let values: Vec<f64> = values
+            .into_iter()
+            .filter(|v| (-0.0..=1.0).contains(v))
+            .collect();
+        let worded = values.iter().filter_map(|&v| three_places(v)).count();
+        assert!(
+            worded > 3000,
+            "{worded} of {} without the formatter",
+            values.len()
+        );
+        for value in values {
+            assert_eq!(
+                three_places(value).unwrap_or_else(|| format!("{value:.3}")),
+                format!("{value:.3}"),
+                "{value:e}"
+            );
+        }
         for value in [0.0, -0.0, 0.5, 1.0 / 3.0, 0.9995] {
             for min in [1.0, 0.5, 0.75, 0.1 + 0.2] {
                 assert_eq!(

@@ -1692,8 +1692,10 @@ pub(crate) fn references_in(
 ) -> Vec<(String, String)> {
     let empty = serde_json::Map::new();
     let args = arguments.as_object().unwrap_or(&empty);
-    let mut patterns: Vec<String> = match linter.facts(tool) {
-        Some((_, facts)) => facts
+    // (One lookup of the tool's facts: the inputs and the literal positions both come from them.)
+    let facts = linter.facts(tool).map(|(_, f)| f);
+    let mut patterns: Vec<String> = match facts {
+        Some(facts) => facts
             .inputs
             .iter()
             .map(|p| {
@@ -1712,9 +1714,7 @@ pub(crate) fn references_in(
     };
     let declared = patterns.len();
     // The matrix's `literal:` positions are never inferred references.
-    let literal = linter
-        .facts(tool)
-        .map_or(&[][..], |(_, f)| f.literal.as_slice());
+    let literal = facts.map_or(&[][..], |f| f.literal.as_slice());
     patterns.extend(
         inferred
             .into_iter()
