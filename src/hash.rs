@@ -301,7 +301,7 @@ pub(crate) struct StepKey {
 }
 
 /// What a call's value of one parameter must hash to ([`StepKey::exact`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub(crate) enum Exact {
     /// The step's policy decides: nothing ruled out by the hash.
     Compared,

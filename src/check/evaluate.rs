@@ -298,9 +298,9 @@ fn three_places(v: f64) -> Option<String> {
     )
 }
 
-/// The trajectory gate's words: the match's `value` below the suite's `min`. The usual
-/// figures (no turn matching, a minimum of 1) as `{:.3}` and `{}` print them, without the
-/// float formatter (a fortieth of a short run's evaluation).
+/// The trajectory gate's words: the match's `value` below the suite's `min`, as `{:.3}` and
+/// `{}` print them; the usual figures (a metric in [0, 1], a minimum of 1) without the float
+/// formatter (a fortieth of a short run's evaluation).
 fn below_gate(kind: &str, value: f64, min: f64) -> String {
     use std::borrow::Cow;
     let shown: Cow<str> = match three_places(value) {

@@ -69,8 +69,9 @@ pub(crate) struct TurnFacts<'a> {
     /// Per workflow step, its values hashed (compiled with the scenario).
     keys: &'a [StepKey],
     /// Per call, its values hashed: in a turn of many pairs (where they are kept in maps),
-    /// made at the first question, so most pairs of a row or a column asked are ruled out
-    /// without a comparison ([`TurnFacts::apart`]).
+    /// made at the first question, so most pairs of a row or a column asked are decided
+    /// without a comparison ([`TurnFacts::literally_apart`], the policies' exactly compared
+    /// values).
     call_keys: std::cell::OnceCell<Vec<CallKey<'a>>>,
 }
 
@@ -389,13 +390,9 @@ impl<'a> TurnFacts<'a> {
         }
         let params = &self.params[w];
         // The values the step compares exactly decided by their hashes; the others compared.
-        let keys = self.call_keys().unwrap_or(&[]);
+        let keys = self.call_keys();
         let decided: SmallVec<[Option<bool>; 4]> = (0..params.len())
-            .map(|i| {
-                (!keys.is_empty())
-                    .then(|| self.decided(keys, w, j, i))
-                    .flatten()
-            })
+            .map(|i| keys.and_then(|keys| self.decided(keys, w, j, i)))
             .collect();
         let mut matched = decided.iter().filter(|d| **d == Some(true)).count();
         if decided.contains(&None) {
