@@ -1023,9 +1023,9 @@ mod tests {
         let many = &facts[0];
         let st = &sc.turns[0].workflow;
         let (mut policy, mut literal, mut apart) = (0, 0, 0);
-        for j in 0..calls {
+        for (j, &call) in flat.iter().enumerate() {
             // The same call alone: a turn of a few pairs, compared without hashes.
-            let one = [flat[j]];
+            let one = [call];
             let few = TurnFacts::new(
                 j,
                 &one,
@@ -1039,8 +1039,8 @@ mod tests {
                 &flow,
                 &[],
             );
-            for w in 0..steps {
-                let compared = policy_matches(&st[w], flat[j], &linter, &|_| false);
+            for (w, step) in st.iter().enumerate() {
+                let compared = policy_matches(step, call, &linter, &|_| false);
                 assert_eq!(many.policy_matches(w, j), compared, "step {w}, call {j}");
                 assert_eq!(
                     few.policy_matches(w, 0),
@@ -1052,7 +1052,7 @@ mod tests {
                     few.similarity(w, 0),
                     "step {w}, call {j}"
                 );
-                let equal = literal_matches(&st[w], flat[j]);
+                let equal = literal_matches(step, call);
                 assert!(!(equal && many.literally_apart(w, j)), "step {w}, call {j}");
                 policy += usize::from(compared);
                 literal += usize::from(equal);
