@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target briefly from its committed seeds (fuzz/seeds/<target>/).
 # The machine has one (stable) toolchain; RUSTC_BOOTSTRAP=1 lets cargo-fuzz pass its
-# sanitizer flags to it. FUZZ_RUNS inputs per target (default 2,000; the recorded runs of
-# 20,000 each are in BENCHMARKS.md).
+# instrumentation flags to it.
+#
+# In CI (the default): an unoptimised build without a sanitizer, each target fuzzed for
+# FUZZ_SECONDS (default 10). The crate has no unsafe code (`#![forbid(unsafe_code)]`), so what
+# a run here can find is a panic, an abort or a hang, which this build finds as well; it builds
+# in about 8 minutes on a fresh 2-core machine, against 19 for the optimised AddressSanitizer
+# build every dependency then needs (BENCHMARKS.md, "CI on a fresh machine").
+# FUZZ_ASAN=1: that optimised AddressSanitizer build; FUZZ_RUNS=N: N inputs per target instead
+# of a time. `FUZZ_ASAN=1 FUZZ_RUNS=20000 bash .ci/fuzz.sh` reproduces BENCHMARKS.md's table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${FUZZ_RUNS:-2000}
 if ! command -v cargo-fuzz >/dev/null; then
   cargo install cargo-fuzz --locked --quiet
 fi
 export RUSTC_BOOTSTRAP=1
-# The sanitizer build of every dependency is kept between runs outside the checkout (only this
-# crate and the fuzz targets rebuild): about 8 minutes saved per CI run on the 2-core machine.
-TARGET_DIR=${AGENT_SEER_FUZZ_TARGET:-/var/cache/agent-seer/fuzz-target}
+if [[ ${FUZZ_ASAN:-0} == 1 ]]; then
+  build=(--sanitizer address)
+else
+  build=(--sanitizer none --dev)
+fi
+if [[ -n ${FUZZ_RUNS:-} ]]; then
+  budget=(-runs="$FUZZ_RUNS")
+else
+  budget=(-max_total_time="${FUZZ_SECONDS:-10}")
+fi
+# Every dependency's instrumented build is kept between runs outside the checkout (only this
+# crate and the fuzz targets rebuild on a machine that ran this before).
+TARGET_DIR=${AGENT_SEER_CACHE:-/var/cache/agent-seer}/fuzz-target
 mkdir -p "$TARGET_DIR"
 cd fuzz
-cargo fuzz build --target-dir "$TARGET_DIR"
+cargo fuzz build "${build[@]}" --target-dir "$TARGET_DIR"
 for target in $(cargo fuzz list); do
   corpus=$(mktemp -d)
   cp seeds/"$target"/* "$corpus"/
-  out=$(cargo fuzz run --target-dir "$TARGET_DIR" "$target" "$corpus" -- -runs="$RUNS" -max_len=16384 -rss_limit_mb=4096 -timeout=20 2>&1) || {
+  out=$(cargo fuzz run "${build[@]}" --target-dir "$TARGET_DIR" "$target" "$corpus" -- \
+    "${budget[@]}" -max_len=16384 -rss_limit_mb=4096 -timeout=20 2>&1) || {
     echo "$out" | tail -n 40
     echo "fuzz target $target failed"
     exit 1

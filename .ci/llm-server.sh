@@ -22,7 +22,9 @@ QWEN_SHA256=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 SMOL_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 WHICH=${1:-all}
 case $WHICH in smollm2 | qwen | all) ;; *) echo "usage: $0 [smollm2|qwen|all]" >&2; exit 2 ;; esac
-CACHE=${AGENT_SEER_LLM_CACHE:-/var/cache/agent-seer/llm-${LLAMA_VERSION}-${MODEL_VERSION}}
+# Under AGENT_SEER_CACHE like every other install (not AGENT_SEER_LLM_CACHE: that is the judge's
+# answer cache, a setting of the product).
+CACHE=${AGENT_SEER_CACHE:-/var/cache/agent-seer}/llm-${LLAMA_VERSION}-${MODEL_VERSION}
 BIN=$CACHE/bin/llama-server
 MODEL=$CACHE/SmolLM2-135M-Instruct.Q4_1.gguf
 QWEN=$CACHE/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf

@@ -73,6 +73,7 @@ if [[ ${1:-} != --loopback ]]; then
     echo "$stamp" >"$VENV/.complete"
     echo "installed mcp $MCP_PY_VERSION venv in $((SECONDS - t)) s" >&2
   fi
+  [[ -z ${AGENT_SEER_PREPARE:-} ]] || exit 0  # .ci/prepare.sh: installs only
   # Without AGENT_SEER_BIN: target/debug/agent-seer, built (a no-op when it is fresh) so that a
   # stale binary, or the lean build's (`--no-default-features`), is never the one tested.
   if [[ -n ${AGENT_SEER_BIN:-} ]]; then

@@ -3,7 +3,7 @@
 # telemetry off. Installed once into a cache outside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-NPM=${AGENT_SEER_NPM:-/var/cache/agent-seer/npm-2026.8.31}
+NPM=${AGENT_SEER_NPM:-${AGENT_SEER_CACHE:-/var/cache/agent-seer}/npm-2026.8.31}
 # Every server the ignored tests in tests/mcp/ start (real.rs, generic.rs), at one version.
 servers=(server-everything@2026.8.31 server-filesystem@2026.8.31 server-memory@2026.8.31)
 missing=0
@@ -27,6 +27,7 @@ fi
 PYPI=$(bash .ci/servers-pypi.sh | tail -1)
 # The SQL servers tests/mcp/sql.rs starts (mcp-server-duckdb, mcp-server-sqlite).
 SQL=$(bash .ci/servers-sql.sh | tail -1)
+[[ -z ${AGENT_SEER_PREPARE:-} ]] || exit 0  # .ci/prepare.sh: installs only
 cargo test --no-run --test mcp -q
 exec unshare -n env AGENT_SEER_NPM="$NPM" AGENT_SEER_PYPI_SERVERS="$PYPI" AGENT_SEER_SQL_SERVERS="$SQL" OTEL_SDK_DISABLED=true bash -euo pipefail -c '
   ip link set lo up

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VERSION=2026.8.31
-NPM=${AGENT_SEER_NPM:-/var/cache/agent-seer/npm-$VERSION}
+NPM=${AGENT_SEER_NPM:-${AGENT_SEER_CACHE:-/var/cache/agent-seer}/npm-$VERSION}
 servers=(server-memory server-filesystem)
 missing=0
 for s in "${servers[@]}"; do

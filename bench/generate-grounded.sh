@@ -22,7 +22,7 @@ OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 LLM=$(bash .ci/llm-server.sh qwen | tail -1)
 PYPI=$(bash .ci/servers-pypi.sh | tail -1)
-NPM=${AGENT_SEER_NPM:-/var/cache/agent-seer/npm-2026.8.31}
+NPM=${AGENT_SEER_NPM:-${AGENT_SEER_CACHE:-/var/cache/agent-seer}/npm-2026.8.31}
 export NEW BASE SPECS GEN_ARGS OUT LLM PYPI NPM
 unshare -n bash -euo pipefail -c '
   ip link set lo up

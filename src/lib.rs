@@ -34,6 +34,9 @@
 //!
 //! With `default-features = false` only the harness is built (lint, flow, oracle, the gate,
 //! reports): no HTTP client, no async runtime, no clap CLI.
+// No unsafe code: the memory errors AddressSanitizer looks for cannot start here, which is why
+// the fuzz targets run without it (.ci/fuzz.sh).
+#![forbid(unsafe_code)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
 

@@ -2,6 +2,8 @@
 //! (0 clean, 1 findings or failed trials, 2 usage or input error, 3 a provider or server
 //! failed).
 
+#![forbid(unsafe_code)]
+
 mod cli;
 
 fn main() -> std::process::ExitCode {
