@@ -43,7 +43,7 @@ if [[ ! -f $SQLITE/.complete ]]; then
   "$SQLITE/bin/pip" install -q "${sqlite_pkgs[@]}"
   touch "$SQLITE/.complete"
 fi
-cargo build --quiet --bin agent-seer
+bash bench/bin.sh
 bin=$(realpath "${CARGO_TARGET_DIR:-target}/debug/agent-seer")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

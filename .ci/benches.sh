@@ -34,7 +34,7 @@ MB=2 step bash bench/ingest.sh
 # The safety net of every engine change (bench/same-verdicts.sh compares two builds' grading
 # of every shipped suite and its mutants): here both sides are this build, so any difference
 # is grading that changes from run to run.
-step cargo build --release --quiet --bin agent-seer
+step bash bench/bin.sh --release
 BASE=target/release/agent-seer MIN_TRIALS=200 step bash bench/same-verdicts.sh
 # The side-by-side timer the speed claims are made with, one pair.
 RUNS=1 STRICT=1 step bash bench/ab.sh 'target/release/agent-seer check --no-save' 'target/release/agent-seer check --no-save'

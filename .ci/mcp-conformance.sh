@@ -79,7 +79,7 @@ if [[ ${1:-} != --loopback ]]; then
   if [[ -n ${AGENT_SEER_BIN:-} ]]; then
     BIN=$(realpath "$AGENT_SEER_BIN")
   else
-    cargo build --quiet --bin agent-seer
+    bash "$ROOT/bench/bin.sh"
     BIN=$ROOT/target/debug/agent-seer
   fi
   echo "installs and build checked in $((SECONDS - t0)) s" >&2

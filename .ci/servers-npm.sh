@@ -19,7 +19,7 @@ if [[ $missing == 1 ]]; then
   mkdir -p "$NPM"
   (cd "$NPM" && npm install --silent --no-audit --no-fund "${servers[@]/#/@modelcontextprotocol/}"@$VERSION)
 fi
-cargo build --quiet --bin agent-seer
+bash bench/bin.sh
 bin=${CARGO_TARGET_DIR:-target}/debug/agent-seer
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

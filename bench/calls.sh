@@ -16,7 +16,7 @@ BIN=${BIN:-target/release/agent-seer}
 CALLS=${CALLS:-"10 100 1000"}
 COPIES_CALLS=${COPIES_CALLS:-20000}
 if [ "$BIN" = target/release/agent-seer ]; then
-  cargo build --release --quiet --bin agent-seer
+  bash bench/bin.sh --release
 fi
 if [ -n "${KEEP:-}" ]; then WORK=$KEEP; mkdir -p "$WORK"; else
   WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT; fi

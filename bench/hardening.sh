@@ -15,7 +15,7 @@ BIN=${BIN:-target/release/agent-seer}
 CALLS=${CALLS:-"400 4000 10000"}
 TOOLS=${TOOLS:-3000}
 if [ "$BIN" = target/release/agent-seer ]; then
-  cargo build --release --quiet --bin agent-seer
+  bash bench/bin.sh --release
 fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

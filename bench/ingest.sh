@@ -45,7 +45,7 @@ with open(f"{project}/one.json", "w") as f:
 open(f"{project}/transcripts/time/big.label.yaml", "w").write("scenario: meeting-conversion\nexpect: pass\n")
 print(f"{size / 1e6:.0f} MB in {len(lines)} lines")
 PY
-cargo build --release --quiet
+bash bench/bin.sh --release
 BIN=$PWD/target/release/agent-seer
 cd "$PROJECT"
 /usr/bin/time -f "JSON Lines, streamed: %e s wall, %M KiB peak RSS" "$BIN" check --quiet --no-save 2>&1 | tail -2

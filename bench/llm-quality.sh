@@ -32,7 +32,7 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 CACHE=$(bash .ci/llm-server.sh qwen)
 if [[ -z ${AGENT_SEER_BIN:-} ]]; then
-  cargo build --release --quiet --bin agent-seer
+  bash bench/bin.sh --release
   AGENT_SEER_BIN=$PWD/target/release/agent-seer
 fi
 OUT=$(mktemp -d /tmp/agent-seer-llm-quality.XXXXXX)

@@ -13,7 +13,7 @@ PROJECT=$(mktemp -d)
 trap 'rm -rf "$PROJECT"' EXIT
 cp -r harnesses capabilities "$PROJECT/"
 python3 bench/copies.py "$PROJECT" "$N"
-cargo build --release --quiet --bin agent-seer --example parse_only
+bash bench/bin.sh --release
 bin=${CARGO_TARGET_DIR:-target}/release
 # The run is saved under the project's target/, not this repository's.
 export CARGO_TARGET_DIR="$PROJECT/target"
