@@ -1575,34 +1575,12 @@ impl<'a> Same<'a> {
         }
     }
 
-    /// The hash two identical calls share.
+    /// The hash two identical calls share: the member `{tool: arguments}` as
+    /// [`crate::hash::value_hash`] hashes it, which any two equal values share (it is coarser
+    /// than `==`: `1` and `1.0` hash alike, and [`Same`]'s equality then tells them apart).
     pub(crate) fn hash_of(tool: &str, arguments: &Value) -> u64 {
-        use std::hash::{Hash, Hasher};
-        fn walk(v: &Value, h: &mut impl Hasher) {
-            match v {
-                Value::Null => 0u8.hash(h),
-                Value::Bool(b) => (1u8, *b).hash(h),
-                Value::Number(n) => (2u8, n).hash(h),
-                Value::String(s) => (3u8, s).hash(h),
-                Value::Array(items) => {
-                    (4u8, items.len()).hash(h);
-                    items.iter().for_each(|i| walk(i, h));
-                }
-                Value::Object(m) => {
-                    (5u8, m.len()).hash(h);
-                    for (k, v) in m {
-                        k.hash(h);
-                        walk(v, h);
-                    }
-                }
-            }
-        }
-        // The name hasher: equal hashes are compared by value anyway, so SipHash's resistance to
-        // chosen keys buys nothing here and cost a tenth of a long run's flow analysis.
-        let mut h = crate::hash::NameHasher::default();
-        tool.hash(&mut h);
-        walk(arguments, &mut h);
-        h.finish()
+        use crate::hash::{member_hash, name_hash, value_hash};
+        member_hash(name_hash(tool), value_hash(arguments))
     }
 }
 

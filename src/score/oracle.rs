@@ -319,47 +319,56 @@ pub(crate) fn variants(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
     all.get(turn).map_or(&[], Vec::as_slice)
 }
 
-/// What a step's policy asks of a value, for a mismatch's message: the policy that failed,
-/// not only the step's example value.
-pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>) -> String {
-    // (The example written out only where the wording shows it, each value straight into
-    // the one string.)
-    let example = || example.map_or_else(|| "(any)".to_owned(), crate::source::json::text);
+/// What a step's policy asks of a value, for a mismatch's message, written onto `out`: the
+/// policy that failed, not only the step's example value.
+pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>, out: &mut String) {
+    use std::fmt::Write;
+    // (The example written out only where the wording shows it, every piece straight onto
+    // the finding's one string.)
+    let example = |out: &mut String| match example {
+        Some(v) => crate::source::json::push_text(out, v),
+        None => out.push_str("(any)"),
+    };
     match policy {
-        None | Some(MatchPolicy::Exact) => format!("the workflow expects {}", example()),
-        Some(MatchPolicy::Absent) => "the workflow expects no value (`absent`)".to_owned(),
-        Some(MatchPolicy::FromOutput) => {
-            "the workflow expects a value an earlier tool output gave (`from_output`)".to_owned()
+        None | Some(MatchPolicy::Exact) => {
+            out.push_str("the workflow expects ");
+            example(out);
         }
-        Some(MatchPolicy::Semantic) => format!(
-            "the workflow expects a value of the same kind as {} (`semantic`)",
-            example()
-        ),
+        Some(MatchPolicy::Absent) => out.push_str("the workflow expects no value (`absent`)"),
+        Some(MatchPolicy::FromOutput) => {
+            out.push_str("the workflow expects a value an earlier tool output gave (`from_output`)")
+        }
+        Some(MatchPolicy::Semantic) => {
+            out.push_str("the workflow expects a value of the same kind as ");
+            example(out);
+            out.push_str(" (`semantic`)");
+        }
         Some(MatchPolicy::Regex(re)) => {
-            format!(
-                "the workflow expects a string matching `{}` (`regex`)",
-                re.as_str()
-            )
+            out.push_str("the workflow expects a string matching `");
+            out.push_str(re.as_str());
+            out.push_str("` (`regex`)");
         }
         Some(MatchPolicy::AnyOf(a)) => {
-            let mut s = String::from("the workflow expects one of ");
+            out.push_str("the workflow expects one of ");
             for (i, option) in a.options.iter().enumerate() {
                 if i > 0 {
-                    s.push_str(", ");
+                    out.push_str(", ");
                 }
-                s.push_str(&crate::source::json::text(option));
+                crate::source::json::push_text(out, option);
             }
-            s.push_str(" (`any_of`)");
-            s
+            out.push_str(" (`any_of`)");
         }
         Some(MatchPolicy::Tolerance(t)) => {
-            format!("the workflow expects {} ± {t} (`tolerance`)", example())
+            out.push_str("the workflow expects ");
+            example(out);
+            let _ = write!(out, " ± {t} (`tolerance`)");
         }
-        Some(MatchPolicy::Ignore) => "any value".to_owned(),
-        Some(MatchPolicy::Sql(_)) => format!(
-            "the workflow expects SQL that says the same as {} (`sql`)",
-            example()
-        ),
+        Some(MatchPolicy::Ignore) => out.push_str("any value"),
+        Some(MatchPolicy::Sql(_)) => {
+            out.push_str("the workflow expects SQL that says the same as ");
+            example(out);
+            out.push_str(" (`sql`)");
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use super::{Score, SubScores};
 use crate::finding::{Code, Finding, Severity, SubDimension};
 use crate::harness::{Call, Forbid, OracleCall};
 use crate::lint::Linter;
-use crate::source::json::escape;
+use crate::source::json::{escape, pointer, push_text};
 use crate::spec::capability::ArtifactKind;
 
 use SubDimension::*;
@@ -547,18 +547,20 @@ impl Turn<'_, '_> {
             if flagged {
                 continue;
             }
-            let got = crate::source::json::pointer(&a.arguments, at)
-                .map_or("nothing".to_owned(), crate::source::json::text);
+            // "`shown`: the workflow expects …, got …", written into one string.
             let shown = at.trim_start_matches('/');
-            let example = crate::source::json::pointer(&o.call.arguments, at);
-            let mut f = Finding::new(
-                Code::ValueMismatch,
-                at.clone(),
-                format!(
-                    "`{shown}`: {}, got {got}",
-                    expectation(policy_at(o, at), example)
-                ),
-            );
+            let mut message = String::with_capacity(shown.len() + 64);
+            message.push('`');
+            message.push_str(shown);
+            message.push_str("`: ");
+            let example = pointer(&o.call.arguments, at);
+            expectation(policy_at(o, at), example, &mut message);
+            message.push_str(", got ");
+            match pointer(&a.arguments, at) {
+                Some(got) => push_text(&mut message, got),
+                None => message.push_str("nothing"),
+            }
+            let mut f = Finding::new(Code::ValueMismatch, at.clone(), message);
             f.call = Some(self.facts.first + j);
             out.push(f);
         }

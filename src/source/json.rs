@@ -44,6 +44,28 @@ pub(crate) fn text(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
+/// [`text`] onto `out`: a scalar written in place (a string needing no escape, a number, a
+/// boolean, null: most values a finding quotes), anything else serialized first.
+pub(crate) fn push_text(out: &mut String, v: &serde_json::Value) {
+    use serde_json::Value;
+    use std::fmt::Write;
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        // `Number`'s `Display` is its serialization (itoa, ryu).
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::String(s) if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') => {
+            out.reserve(s.len() + 2);
+            out.push('"');
+            out.push_str(s);
+            out.push('"');
+        }
+        _ => out.push_str(&text(v)),
+    }
+}
+
 /// A JSON Pointer token for a key (`~` → `~0`, `/` → `~1`).
 pub(crate) fn escape(k: &str) -> String {
     let mut out = String::with_capacity(k.len());
@@ -699,6 +721,22 @@ impl<'a> Scanner<'a> {
 
 #[cfg(test)]
 mod tests {
+    /// A value written in place reads as its serialization: every kind of scalar, strings
+    /// that need escaping and not, numbers of every representation, containers.
+    #[test]
+    fn push_text_writes_what_serde_json_serializes() {
+        let values = serde_json::json!([
+            null, true, false, 0, -7, 18446744073709551615u64, 1.0, -0.0, 2.5e-300, 1e21,
+            "", "plain", "é ünïcode ✓", "quote \" in", "back\\slash", "tab\tand\nline",
+            "\u{1}", "\u{7f}", [1, "a", {"k": [null]}], {"b": 1, "a": "x\"y"}
+        ]);
+        for v in values.as_array().unwrap() {
+            let mut out = String::from("prefix ");
+            super::push_text(&mut out, v);
+            assert_eq!(out, format!("prefix {}", super::text(v)), "{v:?}");
+        }
+    }
+
     /// The allocation-free pointer walk finds what `serde_json`'s does, escapes and array
     /// indices as it reads them included.
     #[test]
