@@ -484,7 +484,19 @@ fn best_variant(
 ) -> Metrics {
     let pairs = st.workflow.len() * calls;
     if pairs > MEMO {
-        return best_of(st, variants, calls, m);
+        // The three metrics ask a step about the call the run walked it to one after another
+        // (exact, in order, any order): each step's last answer kept in place, so those asks
+        // after the first cost no lookup in the relation's own memo (a map, in a long turn).
+        let last = vec![Cell::new((usize::MAX, false)); st.workflow.len()];
+        return best_of(st, variants, calls, &|w, j| {
+            let (asked, answer) = last[w].get();
+            if asked == j {
+                return answer;
+            }
+            let answer = m(w, j);
+            last[w].set((j, answer));
+            answer
+        });
     }
     // A byte a pair, in place for a turn of a few: 0 not asked yet, 1 no, 2 yes.
     let memo: SmallVec<[Cell<u8>; 64]> = smallvec::smallvec![Cell::new(0); pairs];

@@ -476,16 +476,21 @@ impl<'a> TurnFacts<'a> {
         cap: &dyn Fn(usize) -> f64,
     ) -> Vec<Option<usize>> {
         let calls = self.calls.len();
-        let pairing = in_order(steps, calls, weight, cap).unwrap_or_else(|| {
-            let sim: Vec<Vec<f64>> = (0..steps)
-                .map(|i| (0..calls).map(|j| weight(i, j)).collect())
-                .collect();
-            assign(&sim)
-        });
-        pairing
+        if let Some((mut pairing, got)) = in_order(steps, calls, weight, cap) {
+            for (j, w) in pairing.iter_mut().zip(got) {
+                if w < 0.2 {
+                    *j = None;
+                }
+            }
+            return pairing;
+        }
+        let sim: Vec<Vec<f64>> = (0..steps)
+            .map(|i| (0..calls).map(|j| weight(i, j)).collect())
+            .collect();
+        assign(&sim)
             .into_iter()
             .enumerate()
-            .map(|(i, j)| j.filter(|&j| weight(i, j) >= 0.2))
+            .map(|(i, j)| j.filter(|&j| sim[i][j] >= 0.2))
             .collect()
     }
 }
@@ -493,29 +498,44 @@ impl<'a> TurnFacts<'a> {
 /// The in-order walk's pairing when it is optimal: every step paired with a call whose weight
 /// is the best of the step's row (so the total is the sum of the row maxima, which no pairing
 /// exceeds), the only best where the step matches imperfectly. `None` when some step's walked
-/// call is not its row's best. Costs one weight per
+/// call is not its row's best; else the pairing and each pair's weight. Costs one weight per
 /// step (at most [`LOOKAHEAD`]) while the run follows the workflow, plus a row per step that
-/// does not match perfectly.
+/// does not match perfectly: each walked pair's weight is asked once and kept (a weight of a
+/// long turn is looked up in a map, and the checks below ask it again).
 fn in_order(
     steps: usize,
     calls: usize,
     weight: &dyn Fn(usize, usize) -> f64,
     cap: &dyn Fn(usize) -> f64,
-) -> Option<Vec<Option<usize>>> {
+) -> Option<(Vec<Option<usize>>, SmallVec<[f64; 8]>)> {
     let mut pairing = vec![None; steps];
+    // The walked pair's weight, per step (0 for a step the walk gave no call).
+    let mut got: SmallVec<[f64; 8]> = smallvec![0.0; steps];
     let mut next = 0;
-    for (i, slot) in pairing.iter_mut().enumerate() {
-        let perfect = (next..calls.min(next + LOOKAHEAD)).find(|&j| weight(i, j) == cap(i));
-        match perfect {
-            Some(j) => {
-                *slot = Some(j);
+    for i in 0..steps {
+        let best = cap(i);
+        // The first call within reach that matches perfectly, else the next call.
+        let (mut first, mut perfect) = (None, None);
+        for j in next..calls.min(next + LOOKAHEAD) {
+            let w = weight(i, j);
+            if j == next {
+                first = Some(w);
+            }
+            if w == best {
+                perfect = Some(j);
+                break;
+            }
+        }
+        match (perfect, first) {
+            (Some(j), _) => {
+                (pairing[i], got[i]) = (Some(j), best);
                 next = j + 1;
             }
-            None if next < calls => {
-                *slot = Some(next);
+            (None, Some(w)) => {
+                (pairing[i], got[i]) = (Some(next), w);
                 next += 1;
             }
-            None => {}
+            (None, None) => {}
         }
     }
     // The calls the walk gave a step as a perfect match: another step tied with one of them
@@ -523,13 +543,13 @@ fn in_order(
     let mut perfect: SmallVec<[bool; 8]> = smallvec![false; calls];
     for (i, j) in pairing.iter().enumerate() {
         if let Some(j) = *j
-            && weight(i, j) == cap(i)
+            && got[i] == cap(i)
         {
             perfect[j] = true;
         }
     }
     for (i, j) in pairing.iter().enumerate() {
-        let got = j.map_or(0.0, |j| weight(i, j));
+        let got = got[i];
         if got == cap(i) {
             continue;
         }
@@ -549,7 +569,7 @@ fn in_order(
             return None;
         }
     }
-    Some(pairing)
+    Some((pairing, got))
 }
 
 /// A value's scalars (a call's arguments have a few: kept in place).
@@ -629,7 +649,7 @@ mod tests {
         let weight = |i: usize, j: usize| sim[i][j];
         let cap = |_: usize| 1.0;
         assert_eq!(
-            in_order(3, 3, &weight, &cap),
+            in_order(3, 3, &weight, &cap).map(|(p, _)| p),
             Some(vec![Some(0), Some(1), Some(2)])
         );
         // Two calls for the one step, neither perfect: which one is the Hungarian's to say.
@@ -667,8 +687,12 @@ mod tests {
             let weight = |i: usize, j: usize| sim[i][j];
             let cap = |i: usize| if optional[i] { 0.98 } else { 1.0 };
             cases += 1;
-            if let Some(p) = in_order(steps, calls, &weight, &cap) {
+            if let Some((p, got)) = in_order(steps, calls, &weight, &cap) {
                 kept += 1;
+                // Each pair's weight as the walk kept it.
+                for (i, (j, w)) in p.iter().zip(&got).enumerate() {
+                    assert_eq!(*w, j.map_or(0.0, |j| sim[i][j]), "{sim:?}: step {i}");
+                }
                 let best = total(&sim, &assign(&sim));
                 assert!(
                     (total(&sim, &p) - best).abs() < 1e-9,
