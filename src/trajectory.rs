@@ -475,7 +475,8 @@ fn of_turn(
 /// metrics ask a pair up to three times (exact, in order, any order) and every variant asks
 /// again: in a turn of up to [`MEMO`] pairs each answer is kept the first time. (A longer
 /// turn's relations keep their own, of the pairs asked: the policy's in its [`TurnFacts`],
-/// the literal one's in [`of_facts`].)
+/// the literal one's in [`of_facts`]; here each step's last answer, which the three metrics
+/// ask again one after another.)
 fn best_variant(
     st: &Turn,
     variants: &[Vec<usize>],

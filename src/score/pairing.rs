@@ -495,6 +495,9 @@ impl<'a> TurnFacts<'a> {
     }
 }
 
+/// The in-order walk's pairing (per step, its call) and each pair's weight (0 for none).
+type Walked = (Vec<Option<usize>>, SmallVec<[f64; 8]>);
+
 /// The in-order walk's pairing when it is optimal: every step paired with a call whose weight
 /// is the best of the step's row (so the total is the sum of the row maxima, which no pairing
 /// exceeds), the only best where the step matches imperfectly. `None` when some step's walked
@@ -507,7 +510,7 @@ fn in_order(
     calls: usize,
     weight: &dyn Fn(usize, usize) -> f64,
     cap: &dyn Fn(usize) -> f64,
-) -> Option<(Vec<Option<usize>>, SmallVec<[f64; 8]>)> {
+) -> Option<Walked> {
     let mut pairing = vec![None; steps];
     // The walked pair's weight, per step (0 for a step the walk gave no call).
     let mut got: SmallVec<[f64; 8]> = smallvec![0.0; steps];
