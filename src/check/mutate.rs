@@ -448,6 +448,26 @@ struct Cx<'a> {
 /// Mutants made per operator and run at most: enough to find a weakness, bounded cost.
 const PER_OPERATOR: usize = 3;
 
+/// The mutants of a run, at most [`PER_OPERATOR`] of each operator, the first found.
+#[derive(Default)]
+struct Made {
+    out: Vec<Mutant>,
+    count: std::collections::BTreeMap<Operator, usize>,
+}
+
+impl Made {
+    /// Adds the mutant `make` builds when `operator` has room left: a mutant copies the whole
+    /// run, so one with no room is never built (a long run offers one of each operator per
+    /// call: building them all cost its length squared).
+    fn push(&mut self, operator: Operator, make: impl FnOnce(Operator) -> Mutant) {
+        let n = self.count.entry(operator).or_default();
+        if *n < PER_OPERATOR {
+            *n += 1;
+            self.out.push(make(operator));
+        }
+    }
+}
+
 impl Cx<'_> {
     /// Every call as (turn, index in turn, index across the run).
     fn calls(&self) -> Vec<(usize, usize, usize)> {
@@ -462,6 +482,35 @@ impl Cx<'_> {
         out
     }
 
+    /// Per call (across the run): whether another call of its turn is the same call (its tool
+    /// and arguments), and whether it is the only call of its tool in its turn. Counted once
+    /// per turn: asked of the whole turn per call, a long run cost its length squared.
+    fn repeats(&self) -> (Vec<bool>, Vec<bool>) {
+        use crate::hash::{member_hash, name_hash, object_hash, value_hash};
+        let (mut repeat, mut alone) = (Vec::new(), Vec::new());
+        for calls in self.turns {
+            let tools = crate::hash::NameCounts::of(calls.iter().map(|c| c.tool.as_str()));
+            let key = |c: &CallDoc| {
+                let args = c
+                    .arguments
+                    .iter()
+                    .map(|(k, v)| member_hash(name_hash(k), value_hash(v)));
+                member_hash(name_hash(&c.tool), object_hash(args))
+            };
+            let mut same = std::collections::HashMap::<u64, smallvec::SmallVec<[usize; 2]>>::new();
+            for (j, c) in calls.iter().enumerate() {
+                same.entry(key(c)).or_default().push(j);
+            }
+            for (j, c) in calls.iter().enumerate() {
+                repeat.push(same[&key(c)].iter().any(|&i| {
+                    i != j && calls[i].tool == c.tool && calls[i].arguments == c.arguments
+                }));
+                alone.push(tools.count(&c.tool) == 1);
+            }
+        }
+        (repeat, alone)
+    }
+
     /// The workflow step each call does: the first step of its turn, not yet taken, that
     /// accepts its tool.
     fn steps(&self) -> Vec<Option<&OracleCall>> {
@@ -469,10 +518,16 @@ impl Cx<'_> {
         for (ti, calls) in self.turns.iter().enumerate() {
             let wf = self.sc.turns.get(ti).map_or(&[][..], |t| &t.workflow[..]);
             let mut used = vec![false; wf.len()];
+            // The steps before `open` are all taken: a run in order looks at a step or two
+            // per call, not at the whole workflow.
+            let mut open = 0;
             for c in calls {
-                let j = (0..wf.len()).find(|&j| !used[j] && wf[j].accepts_tool(&c.tool));
+                let j = (open..wf.len()).find(|&j| !used[j] && wf[j].accepts_tool(&c.tool));
                 if let Some(j) = j {
                     used[j] = true;
+                }
+                while open < wf.len() && used[open] {
+                    open += 1;
                 }
                 out.push(j.map(|j| &wf[j]));
             }
@@ -509,18 +564,16 @@ impl Cx<'_> {
     }
 
     fn mutants(&self) -> Vec<Mutant> {
-        let mut out = Vec::new();
         let calls = self.calls();
         let steps = self.steps();
         let linter = &self.suite.linter;
-        let mut count = std::collections::BTreeMap::<Operator, usize>::new();
-        let mut push = |out: &mut Vec<Mutant>, m: Mutant| {
-            let n = count.entry(m.operator).or_default();
-            if *n < PER_OPERATOR {
-                *n += 1;
-                out.push(m);
-            }
-        };
+        let mut made = Made::default();
+        let (repeat, alone) = self.repeats();
+        // How many calls do each step.
+        let mut done_by = std::collections::HashMap::<*const OracleCall, usize>::new();
+        for s in steps.iter().flatten() {
+            *done_by.entry(std::ptr::from_ref(*s)).or_default() += 1;
+        }
         let refused = |c: &CallDoc| {
             c.output
                 .as_ref()
@@ -531,20 +584,12 @@ impl Cx<'_> {
             let step = steps[k];
             // A refused call did nothing, and a repeat of an earlier call is no step: changing
             // either breaks nothing the oracle asks for.
-            let repeat = self.turns[ti]
-                .iter()
-                .enumerate()
-                .any(|(i, e)| i != j && e.tool == call.tool && e.arguments == call.arguments);
-            if refused(call) || repeat {
+            if refused(call) || repeat[k] {
                 continue;
             }
             // Which step a call does is certain when its tool appears once in the turn; a call
             // of an optional step may be replaced or left out.
-            let unambiguous = self.turns[ti]
-                .iter()
-                .filter(|e| e.tool == call.tool)
-                .count()
-                == 1;
+            let unambiguous = alone[k];
             let required = step.is_some_and(|s| !s.optional);
             let label = format!("call {} (`{}`)", k + 1, call.tool);
             // wrong tool: the nearest other tool the step does not accept
@@ -557,15 +602,14 @@ impl Cx<'_> {
             );
             if let Some(other) = other.filter(|_| required) {
                 let other = other.to_owned();
-                push(
-                    &mut out,
+                made.push(Operator::WrongTool, |op| {
                     self.make(
-                        Operator::WrongTool,
+                        op,
                         format!("{label}: `{other}` in its place"),
                         None,
                         self.with_call(ti, j, |c| c.tool = other.clone()),
-                    ),
-                );
+                    )
+                });
             }
             let spec = linter.tool(&call.tool);
             // misspelt parameter
@@ -578,10 +622,9 @@ impl Cx<'_> {
                     .collect();
                 if spec.is_none_or(|s| !s.has_param(&bad)) {
                     let key = key.clone();
-                    push(
-                        &mut out,
+                    made.push(Operator::MisspeltParam, |op| {
                         self.make(
-                            Operator::MisspeltParam,
+                            op,
                             format!("{label}: `{key}` spelt `{bad}`"),
                             None,
                             self.with_call(ti, j, |c| {
@@ -589,31 +632,29 @@ impl Cx<'_> {
                                     c.arguments.insert(bad.clone(), v);
                                 }
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
             }
             // missing required, at the top and inside an array's first object
             if let Some(s) = spec {
                 if let Some(r) = s.required().find(|r| call.arguments.contains_key(*r)) {
                     let r = r.to_owned();
-                    push(
-                        &mut out,
+                    made.push(Operator::MissingRequired, |op| {
                         self.make(
-                            Operator::MissingRequired,
+                            op,
                             format!("{label}: `{r}` left out"),
                             None,
                             self.with_call(ti, j, |c| {
                                 c.arguments.remove(&r);
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
                 if let Some((param, field)) = nested_required(s, &call.arguments) {
-                    push(
-                        &mut out,
+                    made.push(Operator::MissingRequired, |op| {
                         self.make(
-                            Operator::MissingRequired,
+                            op,
                             format!("{label}: `/{param}/0/{field}` left out"),
                             None,
                             self.with_call(ti, j, |c| {
@@ -623,8 +664,8 @@ impl Cx<'_> {
                                     first.remove(&field);
                                 }
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
             }
             // wrong type
@@ -638,17 +679,16 @@ impl Cx<'_> {
                 };
                 if let Some(wrong) = wrong {
                     let key = key.clone();
-                    push(
-                        &mut out,
+                    made.push(Operator::WrongType, |op| {
                         self.make(
-                            Operator::WrongType,
+                            op,
                             format!("{label}: `{key}` as {wrong}"),
                             Some((k, format!("/{key}"))),
                             self.with_call(ti, j, |c| {
                                 c.arguments.insert(key.clone(), wrong);
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
             }
             // a pinned value changed
@@ -664,17 +704,16 @@ impl Cx<'_> {
                 if let Some((key, v)) = pinned {
                     let changed = changed_value(v);
                     let key = key.clone();
-                    push(
-                        &mut out,
+                    made.push(Operator::PinnedValue, |op| {
                         self.make(
-                            Operator::PinnedValue,
+                            op,
                             format!("{label}: `{key}` {v} changed to {changed}"),
                             Some((k, format!("/{key}"))),
                             self.with_call(ti, j, |c| {
                                 c.arguments.insert(key.clone(), changed);
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
             }
             // references: a near miss and a made-up value
@@ -685,8 +724,7 @@ impl Cx<'_> {
                 ] {
                     let p = pointer.clone();
                     let nv = new.clone();
-                    push(
-                        &mut out,
+                    made.push(op, |op| {
                         self.make(
                             op,
                             format!("{label}: `{pointer}` {value:?} became {new:?}"),
@@ -694,8 +732,8 @@ impl Cx<'_> {
                             self.with_call(ti, j, move |c| {
                                 set_at(&mut c.arguments, &p, &nv);
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
             }
             // SQL: a table near-missed, an UPDATE or DELETE without its WHERE
@@ -711,17 +749,16 @@ impl Cx<'_> {
                         .expect("an escaped name is a regex");
                     let new = re.replace_all(text, near.as_str()).into_owned();
                     let key = key.clone();
-                    push(
-                        &mut out,
+                    made.push(Operator::NearMissReference, |op| {
                         self.make(
-                            Operator::NearMissReference,
+                            op,
                             format!("{label}: the table `{table}` in `{key}` became `{near}`"),
                             Some((k, format!("/{key}"))),
                             self.with_call(ti, j, |c| {
                                 c.arguments.insert(key.clone(), Value::from(new));
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
                 let lower = text.trim_start().to_ascii_lowercase();
                 if (lower.starts_with("update") || lower.starts_with("delete"))
@@ -729,17 +766,16 @@ impl Cx<'_> {
                 {
                     let new = WHERE.replace(text, "").into_owned();
                     let key = key.clone();
-                    push(
-                        &mut out,
+                    made.push(Operator::SqlDropWhere, |op| {
                         self.make(
-                            Operator::SqlDropWhere,
+                            op,
                             format!("{label}: `{key}` without its WHERE: {new:?}"),
                             Some((k, format!("/{key}"))),
                             self.with_call(ti, j, |c| {
                                 c.arguments.insert(key.clone(), Value::from(new));
                             }),
-                        ),
-                    );
+                        )
+                    });
                 }
             }
             // a model the matrix does not know
@@ -747,75 +783,67 @@ impl Cx<'_> {
                 && let Some(fam) = f.family.map(|i| &m.families[i])
             {
                 let sel = fam.selector.clone();
-                push(
-                    &mut out,
+                made.push(Operator::UnknownModel, |op| {
                     self.make(
-                        Operator::UnknownModel,
+                        op,
                         format!("{label}: `{sel}` names a model the matrix does not know"),
                         Some((k, format!("/{sel}"))),
                         self.with_call(ti, j, |c| {
                             c.arguments
                                 .insert(sel.clone(), Value::from("model-nobody-serves-001"));
                         }),
-                    ),
-                );
+                    )
+                });
             }
             // drop a required step's only call
             if let Some(step) = step
                 && unambiguous
                 && !step.optional
                 && step.min <= 1
-                && steps
-                    .iter()
-                    .filter(|s| s.is_some_and(|s| std::ptr::eq(s, step)))
-                    .count()
-                    == 1
+                && done_by[&std::ptr::from_ref(step)] == 1
             {
-                let mut turns = self.turns.to_vec();
-                turns[ti].remove(j);
-                push(
-                    &mut out,
-                    self.make(Operator::DropStep, format!("{label} left out"), None, turns),
-                );
+                made.push(Operator::DropStep, |op| {
+                    let mut turns = self.turns.to_vec();
+                    turns[ti].remove(j);
+                    self.make(op, format!("{label} left out"), None, turns)
+                });
             }
             // repeat a call that is not idempotent
             let e = call_effect(linter, call);
             if !e.read_only && !e.idempotent && step.is_some_and(|s| s.max == Some(1)) {
-                let mut turns = self.turns.to_vec();
-                let again = turns[ti][j].clone();
-                turns[ti].insert(j + 1, again);
-                push(
-                    &mut out,
+                made.push(Operator::RepeatCall, |op| {
+                    let mut turns = self.turns.to_vec();
+                    let again = turns[ti][j].clone();
+                    turns[ti].insert(j + 1, again);
                     self.make(
-                        Operator::RepeatCall,
+                        op,
                         format!("{label} made twice"),
                         Some((k, String::new())),
                         turns,
-                    ),
-                );
+                    )
+                });
             }
             // a consumer before its producer (within a turn)
             for (_, _, from) in self.refs.get(k).into_iter().flatten() {
                 let Some(p) = *from else { continue };
-                let Some(&(pt, pj, _)) = calls.iter().find(|c| c.2 == p) else {
+                let Some(&(pt, pj, _)) = calls.get(p) else {
                     continue;
                 };
                 if pt == ti && pj < j {
-                    let mut turns = self.turns.to_vec();
-                    let moved = turns[ti].remove(j);
-                    turns[ti].insert(pj, moved);
-                    push(
-                        &mut out,
+                    made.push(Operator::ConsumerFirst, |op| {
+                        let mut turns = self.turns.to_vec();
+                        let moved = turns[ti].remove(j);
+                        turns[ti].insert(pj, moved);
                         self.make(
-                            Operator::ConsumerFirst,
+                            op,
                             format!(
                                 "{label} moved before call {} that produces its input",
                                 p + 1
                             ),
                             Some((k, String::new())),
                             turns,
-                        ),
-                    );
+                        )
+                    });
                     break;
                 }
             }
@@ -829,17 +857,16 @@ impl Cx<'_> {
                 && !refused(&calls[1])
                 && (calls[0].tool != calls[1].tool || calls[0].arguments != calls[1].arguments)
             {
-                let mut turns = self.turns.to_vec();
-                turns[ti].swap(0, 1);
-                push(
-                    &mut out,
+                made.push(Operator::StrictSwap, |op| {
+                    let mut turns = self.turns.to_vec();
+                    turns[ti].swap(0, 1);
                     self.make(
-                        Operator::StrictSwap,
+                        op,
                         format!("turn {}: its first two calls swapped", ti + 1),
                         Some((0, String::new())),
                         turns,
-                    ),
-                );
+                    )
+                });
             }
         }
         // an unrequested call that changes state: a step of another scenario whose tool no
@@ -864,27 +891,26 @@ impl Cx<'_> {
         if let Some(o) = elsewhere
             && let Some(last) = self.turns.len().checked_sub(1)
         {
-            let mut turns = self.turns.to_vec();
-            turns[last].push(CallDoc {
-                tool: o.call.tool.clone(),
-                arguments: o.call.args().clone(),
-                id: None,
-                output: o.mock_output.clone(),
-            });
-            push(
-                &mut out,
+            made.push(Operator::UnrequestedEffect, |op| {
+                let mut turns = self.turns.to_vec();
+                turns[last].push(CallDoc {
+                    tool: o.call.tool.clone(),
+                    arguments: o.call.args().clone(),
+                    id: None,
+                    output: o.mock_output.clone(),
+                });
                 self.make(
-                    Operator::UnrequestedEffect,
+                    op,
                     format!(
                         "`{}` added at the end, though no step asks for it",
                         o.call.tool
                     ),
                     None,
                     turns,
-                ),
-            );
+                )
+            });
         }
-        out
+        made.out
     }
 
     /// Why a mutant survived, concretely.

@@ -6,11 +6,12 @@
 //!
 //! [`TurnFacts::assign`] pairs steps with calls. A run that does its steps in order — the
 //! usual case, and the one that grows long — is paired in one walk: each step takes the next
-//! call (looking a few calls ahead past an extra one), and the walk's pairing is kept when it
-//! gives every step the best similarity its row has (then no pairing scores more, so it is
-//! optimal). Only a step whose walked call is not a perfect match has its whole row computed.
-//! Anything else goes to the Hungarian algorithm over the full matrix, as before. A correct
-//! run of n calls costs n comparisons, not n².
+//! call (looking a few calls ahead past an extra one, or back at a call it passed over: two
+//! calls swapped), and the walk's pairing is kept when it gives every step the best
+//! similarity its row has (then no pairing scores more, so it is optimal). Only a step whose
+//! walked call is not a perfect match has its whole row computed. Anything else goes to the
+//! Hungarian algorithm over the full matrix, as before. A correct run of n calls costs n
+//! comparisons, not n².
 
 use std::rc::Rc;
 
@@ -502,7 +503,8 @@ type Walked = (Vec<Option<usize>>, SmallVec<[f64; 8]>);
 /// is the best of the step's row (so the total is the sum of the row maxima, which no pairing
 /// exceeds), the only best where the step matches imperfectly. `None` when some step's walked
 /// call is not its row's best; else the pairing and each pair's weight. Costs one weight per
-/// step (at most [`LOOKAHEAD`]) while the run follows the workflow, plus a row per step that
+/// step (at most [`LOOKAHEAD`] ahead, and as many calls passed over) while the run follows the
+/// workflow or swaps neighbouring calls, plus a row per step that
 /// does not match perfectly: each walked pair's weight is asked once and kept (a weight of a
 /// long turn is looked up in a map, and the checks below ask it again).
 fn in_order(
@@ -515,9 +517,19 @@ fn in_order(
     // The walked pair's weight, per step (0 for a step the walk gave no call).
     let mut got: SmallVec<[f64; 8]> = smallvec![0.0; steps];
     let mut next = 0;
+    // Calls the walk stepped over to reach a perfect match, the latest few, earliest first:
+    // a later step may be theirs (two calls swapped, a consumer made before its producer).
+    let mut passed: SmallVec<[usize; LOOKAHEAD]> = SmallVec::new();
     for i in 0..steps {
         let best = cap(i);
-        // The first call within reach that matches perfectly, else the next call.
+        // A call passed over that matches perfectly, else the first call within reach that
+        // does, else the best of the calls passed over and the next call (the earliest of
+        // equals: a consumer made before its producer matches imperfectly).
+        let behind: SmallVec<[f64; LOOKAHEAD]> = passed.iter().map(|&j| weight(i, j)).collect();
+        if let Some(k) = behind.iter().position(|&w| w == best) {
+            (pairing[i], got[i]) = (Some(passed.remove(k)), best);
+            continue;
+        }
         let (mut first, mut perfect) = (None, None);
         for j in next..calls.min(next + LOOKAHEAD) {
             let w = weight(i, j);
@@ -529,16 +541,36 @@ fn in_order(
                 break;
             }
         }
-        match (perfect, first) {
-            (Some(j), _) => {
+        // The best call passed over (the earliest of equals).
+        let back = behind
+            .iter()
+            .enumerate()
+            .fold(None, |top: Option<(usize, f64)>, (k, &w)| {
+                if top.is_some_and(|(_, t)| t >= w) {
+                    top
+                } else {
+                    Some((k, w))
+                }
+            });
+        match (perfect, first, back) {
+            (Some(j), ..) => {
                 (pairing[i], got[i]) = (Some(j), best);
+                for skipped in next..j {
+                    if passed.len() == LOOKAHEAD {
+                        passed.remove(0);
+                    }
+                    passed.push(skipped);
+                }
                 next = j + 1;
             }
-            (None, Some(w)) => {
+            (None, first, Some((k, w))) if first.is_none_or(|f| w >= f) => {
+                (pairing[i], got[i]) = (Some(passed.remove(k)), w);
+            }
+            (None, Some(w), _) => {
                 (pairing[i], got[i]) = (Some(next), w);
                 next += 1;
             }
-            (None, None) => {}
+            (None, None, _) => {}
         }
     }
     // The calls the walk gave a step as a perfect match: another step tied with one of them
@@ -661,6 +693,33 @@ mod tests {
         assert_eq!(in_order(1, 2, &weight, &cap), None);
     }
 
+    /// A long run with calls swapped here and there (a consumer made before its producer) is
+    /// paired by the walk, each step with its own call, not left to the Hungarian algorithm.
+    #[test]
+    fn swapped_calls_are_walked() {
+        let n = 200;
+        let mut call_of: Vec<usize> = (0..n).collect();
+        for at in [0, 50, 121, 198] {
+            call_of.swap(at, at + 1);
+        }
+        // Same tool every other step: a wrong call of the right tool still scores 0.75.
+        let weight = |i: usize, j: usize| {
+            if call_of[i] == j {
+                1.0
+            } else if i % 2 == j % 2 {
+                0.75
+            } else {
+                0.0
+            }
+        };
+        let (pairing, got) = in_order(n, n, &weight, &|_| 1.0).expect("the walk decides");
+        assert_eq!(
+            pairing,
+            call_of.iter().map(|&j| Some(j)).collect::<Vec<_>>()
+        );
+        assert!(got.iter().all(|&w| w == 1.0));
+    }
+
     /// Whenever the in-order walk keeps its pairing, no pairing scores more: on random
     /// matrices shaped like runs (mostly perfect in order, some wrong values, extra and
     /// missing calls, equal rows), its total is the Hungarian algorithm's.
@@ -673,7 +732,7 @@ mod tests {
             let calls = rng.next(9) as usize;
             let optional: Vec<bool> = (0..steps).map(|_| rng.next(5) == 0).collect();
             let levels = [0.0, 0.2, 0.5, 0.75, 1.0];
-            let sim: Vec<Vec<f64>> = (0..steps)
+            let mut sim: Vec<Vec<f64>> = (0..steps)
                 .map(|i| {
                     (0..calls)
                         .map(|j| {
@@ -687,6 +746,11 @@ mod tests {
                         .collect()
                 })
                 .collect();
+            // Two neighbouring calls swapped, now and then.
+            if calls >= 2 && rng.next(3) == 0 {
+                let c = rng.next(calls as u64 - 1) as usize;
+                sim.iter_mut().for_each(|row| row.swap(c, c + 1));
+            }
             let weight = |i: usize, j: usize| sim[i][j];
             let cap = |i: usize| if optional[i] { 0.98 } else { 1.0 };
             cases += 1;
