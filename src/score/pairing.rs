@@ -13,6 +13,7 @@
 //! Hungarian algorithm over the full matrix, as before. A correct run of n calls costs n
 //! comparisons, not n².
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -74,6 +75,10 @@ pub(crate) struct TurnFacts<'a> {
     /// without a comparison ([`TurnFacts::literally_apart`], the policies' exactly compared
     /// values).
     call_keys: std::cell::OnceCell<Vec<CallKey<'a>>>,
+    /// Per list of parameters some step compares (its names hashed together), how many of the
+    /// turn's calls pass each combination of values (hashed together), `None` where a call's
+    /// tool selects its model by one of them: built at the first question ([`TurnFacts::rival`]).
+    twins: std::cell::RefCell<SmallVec<[(u64, Option<Rc<HashMap<u64, u32>>>); 2]>>,
 }
 
 /// A call's values hashed ([`crate::hash::value_hash`]).
@@ -197,6 +202,7 @@ impl<'a> TurnFacts<'a> {
             policy: PairCache::new(workflow.len(), calls.len()),
             keys,
             call_keys: std::cell::OnceCell::new(),
+            twins: Default::default(),
         }
     }
 
@@ -257,6 +263,45 @@ impl<'a> TurnFacts<'a> {
             }
         }
         all.then_some(true)
+    }
+
+    /// An upper bound of step `w`'s similarity with any call but the one that matches it
+    /// perfectly, where the hashes of the turn's calls tell that no other call passes every
+    /// value the step compares (each compared exactly): every other call of its tools then
+    /// misses one of its `c` values (0.5 + 0.5 (c − 1) / c at most), and a call of another tool
+    /// stands in for it at 0.45 at most. `None` where they cannot tell: a value its policy
+    /// compares, a model selector among them, a turn of a few calls (no hashes kept). Costs
+    /// one pass over the turn's calls per list of parameters asked about, then a lookup.
+    pub(crate) fn rival(&self, w: usize) -> Option<f64> {
+        let keys = self.call_keys()?;
+        let params = &self.params[w];
+        let mut names = Vec::with_capacity(params.len());
+        let mut want = 0;
+        for e in &self.keys[w].exact {
+            let Exact::Hash { name, value, .. } = e else {
+                return None;
+            };
+            names.push(*name);
+            want = member_hash(member_hash(want, *name), *value);
+        }
+        if params.is_empty() {
+            return None;
+        }
+        let list = names.iter().fold(0, |h, &n| member_hash(h, n));
+        let counts = {
+            let mut twins = self.twins.borrow_mut();
+            match twins.iter().find(|(l, _)| *l == list) {
+                Some((_, counts)) => counts.clone(),
+                None => {
+                    let counts = twin_counts(keys, params, &names).map(Rc::new);
+                    twins.push((list, counts.clone()));
+                    counts
+                }
+            }
+        }?;
+        let c = params.len() as f64;
+        (counts.get(&want).copied().unwrap_or(0) <= 1)
+            .then(|| (0.5 + 0.5 * (c - 1.0) / c).max(0.45))
     }
 
     /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
@@ -469,15 +514,17 @@ impl<'a> TurnFacts<'a> {
 
     /// Pairs `steps` (workflow indices, repeated steps repeated) with the turn's calls,
     /// maximising the total of `weight(i, j)` (which never exceeds `cap(i)`); a pair below 0.2
-    /// is no pair. The in-order walk first (see the module doc), else the Hungarian algorithm.
+    /// is no pair. `rival(i, j)`, where call `j` weighs `cap(i)` for step `i`, bounds what any
+    /// other call weighs for it (`None`: unknown). The in-order walk first (see the module doc), else the Hungarian algorithm.
     pub(crate) fn assign(
         &self,
         steps: usize,
         weight: &dyn Fn(usize, usize) -> f64,
         cap: &dyn Fn(usize) -> f64,
+        rival: &dyn Fn(usize, usize) -> Option<f64>,
     ) -> Vec<Option<usize>> {
         let calls = self.calls.len();
-        if let Some((mut pairing, got)) = in_order(steps, calls, weight, cap) {
+        if let Some((mut pairing, got)) = in_order(steps, calls, weight, cap, rival) {
             for (j, w) in pairing.iter_mut().zip(got) {
                 if w < 0.2 {
                     *j = None;
@@ -496,13 +543,35 @@ impl<'a> TurnFacts<'a> {
     }
 }
 
+/// How many calls pass each combination of values of `params` (named by `names`' hashes),
+/// the values' hashes combined as [`TurnFacts::rival`] combines a step's; `None` when a
+/// call's tool selects its model by one of them (compared through the model, not the hash).
+fn twin_counts(keys: &[CallKey], params: &[Box<str>], names: &[u64]) -> Option<HashMap<u64, u32>> {
+    let mut counts: HashMap<u64, u32> = HashMap::new();
+    'calls: for call in keys {
+        let mut h = 0;
+        for (p, &name) in params.iter().zip(names) {
+            if call.selector == Some(&**p) {
+                return None;
+            }
+            let Some((value, _)) = call.value(name, p) else {
+                continue 'calls;
+            };
+            h = member_hash(member_hash(h, name), value);
+        }
+        *counts.entry(h).or_default() += 1;
+    }
+    Some(counts)
+}
+
 /// The in-order walk's pairing (per step, its call) and each pair's weight (0 for none).
 type Walked = (Vec<Option<usize>>, SmallVec<[f64; 8]>);
 
 /// The in-order walk's pairing when it is optimal: every step paired with a call whose weight
 /// is the best of the step's row (so the total is the sum of the row maxima, which no pairing
 /// exceeds), the only best where the step matches imperfectly. `None` when some step's walked
-/// call is not its row's best; else the pairing and each pair's weight. Costs one weight per
+/// call is not its row's best (or a step it could take another's perfect match from has a
+/// `rival` too close); else the pairing and each pair's weight. Costs one weight per
 /// step (at most [`LOOKAHEAD`] ahead, and as many calls passed over) while the run follows the
 /// workflow or swaps neighbouring calls, plus a row per step that
 /// does not match perfectly: each walked pair's weight is asked once and kept (a weight of a
@@ -512,6 +581,7 @@ fn in_order(
     calls: usize,
     weight: &dyn Fn(usize, usize) -> f64,
     cap: &dyn Fn(usize) -> f64,
+    rival: &dyn Fn(usize, usize) -> Option<f64>,
 ) -> Option<Walked> {
     let mut pairing = vec![None; steps];
     // The walked pair's weight, per step (0 for a step the walk gave no call).
@@ -583,25 +653,50 @@ fn in_order(
             perfect[j] = true;
         }
     }
+    // Per call another step matches perfectly, how much more than its walked call a step
+    // that matches imperfectly would weigh with it (0 for none, and for the other calls).
+    let mut more: SmallVec<[f64; 8]> = SmallVec::new();
     for (i, j) in pairing.iter().enumerate() {
         let got = got[i];
         if got == cap(i) {
             continue;
         }
         let row: SmallVec<[f64; 8]> = (0..calls).map(|j| weight(i, j)).collect();
-        let best = row.iter().copied().fold(0.0, f64::max);
-        // A pair that stands (0.2 or more) must be its row's only best among the calls no
-        // other step matches perfectly: the walk then answers as the Hungarian algorithm
-        // does, whichever of two equal calls that would have taken (a refused call and its
-        // broken retry). A call another step matches perfectly is that step's (a wrong value
-        // in a run of similar calls ties with every one of them; issue 31).
-        let ties = row
-            .iter()
-            .enumerate()
-            .filter(|&(k, &w)| w == best && (Some(k) == *j || !perfect[k]))
-            .count();
+        // The best among the calls no other step matches perfectly.
+        let free = |k: usize| Some(k) == *j || !perfect[k];
+        let best = (0..calls)
+            .filter(|&k| free(k))
+            .map(|k| row[k])
+            .fold(0.0, f64::max);
+        // A pair that stands (0.2 or more) must be its row's only best among those calls:
+        // the walk then answers as the Hungarian algorithm does, whichever of two equal calls
+        // that would have taken (a refused call and its broken retry). A call another step
+        // matches perfectly is that step's (a wrong value in a run of similar calls ties with
+        // every one of them; issue 31).
+        let ties = (0..calls).filter(|&k| free(k) && row[k] == best).count();
         if got < best || (got >= 0.2 && ties > 1) {
             return None;
+        }
+        for k in (0..calls).filter(|&k| !free(k) && row[k] > got) {
+            if more.is_empty() {
+                more = smallvec![0.0; calls];
+            }
+            more[k] = more[k].max(row[k] - got);
+        }
+    }
+    // A step that would weigh more with another step's perfect match (a refused call weighs
+    // a little less than its tool's other calls): the walk stays optimal when that step has
+    // no other call within the difference of its best (an LP dual: the perfect step's
+    // potential lowered by it, the call's raised), which `rival` bounds without a row.
+    if !more.is_empty() {
+        for (s, j) in pairing.iter().enumerate() {
+            let Some(k) = *j else { continue };
+            if got[s] == cap(s) && more[k] > 0.0 {
+                let room = cap(s) - more[k];
+                if rival(s, k).is_none_or(|r| r >= room) {
+                    return None;
+                }
+            }
         }
     }
     Some((pairing, got))
@@ -665,6 +760,17 @@ mod tests {
         }
     }
 
+    /// The best weight of step `i` with a call other than `j`.
+    fn rival_in<R: AsRef<[f64]>>(sim: &[R], i: usize, j: usize) -> Option<f64> {
+        let row = sim[i].as_ref();
+        Some(
+            (0..row.len())
+                .filter(|&k| k != j)
+                .map(|k| row[k])
+                .fold(0.0, f64::max),
+        )
+    }
+
     fn total(sim: &[Vec<f64>], pairing: &[Option<usize>]) -> f64 {
         pairing
             .iter()
@@ -683,14 +789,16 @@ mod tests {
         let sim = [vec![1.0, w, w], vec![w, w, w], vec![w, w, 1.0]];
         let weight = |i: usize, j: usize| sim[i][j];
         let cap = |_: usize| 1.0;
+        let rival = |i: usize, j: usize| rival_in(&sim, i, j);
         assert_eq!(
-            in_order(3, 3, &weight, &cap).map(|(p, _)| p),
+            in_order(3, 3, &weight, &cap, &rival).map(|(p, _)| p),
             Some(vec![Some(0), Some(1), Some(2)])
         );
         // Two calls for the one step, neither perfect: which one is the Hungarian's to say.
         let retry = [vec![w, w]];
         let weight = |i: usize, j: usize| retry[i][j];
-        assert_eq!(in_order(1, 2, &weight, &cap), None);
+        let rival = |i: usize, j: usize| rival_in(&retry, i, j);
+        assert_eq!(in_order(1, 2, &weight, &cap, &rival), None);
     }
 
     /// A long run with calls swapped here and there (a consumer made before its producer) is
@@ -712,12 +820,39 @@ mod tests {
                 0.0
             }
         };
-        let (pairing, got) = in_order(n, n, &weight, &|_| 1.0).expect("the walk decides");
+        let (pairing, got) =
+            in_order(n, n, &weight, &|_| 1.0, &|_, _| None).expect("the walk decides");
         assert_eq!(
             pairing,
             call_of.iter().map(|&j| Some(j)).collect::<Vec<_>>()
         );
         assert!(got.iter().all(|&w| w == 1.0));
+    }
+
+    /// A refused call (a misspelt parameter) in a long run of one tool weighs a little less
+    /// for its step than the tool's other calls, each another step's perfect match: the walk
+    /// keeps its pairing when those steps have nothing else as close (`rival`), and leaves
+    /// the turn to the Hungarian algorithm when that is unknown.
+    #[test]
+    fn a_refused_call_among_its_tools_other_calls_keeps_the_walk() {
+        let n = 50;
+        let sim: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| {
+                        let w = if i == j && i != 0 { 1.0 } else { 0.5 };
+                        if j == 0 { w * 0.99 } else { w }
+                    })
+                    .collect()
+            })
+            .collect();
+        let weight = |i: usize, j: usize| sim[i][j];
+        let rival = |i: usize, j: usize| rival_in(&sim, i, j);
+        let (pairing, got) = in_order(n, n, &weight, &|_| 1.0, &rival).expect("the walk decides");
+        assert_eq!(pairing, (0..n).map(Some).collect::<Vec<_>>());
+        assert_eq!(got[0], 0.495);
+        assert!((total(&sim, &pairing) - total(&sim, &assign(&sim))).abs() < 1e-9);
+        assert_eq!(in_order(n, n, &weight, &|_| 1.0, &|_, _| None), None);
     }
 
     /// Whenever the in-order walk keeps its pairing, no pairing scores more: on random
@@ -754,7 +889,8 @@ mod tests {
             let weight = |i: usize, j: usize| sim[i][j];
             let cap = |i: usize| if optional[i] { 0.98 } else { 1.0 };
             cases += 1;
-            if let Some((p, got)) = in_order(steps, calls, &weight, &cap) {
+            let rival = |i: usize, j: usize| rival_in(&sim, i, j);
+            if let Some((p, got)) = in_order(steps, calls, &weight, &cap, &rival) {
                 kept += 1;
                 // Each pair's weight as the walk kept it.
                 for (i, (j, w)) in p.iter().zip(&got).enumerate() {

@@ -185,11 +185,12 @@ impl Turn<'_, '_> {
     }
 
     fn pair(&self) -> Pairing {
-        let of_step = self
-            .facts
-            .assign(self.steps.len(), &|i, j| self.weight(i, j), &|i| {
-                self.cap(i)
-            });
+        let of_step = self.facts.assign(
+            self.steps.len(),
+            &|i, j| self.weight(i, j),
+            &|i| self.cap(i),
+            &|i, _| self.facts.rival(self.steps[i]).map(|r| r * self.cap(i)),
+        );
         let mut of_call = smallvec![None; self.facts.calls.len()];
         for (i, j) in of_step.iter().enumerate() {
             if let Some(j) = j {
