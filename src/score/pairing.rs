@@ -78,7 +78,7 @@ pub(crate) struct TurnFacts<'a> {
     /// Per list of parameters some step compares (its names hashed together), how many of the
     /// turn's calls pass each combination of values (hashed together), `None` where a call's
     /// tool selects its model by one of them: built at the first question ([`TurnFacts::rival`]).
-    twins: std::cell::RefCell<SmallVec<[(u64, Option<Rc<HashMap<u64, u32>>>); 2]>>,
+    twins: std::cell::RefCell<SmallVec<[(u64, Twins); 2]>>,
 }
 
 /// A call's values hashed ([`crate::hash::value_hash`]).
@@ -265,14 +265,14 @@ impl<'a> TurnFacts<'a> {
         all.then_some(true)
     }
 
-    /// An upper bound of step `w`'s similarity with any call but the one that matches it
-    /// perfectly, where the hashes of the turn's calls tell that no other call passes every
-    /// value the step compares (each compared exactly): every other call of its tools then
+    /// An upper bound of step `w`'s similarity with any call but `j`, where the hashes of the
+    /// turn's calls tell that no other call passes every value the step compares (each
+    /// compared exactly): every other call of its tools then
     /// misses one of its `c` values (0.5 + 0.5 (c − 1) / c at most), and a call of another tool
     /// stands in for it at 0.45 at most. `None` where they cannot tell: a value its policy
     /// compares, a model selector among them, a turn of a few calls (no hashes kept). Costs
     /// one pass over the turn's calls per list of parameters asked about, then a lookup.
-    pub(crate) fn rival(&self, w: usize) -> Option<f64> {
+    pub(crate) fn rival(&self, w: usize, j: Option<usize>) -> Option<f64> {
         let keys = self.call_keys()?;
         let params = &self.params[w];
         let mut names = Vec::with_capacity(params.len());
@@ -299,9 +299,14 @@ impl<'a> TurnFacts<'a> {
                 }
             }
         }?;
+        let mut others = counts.get(&want).copied().unwrap_or(0);
+        if let Some(j) = j
+            && projection(&keys[j], params, &names) == Some(Some(want))
+        {
+            others -= 1;
+        }
         let c = params.len() as f64;
-        (counts.get(&want).copied().unwrap_or(0) <= 1)
-            .then(|| (0.5 + 0.5 * (c - 1.0) / c).max(0.45))
+        (others == 0).then(|| (0.5 + 0.5 * (c - 1.0) / c).max(0.45))
     }
 
     /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
@@ -514,14 +519,14 @@ impl<'a> TurnFacts<'a> {
 
     /// Pairs `steps` (workflow indices, repeated steps repeated) with the turn's calls,
     /// maximising the total of `weight(i, j)` (which never exceeds `cap(i)`); a pair below 0.2
-    /// is no pair. `rival(i, j)`, where call `j` weighs `cap(i)` for step `i`, bounds what any
-    /// other call weighs for it (`None`: unknown). The in-order walk first (see the module doc), else the Hungarian algorithm.
+    /// is no pair. `rival(i, j)` bounds what any call but `j` weighs for step `i` (`None`:
+    /// unknown). The in-order walk first (see the module doc), else the Hungarian algorithm.
     pub(crate) fn assign(
         &self,
         steps: usize,
         weight: &dyn Fn(usize, usize) -> f64,
         cap: &dyn Fn(usize) -> f64,
-        rival: &dyn Fn(usize, usize) -> Option<f64>,
+        rival: &dyn Fn(usize, Option<usize>) -> Option<f64>,
     ) -> Vec<Option<usize>> {
         let calls = self.calls.len();
         if let Some((mut pairing, got)) = in_order(steps, calls, weight, cap, rival) {
@@ -543,25 +548,41 @@ impl<'a> TurnFacts<'a> {
     }
 }
 
+/// How many calls pass each combination of values of a list of parameters, by the values'
+/// hashes combined ([`twin_counts`]; the keys are hashes already: the name hasher mixes them).
+type TwinCounts = HashMap<u64, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>;
+
+/// A list's [`TwinCounts`], shared by the steps that compare it; `None` where a selector
+/// decides ([`twin_counts`]).
+type Twins = Option<Rc<TwinCounts>>;
+
 /// How many calls pass each combination of values of `params` (named by `names`' hashes),
 /// the values' hashes combined as [`TurnFacts::rival`] combines a step's; `None` when a
 /// call's tool selects its model by one of them (compared through the model, not the hash).
-fn twin_counts(keys: &[CallKey], params: &[Box<str>], names: &[u64]) -> Option<HashMap<u64, u32>> {
-    let mut counts: HashMap<u64, u32> = HashMap::new();
-    'calls: for call in keys {
-        let mut h = 0;
-        for (p, &name) in params.iter().zip(names) {
-            if call.selector == Some(&**p) {
-                return None;
-            }
-            let Some((value, _)) = call.value(name, p) else {
-                continue 'calls;
-            };
-            h = member_hash(member_hash(h, name), value);
+fn twin_counts(keys: &[CallKey], params: &[Box<str>], names: &[u64]) -> Option<TwinCounts> {
+    let mut counts = TwinCounts::with_capacity_and_hasher(keys.len(), Default::default());
+    for call in keys {
+        if let Some(h) = projection(call, params, names)? {
+            *counts.entry(h).or_default() += 1;
         }
-        *counts.entry(h).or_default() += 1;
     }
     Some(counts)
+}
+
+/// A call's values of `params` hashed together as [`TurnFacts::rival`] hashes a step's;
+/// `Some(None)` when it lacks one, `None` when its tool selects its model by one of them.
+fn projection(call: &CallKey, params: &[Box<str>], names: &[u64]) -> Option<Option<u64>> {
+    let mut h = 0;
+    for (p, &name) in params.iter().zip(names) {
+        if call.selector == Some(&**p) {
+            return None;
+        }
+        let Some((value, _)) = call.value(name, p) else {
+            return Some(None);
+        };
+        h = member_hash(member_hash(h, name), value);
+    }
+    Some(Some(h))
 }
 
 /// The in-order walk's pairing (per step, its call) and each pair's weight (0 for none).
@@ -581,7 +602,7 @@ fn in_order(
     calls: usize,
     weight: &dyn Fn(usize, usize) -> f64,
     cap: &dyn Fn(usize) -> f64,
-    rival: &dyn Fn(usize, usize) -> Option<f64>,
+    rival: &dyn Fn(usize, Option<usize>) -> Option<f64>,
 ) -> Option<Walked> {
     let mut pairing = vec![None; steps];
     // The walked pair's weight, per step (0 for a step the walk gave no call).
@@ -661,9 +682,19 @@ fn in_order(
         if got == cap(i) {
             continue;
         }
+        let free = |k: usize| Some(k) == *j || !perfect[k];
+        // Where the calls' hashes bound every other call's weight at the walked one's, only a
+        // call no step matches perfectly can tie with it: nothing else is weighed (a wrong
+        // value in a long run of one tool, whose calls are other steps' perfect matches).
+        if let Some(bound) = rival(i, *j).filter(|&b| b <= got) {
+            let tied = |k: usize| Some(k) != *j && free(k) && weight(i, k) == got;
+            if got >= 0.2 && bound == got && (0..calls).any(tied) {
+                return None;
+            }
+            continue;
+        }
         let row: SmallVec<[f64; 8]> = (0..calls).map(|j| weight(i, j)).collect();
         // The best among the calls no other step matches perfectly.
-        let free = |k: usize| Some(k) == *j || !perfect[k];
         let best = (0..calls)
             .filter(|&k| free(k))
             .map(|k| row[k])
@@ -693,7 +724,7 @@ fn in_order(
             let Some(k) = *j else { continue };
             if got[s] == cap(s) && more[k] > 0.0 {
                 let room = cap(s) - more[k];
-                if rival(s, k).is_none_or(|r| r >= room) {
+                if rival(s, Some(k)).is_none_or(|r| r >= room) {
                     return None;
                 }
             }
@@ -761,11 +792,11 @@ mod tests {
     }
 
     /// The best weight of step `i` with a call other than `j`.
-    fn rival_in<R: AsRef<[f64]>>(sim: &[R], i: usize, j: usize) -> Option<f64> {
+    fn rival_in<R: AsRef<[f64]>>(sim: &[R], i: usize, j: Option<usize>) -> Option<f64> {
         let row = sim[i].as_ref();
         Some(
             (0..row.len())
-                .filter(|&k| k != j)
+                .filter(|&k| Some(k) != j)
                 .map(|k| row[k])
                 .fold(0.0, f64::max),
         )
@@ -789,7 +820,7 @@ mod tests {
         let sim = [vec![1.0, w, w], vec![w, w, w], vec![w, w, 1.0]];
         let weight = |i: usize, j: usize| sim[i][j];
         let cap = |_: usize| 1.0;
-        let rival = |i: usize, j: usize| rival_in(&sim, i, j);
+        let rival = |i: usize, j: Option<usize>| rival_in(&sim, i, j);
         assert_eq!(
             in_order(3, 3, &weight, &cap, &rival).map(|(p, _)| p),
             Some(vec![Some(0), Some(1), Some(2)])
@@ -797,7 +828,7 @@ mod tests {
         // Two calls for the one step, neither perfect: which one is the Hungarian's to say.
         let retry = [vec![w, w]];
         let weight = |i: usize, j: usize| retry[i][j];
-        let rival = |i: usize, j: usize| rival_in(&retry, i, j);
+        let rival = |i: usize, j: Option<usize>| rival_in(&retry, i, j);
         assert_eq!(in_order(1, 2, &weight, &cap, &rival), None);
     }
 
@@ -847,7 +878,7 @@ mod tests {
             })
             .collect();
         let weight = |i: usize, j: usize| sim[i][j];
-        let rival = |i: usize, j: usize| rival_in(&sim, i, j);
+        let rival = |i: usize, j: Option<usize>| rival_in(&sim, i, j);
         let (pairing, got) = in_order(n, n, &weight, &|_| 1.0, &rival).expect("the walk decides");
         assert_eq!(pairing, (0..n).map(Some).collect::<Vec<_>>());
         assert_eq!(got[0], 0.495);
@@ -889,7 +920,7 @@ mod tests {
             let weight = |i: usize, j: usize| sim[i][j];
             let cap = |i: usize| if optional[i] { 0.98 } else { 1.0 };
             cases += 1;
-            let rival = |i: usize, j: usize| rival_in(&sim, i, j);
+            let rival = |i: usize, j: Option<usize>| rival_in(&sim, i, j);
             if let Some((p, got)) = in_order(steps, calls, &weight, &cap, &rival) {
                 kept += 1;
                 // Each pair's weight as the walk kept it.

@@ -189,7 +189,7 @@ impl Turn<'_, '_> {
             self.steps.len(),
             &|i, j| self.weight(i, j),
             &|i| self.cap(i),
-            &|i, _| self.facts.rival(self.steps[i]).map(|r| r * self.cap(i)),
+            &|i, j| self.facts.rival(self.steps[i], j).map(|r| r * self.cap(i)),
         );
         let mut of_call = smallvec![None; self.facts.calls.len()];
         for (i, j) in of_step.iter().enumerate() {
