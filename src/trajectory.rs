@@ -115,9 +115,22 @@ impl Metrics {
     /// takes), how many calls the agent made, and whether call `j` matches step `i`
     /// (`matches(i, j)`).
     pub fn of(steps: &[Times], calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
+        Self::of_known(steps, calls, matches, |_| false)
+    }
+
+    /// [`Metrics::of`], told which steps no call matches (`none(i)`: known without asking
+    /// `matches` of each call, as a long turn's hashes tell; `false` where unknown). A step no
+    /// call does is asked about no call: the searches for its call along the run are skipped.
+    pub(crate) fn of_known(
+        steps: &[Times],
+        calls: usize,
+        matches: impl Fn(usize, usize) -> bool,
+        none: impl Fn(usize) -> bool,
+    ) -> Self {
+        let matches = |i: usize, j: usize| !none(i) && matches(i, j);
         let exact = exact(steps, calls, &matches);
-        let in_order = in_order(steps, calls, &matches);
-        let (matched, required) = pairing(steps, calls, &matches);
+        let in_order = in_order(steps, calls, &matches, &none);
+        let (matched, required) = pairing(steps, calls, &matches, &none);
         let wanted: usize = steps.iter().map(|t| t.min).sum();
         let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
         let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
@@ -230,9 +243,17 @@ fn exact(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool)
 
 /// In order: each step's required calls the earliest matching ones after the previous
 /// step's, which leaves the most calls for the steps after it.
-fn in_order(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool) -> bool {
+fn in_order(
+    steps: &[Times],
+    calls: usize,
+    matches: &impl Fn(usize, usize) -> bool,
+    none: &impl Fn(usize) -> bool,
+) -> bool {
     let mut next = 0;
     for (i, t) in steps.iter().enumerate() {
+        if t.min > 0 && none(i) {
+            return false;
+        }
         for _ in 0..t.min {
             match (next..calls).find(|&j| matches(i, j)) {
                 Some(j) => next = j + 1,
@@ -255,6 +276,7 @@ fn pairing(
     steps: &[Times],
     calls: usize,
     matches: &impl Fn(usize, usize) -> bool,
+    none: &impl Fn(usize) -> bool,
 ) -> (usize, usize) {
     let rows: SmallVec<[usize; 8]> = steps
         .iter()
@@ -266,7 +288,7 @@ fn pairing(
     let mut next = 0;
     for (i, t) in steps.iter().enumerate() {
         let mut j = next;
-        while taken[i] < t.min {
+        while taken[i] < t.min && !none(i) {
             let Some(k) = (j..calls).find(|&k| !used[k] && matches(i, k)) else {
                 break;
             };
@@ -302,6 +324,8 @@ fn pairing(
         .map(|(i, t)| {
             if taken[i] >= t.min {
                 t.min
+            } else if none(i) {
+                0
             } else {
                 t.min.min((0..calls).filter(|&k| matches(i, k)).count())
             }
@@ -410,19 +434,35 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             let kept = (st.workflow.len() * f.calls.len() > MEMO)
                 .then(|| PairCache::new(st.workflow.len(), f.calls.len()));
             let literal = |w: usize, j: usize| literal_matches(&st.workflow[w], f.calls[j]);
+            // Which steps no call does, where the calls' hashes tell (a long turn): asked once
+            // a step, not at every question about it.
+            let known = |none: &dyn Fn(usize) -> bool| -> Vec<bool> {
+                match kept {
+                    Some(_) => (0..st.workflow.len()).map(none).collect(),
+                    None => Vec::new(),
+                }
+            };
+            let no_policy = known(&|w| f.no_policy_match(w));
+            let no_literal = known(&|w| f.no_literal_match(w));
             of_turn(
                 st,
                 oracle::variants(sc, ti),
                 f.calls.len(),
-                &|w, j| f.policy_matches(w, j),
+                (&|w, j| f.policy_matches(w, j), &|w| {
+                    no_policy.get(w) == Some(&true)
+                }),
                 // A step's own call is the step, literally; arguments hashed otherwise are not.
-                &|w, j| {
-                    f.own.is(w, j)
-                        || (!f.literally_apart(w, j)
-                            && kept
-                                .as_ref()
-                                .map_or_else(|| literal(w, j), |c| c.get((w, j), || literal(w, j))))
-                },
+                (
+                    &|w, j| {
+                        f.own.is(w, j)
+                            || (!f.literally_apart(w, j)
+                                && kept.as_ref().map_or_else(
+                                    || literal(w, j),
+                                    |c| c.get((w, j), || literal(w, j)),
+                                ))
+                    },
+                    &|w| no_literal.get(w) == Some(&true),
+                ),
             )
         })
         .collect();
@@ -445,12 +485,15 @@ pub fn turn(
         st,
         &st.variants(),
         calls.len(),
-        &|w, j| {
-            policy_matches(&steps[w], calls[j], linter, &|g| {
-                oracle::from_output(g, |v| produced_before(v, first + j))
-            })
-        },
-        &|w, j| literal_matches(&steps[w], calls[j]),
+        (
+            &|w, j| {
+                policy_matches(&steps[w], calls[j], linter, &|g| {
+                    oracle::from_output(g, |v| produced_before(v, first + j))
+                })
+            },
+            &|_| false,
+        ),
+        (&|w, j| literal_matches(&steps[w], calls[j]), &|_| false),
     )
 }
 
@@ -460,16 +503,20 @@ fn of_turn(
     st: &Turn,
     variants: &[Vec<usize>],
     calls: usize,
-    policy: &dyn Fn(usize, usize) -> bool,
-    literal: &dyn Fn(usize, usize) -> bool,
+    policy: Relation,
+    literal: Relation,
 ) -> TurnTrajectory {
     TurnTrajectory {
         steps: st.workflow.len(),
         calls,
-        policy: best_variant(st, variants, calls, policy),
-        literal: best_variant(st, variants, calls, literal),
+        policy: best_variant(st, variants, calls, policy.0, policy.1),
+        literal: best_variant(st, variants, calls, literal.0, literal.1),
     }
 }
+
+/// A match relation: whether call `j` matches workflow step `w`, and whether no call matches
+/// step `w` (known without asking each: `false` where unknown).
+type Relation<'r> = (&'r dyn Fn(usize, usize) -> bool, &'r dyn Fn(usize) -> bool);
 
 /// A turn's metrics under match relation `m` (step, call): the best of its variants'. The
 /// metrics ask a pair up to three times (exact, in order, any order) and every variant asks
@@ -482,6 +529,7 @@ fn best_variant(
     variants: &[Vec<usize>],
     calls: usize,
     m: &dyn Fn(usize, usize) -> bool,
+    none: &dyn Fn(usize) -> bool,
 ) -> Metrics {
     let pairs = st.workflow.len() * calls;
     if pairs > MEMO {
@@ -489,7 +537,7 @@ fn best_variant(
         // (exact, in order, any order): each step's last answer kept in place, so those asks
         // after the first cost no lookup in the relation's own memo (a map, in a long turn).
         let last = vec![Cell::new((usize::MAX, false)); st.workflow.len()];
-        return best_of(st, variants, calls, &|w, j| {
+        let asked = |w: usize, j: usize| {
             let (asked, answer) = last[w].get();
             if asked == j {
                 return answer;
@@ -497,17 +545,19 @@ fn best_variant(
             let answer = m(w, j);
             last[w].set((j, answer));
             answer
-        });
+        };
+        return best_of(st, variants, calls, &asked, none);
     }
     // A byte a pair, in place for a turn of a few: 0 not asked yet, 1 no, 2 yes.
     let memo: SmallVec<[Cell<u8>; 64]> = smallvec::smallvec![Cell::new(0); pairs];
-    best_of(st, variants, calls, &|w, j| {
+    let asked = |w: usize, j: usize| {
         let known = &memo[w * calls + j];
         if known.get() == 0 {
             known.set(1 + u8::from(m(w, j)));
         }
         known.get() == 2
-    })
+    };
+    best_of(st, variants, calls, &asked, none)
 }
 
 /// The most (step, call) pairs whose answers [`best_variant`] keeps in a table of bytes.
@@ -518,10 +568,11 @@ fn best_of(
     variants: &[Vec<usize>],
     calls: usize,
     m: &dyn Fn(usize, usize) -> bool,
+    none: &dyn Fn(usize) -> bool,
 ) -> Metrics {
     let one = |v: &[usize]| {
         let times: SmallVec<[Times; 8]> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
-        Metrics::of(&times, calls, |a, j| m(v[a], j))
+        Metrics::of_known(&times, calls, |a, j| m(v[a], j), |a| none(v[a]))
     };
     Metrics::best(variants.iter().map(|v| one(v)))
 }
@@ -544,9 +595,13 @@ pub(crate) fn with_policy(
             steps: st.workflow.len(),
             calls: calls.len(),
             policy: *policy,
-            literal: best_variant(st, oracle::variants(sc, ti), calls.len(), &|w, j| {
-                literal_matches(&st.workflow[w], calls[j])
-            }),
+            literal: best_variant(
+                st,
+                oracle::variants(sc, ti),
+                calls.len(),
+                &|w, j| literal_matches(&st.workflow[w], calls[j]),
+                &|_| false,
+            ),
         })
         .collect();
     Trajectory::of_turns(turns)
@@ -633,7 +688,7 @@ mod tests {
                 .collect();
             let matches = |i: usize, j: usize| m[i][j];
             assert_eq!(
-                pairing(&steps, calls, &matches),
+                pairing(&steps, calls, &matches, &|_| false),
                 hungarian(&steps, calls, &matches),
                 "{steps:?} {m:?}"
             );
@@ -1078,5 +1133,29 @@ mod tests {
             "{policy} {literal}"
         );
         assert!(apart >= steps * calls / 2, "{apart}");
+        // A step the hashes say no call does is done by none; a bound of a step's similarity
+        // with every call but one holds for each of them.
+        let (mut none, mut bounded) = (0, 0);
+        for (w, step) in st.iter().enumerate() {
+            let does = |j: usize| policy_matches(step, flat[j], &linter, &|_| false);
+            if many.no_policy_match(w) {
+                assert!(!(0..calls).any(does), "step {w}: a call does it");
+                none += 1;
+            }
+            if many.no_literal_match(w) {
+                let is = |j: usize| literal_matches(step, flat[j]);
+                assert!(!(0..calls).any(is), "step {w}: a call is it");
+                none += 1;
+            }
+            for j in (0..calls).map(Some).chain([None]) {
+                if let Some(bound) = many.rival(w, j) {
+                    for k in (0..calls).filter(|&k| Some(k) != j) {
+                        assert!(many.similarity(w, k) <= bound, "step {w}, {j:?}: call {k}");
+                    }
+                    bounded += 1;
+                }
+            }
+        }
+        assert!(none > 0 && bounded > 0, "{none} {bounded}");
     }
 }

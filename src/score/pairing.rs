@@ -79,6 +79,9 @@ pub(crate) struct TurnFacts<'a> {
     /// turn's calls pass each combination of values (hashed together), `None` where a call's
     /// tool selects its model by one of them: built at the first question ([`TurnFacts::rival`]).
     twins: std::cell::RefCell<SmallVec<[(u64, Twins); 2]>>,
+    /// The hashes of the calls' arguments, in a turn of many pairs: made at the first
+    /// question ([`TurnFacts::no_literal_match`]).
+    arguments: std::cell::OnceCell<std::collections::HashSet<u64, HashU64>>,
 }
 
 /// A call's values hashed ([`crate::hash::value_hash`]).
@@ -203,6 +206,7 @@ impl<'a> TurnFacts<'a> {
             keys,
             call_keys: std::cell::OnceCell::new(),
             twins: Default::default(),
+            arguments: std::cell::OnceCell::new(),
         }
     }
 
@@ -273,9 +277,50 @@ impl<'a> TurnFacts<'a> {
     /// compares, a model selector among them, a turn of a few calls (no hashes kept). Costs
     /// one pass over the turn's calls per list of parameters asked about, then a lookup.
     pub(crate) fn rival(&self, w: usize, j: Option<usize>) -> Option<f64> {
+        let (want, names, counts) = self.twins(w)?;
+        let params = &self.params[w];
+        let mut others = counts.get(&want).copied().unwrap_or(0);
+        if let Some(j) = j
+            && projection(&self.call_keys()?[j], params, &names) == Some(Some(want))
+        {
+            others -= 1;
+        }
+        let c = params.len() as f64;
+        (others == 0).then(|| (0.5 + 0.5 * (c - 1.0) / c).max(0.45))
+    }
+
+    /// Whether no call of the turn does step `w` under its policies, as the calls' hashes
+    /// tell: none passes every value the step compares, each compared exactly (`false` where
+    /// they cannot tell, as for [`TurnFacts::rival`]).
+    pub(crate) fn no_policy_match(&self, w: usize) -> bool {
+        self.twins(w)
+            .is_some_and(|(want, _, counts)| !counts.contains_key(&want))
+    }
+
+    /// Whether no call of the turn is step `w` literally, as the hashes of the calls'
+    /// arguments tell (`false` in a turn of a few calls, whose hashes are not kept).
+    pub(crate) fn no_literal_match(&self, w: usize) -> bool {
+        let Some(keys) = self.call_keys() else {
+            return false;
+        };
+        let all = self
+            .arguments
+            .get_or_init(|| keys.iter().map(|k| k.arguments).collect());
+        !all.contains(&self.keys[w].arguments)
+    }
+
+    /// Step `w`'s values of the parameters it compares hashed together, those parameters'
+    /// names hashed, and how many of the turn's calls pass each combination of their values
+    /// ([`twin_counts`], made once per list of parameters); `None` where the hashes cannot
+    /// tell: a value the step's policy compares, a model selector among them, a turn of a
+    /// few calls (no hashes kept), a step that compares nothing.
+    fn twins(&self, w: usize) -> Option<(u64, SmallVec<[u64; 4]>, Rc<TwinCounts>)> {
         let keys = self.call_keys()?;
         let params = &self.params[w];
-        let mut names = Vec::with_capacity(params.len());
+        if params.is_empty() {
+            return None;
+        }
+        let mut names = SmallVec::with_capacity(params.len());
         let mut want = 0;
         for e in &self.keys[w].exact {
             let Exact::Hash { name, value, .. } = e else {
@@ -284,29 +329,17 @@ impl<'a> TurnFacts<'a> {
             names.push(*name);
             want = member_hash(member_hash(want, *name), *value);
         }
-        if params.is_empty() {
-            return None;
-        }
         let list = names.iter().fold(0, |h, &n| member_hash(h, n));
-        let counts = {
-            let mut twins = self.twins.borrow_mut();
-            match twins.iter().find(|(l, _)| *l == list) {
-                Some((_, counts)) => counts.clone(),
-                None => {
-                    let counts = twin_counts(keys, params, &names).map(Rc::new);
-                    twins.push((list, counts.clone()));
-                    counts
-                }
+        let mut twins = self.twins.borrow_mut();
+        let counts = match twins.iter().find(|(l, _)| *l == list) {
+            Some((_, counts)) => counts.clone(),
+            None => {
+                let counts = twin_counts(keys, params, &names).map(Rc::new);
+                twins.push((list, counts.clone()));
+                counts
             }
         }?;
-        let mut others = counts.get(&want).copied().unwrap_or(0);
-        if let Some(j) = j
-            && projection(&keys[j], params, &names) == Some(Some(want))
-        {
-            others -= 1;
-        }
-        let c = params.len() as f64;
-        (others == 0).then(|| (0.5 + 0.5 * (c - 1.0) / c).max(0.45))
+        Some((want, names, counts))
     }
 
     /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
@@ -550,7 +583,10 @@ impl<'a> TurnFacts<'a> {
 
 /// How many calls pass each combination of values of a list of parameters, by the values'
 /// hashes combined ([`twin_counts`]; the keys are hashes already: the name hasher mixes them).
-type TwinCounts = HashMap<u64, u32, std::hash::BuildHasherDefault<crate::hash::NameHasher>>;
+type TwinCounts = HashMap<u64, u32, HashU64>;
+
+/// The hasher of a map keyed by hashes already made: the name hasher mixes them once.
+type HashU64 = std::hash::BuildHasherDefault<crate::hash::NameHasher>;
 
 /// A list's [`TwinCounts`], shared by the steps that compare it; `None` where a selector
 /// decides ([`twin_counts`]).
