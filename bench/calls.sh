@@ -5,7 +5,7 @@
 # N calls: the correct run, one wrong value in the middle, one unrequested extra call, and the
 # correct run written as one JSON line (every argument's key is found on that line). Then
 # times `agent-seer check` over the project for each N (CALLS=, default "10 100 1000") and
-# prints the wall time per call. A bigger N repeats fewer copies of the transcripts so every
+# prints the wall time per call; then `agent-seer mutate` over the correct run alone. A bigger N repeats fewer copies of the transcripts so every
 # size grades about the same number of calls (COPIES_CALLS=, default 20000).
 #
 # BIN= picks the binary (default: the release build, built first). KEEP=DIR leaves the
@@ -84,5 +84,27 @@ import sys
 n, graded, start, end = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 calls = graded * (2 * max(1, n // 2))
 print(f"{n:>6} calls a run: {graded} transcripts, {end - start:.3f} s, {1e6 * (end - start) / calls:.2f} µs per call")
+PY
+done
+
+# Mutation testing of one correct run of each size (`agent-seer mutate`: a bounded number of
+# mutants, each a copy of the run graded by the engines): its cost per call should not grow
+# with the run either (it was the run's length squared before: every call's mutants were
+# built, then all but the first few of each kind thrown away).
+for n in $CALLS; do
+  root="$WORK/n$n"
+  one="$WORK/mutate-n$n"
+  rm -rf "$one"
+  mkdir -p "$one/transcripts/notes"
+  cp -r "$root/Cargo.toml" "$root/harnesses" "$one/"
+  cp "$root/transcripts/notes/0000-correct.yaml" "$one/transcripts/notes/"
+  start=$(date +%s.%N)
+  mutants=$("$BIN" mutate --root "$one" | grep -o '([0-9]*/[0-9]* killed)' || true)
+  end=$(date +%s.%N)
+  python3 - "$n" "$start" "$end" "$mutants" <<'PY'
+import sys
+n, start, end, mutants = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+calls = 2 * max(1, n // 2)
+print(f"{n:>6} calls, mutate {mutants or '(no mutants)'}: {end - start:.3f} s, {1e6 * (end - start) / calls:.1f} µs per call of the run")
 PY
 done
