@@ -214,7 +214,9 @@ fn after(steps: &[usize], consumed: &[Vec<usize>]) -> Vec<Vec<usize>> {
 }
 
 /// Per turn of the scenario, per workflow step `b`, the earlier steps of the turn whose mock
-/// output `b` takes as an argument ([`ordered_pairs`]' relation). Compiled once per scenario:
+/// output `b` takes as an argument (then `b` must follow them; under `order: strict` every
+/// step must follow every earlier one, and the fast path leaves a turn with either to the
+/// scorer). Compiled once per scenario:
 /// the mock outputs' artifacts are found once (a regex pass each), not per step pair of every
 /// transcript (issue 31).
 pub(crate) fn consumed(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
@@ -636,33 +638,6 @@ pub(crate) fn from_output(g: &Value, produced_before: impl Fn(&str) -> bool) -> 
             Value::String(s) => produced_before(s),
             other => produced_before(&other.to_string()),
         })
-}
-
-/// Step pairs (a, b) where b must follow a: b consumes a's mock output, or every pair under
-/// `order: strict`. The scorer judges these; the fast path leaves a turn with any to it.
-pub(crate) fn ordered_pairs(steps: &[&OracleCall], strict: bool) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for b in 0..steps.len() {
-        for a in 0..b {
-            if strict || consumes(steps[b], steps[a]) {
-                out.push((a, b));
-            }
-        }
-    }
-    out
-}
-
-/// Whether step `b` takes one of step `a`'s mock-output artifacts as an argument.
-fn consumes(b: &OracleCall, a: &OracleCall) -> bool {
-    let Some(out) = &a.mock_output else {
-        return false;
-    };
-    let produced = crate::flow::artifacts_of_value(out);
-    let mut strings = Vec::new();
-    collect_strings(&b.call.arguments, &mut strings);
-    strings
-        .iter()
-        .any(|s| produced.contains(&crate::flow::normalize(s)))
 }
 
 fn collect_strings<'v>(v: &'v Value, out: &mut Vec<&'v str>) {

@@ -256,7 +256,7 @@ impl FastPath {
                             .any(|o| o.match_policies.keys().any(|k| k.starts_with('/')))
                 })
                 || !flow::inferred_references(sc).is_empty();
-            for turn in &sc.turns {
+            for (ti, turn) in sc.turns.iter().enumerate() {
                 // A failed mock output fails whichever call it answers.
                 let failing_mock = turn.workflow.iter().any(|o| {
                     o.mock_output
@@ -275,11 +275,11 @@ impl FastPath {
                 let prompt_grounded = prompt_grounded.then(|| plan.intern(&turn.prompt));
                 plan.turns.push(TurnPlan {
                     steps,
-                    ordered: !oracle::ordered_pairs(
-                        &turn.workflow.iter().collect::<Vec<_>>(),
-                        turn.order_strict,
-                    )
-                    .is_empty(),
+                    // Some step comes before another: every one in a strict turn, else a
+                    // producer before the step that takes its output (the scenario's compiled
+                    // relation: one pass over the outputs, not one per pair of steps).
+                    ordered: (turn.order_strict && turn.workflow.len() >= 2)
+                        || oracle::consumed(sc, ti).iter().any(|from| !from.is_empty()),
                     exclusive: plan.exclusive(steps),
                     prompt_grounded,
                 });
