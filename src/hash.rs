@@ -65,8 +65,10 @@ impl std::hash::Hasher for NameHasher {
 }
 
 /// A map keyed by a pair of indices (a workflow step and a call), hashed with [`PairHasher`].
-pub(crate) type PairMap<V> =
-    std::collections::HashMap<(usize, usize), V, std::hash::BuildHasherDefault<PairHasher>>;
+pub(crate) type PairMap<V> = std::collections::HashMap<(usize, usize), V, Hashed>;
+
+/// The hasher of a map keyed by indices or by a hash already made ([`PairHasher`]).
+pub(crate) type Hashed = std::hash::BuildHasherDefault<PairHasher>;
 
 /// Values kept per (workflow step, call) pair of one turn, each made the first time it is
 /// asked. A turn of up to [`PairCache::DENSE`] pairs keeps them in one table (one allocation,
@@ -270,11 +272,16 @@ pub(crate) fn value_hash(v: &serde_json::Value) -> u64 {
         Value::Array(items) => items
             .iter()
             .fold(mix(4, items.len() as u64), |h, i| mix(h, value_hash(i))),
-        Value::Object(m) => object_hash(
-            m.iter()
-                .map(|(k, v)| member_hash(name_hash(k), value_hash(v))),
-        ),
+        Value::Object(m) => map_hash(m),
     }
+}
+
+/// An object's [`value_hash`], from its map (a call's arguments).
+pub(crate) fn map_hash(m: &serde_json::Map<String, serde_json::Value>) -> u64 {
+    object_hash(
+        m.iter()
+            .map(|(k, v)| member_hash(name_hash(k), value_hash(v))),
+    )
 }
 
 /// One member of an object from its name's [`name_hash`] and its value's [`value_hash`]:

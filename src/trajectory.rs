@@ -509,8 +509,8 @@ fn of_turn(
     TurnTrajectory {
         steps: st.workflow.len(),
         calls,
-        policy: best_variant(st, variants, calls, policy.0, policy.1),
-        literal: best_variant(st, variants, calls, literal.0, literal.1),
+        policy: best_variant(st, variants, calls, policy),
+        literal: best_variant(st, variants, calls, literal),
     }
 }
 
@@ -518,19 +518,14 @@ fn of_turn(
 /// step `w` (known without asking each: `false` where unknown).
 type Relation<'r> = (&'r dyn Fn(usize, usize) -> bool, &'r dyn Fn(usize) -> bool);
 
-/// A turn's metrics under match relation `m` (step, call): the best of its variants'. The
+/// A turn's metrics under a match relation (`m(step, call)`, and which steps no call
+/// matches): the best of its variants'. The
 /// metrics ask a pair up to three times (exact, in order, any order) and every variant asks
 /// again: in a turn of up to [`MEMO`] pairs each answer is kept the first time. (A longer
 /// turn's relations keep their own, of the pairs asked: the policy's in its [`TurnFacts`],
 /// the literal one's in [`of_facts`]; here each step's last answer, which the three metrics
 /// ask again one after another.)
-fn best_variant(
-    st: &Turn,
-    variants: &[Vec<usize>],
-    calls: usize,
-    m: &dyn Fn(usize, usize) -> bool,
-    none: &dyn Fn(usize) -> bool,
-) -> Metrics {
+fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, (m, none): Relation) -> Metrics {
     let pairs = st.workflow.len() * calls;
     if pairs > MEMO {
         // The three metrics ask a step about the call the run walked it to one after another
@@ -546,7 +541,7 @@ fn best_variant(
             last[w].set((j, answer));
             answer
         };
-        return best_of(st, variants, calls, &asked, none);
+        return best_of(st, variants, calls, (&asked, none));
     }
     // A byte a pair, in place for a turn of a few: 0 not asked yet, 1 no, 2 yes.
     let memo: SmallVec<[Cell<u8>; 64]> = smallvec::smallvec![Cell::new(0); pairs];
@@ -557,19 +552,13 @@ fn best_variant(
         }
         known.get() == 2
     };
-    best_of(st, variants, calls, &asked, none)
+    best_of(st, variants, calls, (&asked, none))
 }
 
 /// The most (step, call) pairs whose answers [`best_variant`] keeps in a table of bytes.
 const MEMO: usize = 1024;
 
-fn best_of(
-    st: &Turn,
-    variants: &[Vec<usize>],
-    calls: usize,
-    m: &dyn Fn(usize, usize) -> bool,
-    none: &dyn Fn(usize) -> bool,
-) -> Metrics {
+fn best_of(st: &Turn, variants: &[Vec<usize>], calls: usize, (m, none): Relation) -> Metrics {
     let one = |v: &[usize]| {
         let times: SmallVec<[Times; 8]> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
         Metrics::of_known(&times, calls, |a, j| m(v[a], j), |a| none(v[a]))
@@ -599,8 +588,9 @@ pub(crate) fn with_policy(
                 st,
                 oracle::variants(sc, ti),
                 calls.len(),
-                &|w, j| literal_matches(&st.workflow[w], calls[j]),
-                &|_| false,
+                (&|w, j| literal_matches(&st.workflow[w], calls[j]), &|_| {
+                    false
+                }),
             ),
         })
         .collect();

@@ -486,23 +486,22 @@ impl Cx<'_> {
     /// and arguments), and whether it is the only call of its tool in its turn. Counted once
     /// per turn: asked of the whole turn per call, a long run cost its length squared.
     fn repeats(&self) -> (Vec<bool>, Vec<bool>) {
-        use crate::hash::{member_hash, name_hash, object_hash, value_hash};
+        use crate::hash::{map_hash, member_hash, name_hash};
         let (mut repeat, mut alone) = (Vec::new(), Vec::new());
         for calls in self.turns {
             let tools = crate::hash::NameCounts::of(calls.iter().map(|c| c.tool.as_str()));
-            let key = |c: &CallDoc| {
-                let args = c
-                    .arguments
-                    .iter()
-                    .map(|(k, v)| member_hash(name_hash(k), value_hash(v)));
-                member_hash(name_hash(&c.tool), object_hash(args))
-            };
-            let mut same = std::collections::HashMap::<u64, smallvec::SmallVec<[usize; 2]>>::new();
-            for (j, c) in calls.iter().enumerate() {
-                same.entry(key(c)).or_default().push(j);
+            // The hash two identical calls share (as `flow::Same` hashes a call).
+            let keys: Vec<u64> = calls
+                .iter()
+                .map(|c| member_hash(name_hash(&c.tool), map_hash(&c.arguments)))
+                .collect();
+            let mut same: std::collections::HashMap<u64, smallvec::SmallVec<[usize; 2]>, _> =
+                std::collections::HashMap::with_hasher(crate::hash::Hashed::default());
+            for (j, &key) in keys.iter().enumerate() {
+                same.entry(key).or_default().push(j);
             }
             for (j, c) in calls.iter().enumerate() {
-                repeat.push(same[&key(c)].iter().any(|&i| {
+                repeat.push(same[&keys[j]].iter().any(|&i| {
                     i != j && calls[i].tool == c.tool && calls[i].arguments == c.arguments
                 }));
                 alone.push(tools.count(&c.tool) == 1);

@@ -1594,8 +1594,7 @@ impl Eq for Same<'_> {}
 
 /// Calls counted or indexed by [`Same`]: its hash is already made, so the map's own hasher
 /// only mixes that one word.
-pub(crate) type SameMap<'a, V = usize> =
-    HashMap<Same<'a>, V, std::hash::BuildHasherDefault<crate::hash::PairHasher>>;
+pub(crate) type SameMap<'a, V = usize> = HashMap<Same<'a>, V, crate::hash::Hashed>;
 
 impl std::hash::Hash for Same<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {

@@ -9,8 +9,9 @@
 //! call (looking a few calls ahead past an extra one, or back at a call it passed over: two
 //! calls swapped), and the walk's pairing is kept when it gives every step the best
 //! similarity its row has (then no pairing scores more, so it is optimal). Only a step whose
-//! walked call is not a perfect match has its whole row computed. Anything else goes to the
-//! Hungarian algorithm over the full matrix, as before. A correct run of n calls costs n
+//! walked call is not a perfect match has its whole row computed, unless the calls' hashes
+//! bound it ([`TurnFacts::rival`]). Anything else goes to the Hungarian algorithm over the
+//! full matrix, as before. A correct run of n calls costs n
 //! comparisons, not n².
 
 use std::collections::HashMap;
@@ -25,7 +26,9 @@ use super::own::{OwnStep, OwnTurn};
 use crate::finding::Finding;
 use crate::flow::Flow;
 use crate::harness::{Call, MatchPolicy, OracleCall};
-use crate::hash::{Exact, PairCache, StepKey, member_hash, name_hash, object_hash, value_hash};
+use crate::hash::{
+    Exact, Hashed, PairCache, StepKey, member_hash, name_hash, object_hash, value_hash,
+};
 use crate::lint::Linter;
 use crate::source::json::child;
 use crate::spec::Effect;
@@ -81,7 +84,7 @@ pub(crate) struct TurnFacts<'a> {
     twins: std::cell::RefCell<SmallVec<[(u64, Twins); 2]>>,
     /// The hashes of the calls' arguments, in a turn of many pairs: made at the first
     /// question ([`TurnFacts::no_literal_match`]).
-    arguments: std::cell::OnceCell<std::collections::HashSet<u64, HashU64>>,
+    arguments: std::cell::OnceCell<std::collections::HashSet<u64, Hashed>>,
 }
 
 /// A call's values hashed ([`crate::hash::value_hash`]).
@@ -582,11 +585,8 @@ impl<'a> TurnFacts<'a> {
 }
 
 /// How many calls pass each combination of values of a list of parameters, by the values'
-/// hashes combined ([`twin_counts`]; the keys are hashes already: the name hasher mixes them).
-type TwinCounts = HashMap<u64, u32, HashU64>;
-
-/// The hasher of a map keyed by hashes already made: the name hasher mixes them once.
-type HashU64 = std::hash::BuildHasherDefault<crate::hash::NameHasher>;
+/// hashes combined ([`twin_counts`]).
+type TwinCounts = HashMap<u64, u32, Hashed>;
 
 /// A list's [`TwinCounts`], shared by the steps that compare it; `None` where a selector
 /// decides ([`twin_counts`]).
@@ -649,6 +649,8 @@ fn in_order(
     let mut passed: SmallVec<[usize; LOOKAHEAD]> = SmallVec::new();
     for i in 0..steps {
         let best = cap(i);
+        // (A call passed over long ago is an extra call: no later step asks about it again.)
+        passed.retain(|j| *j + LOOKAHEAD >= next);
         // A call passed over that matches perfectly, else the first call within reach that
         // does, else the best of the calls passed over and the next call (the earliest of
         // equals: a consumer made before its producer matches imperfectly).
