@@ -448,8 +448,7 @@ pub(super) fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> 
     } else {
         // Perfect with the calls the steps in order: every step matched by the call at its
         // place, so the trajectory under the policies is the reference run's (every metric 1).
-        r.perfect
-            && suite.fast().outcome_in_order(&suite.linter, index, t) == (Outcome::Perfect, true)
+        r.perfect && suite.fast().perfect_in_order(&suite.linter, index, t)
     };
     if !same {
         return None;

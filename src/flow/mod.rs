@@ -213,7 +213,7 @@ impl<'w, 'a> Walk<'w, 'a> {
             inferred: scenario.map(inferred_references),
             flow,
             prompts_read: 0,
-            seen: SameMap::default(),
+            seen: SameMap::with_capacity_and_hasher(calls.len(), Default::default()),
             asked: scenario.map(asked_calls),
             own,
         }
@@ -240,6 +240,7 @@ impl<'w, 'a> Walk<'w, 'a> {
                 references(self.linter, call, inferred)
             }
         };
+        cf.references.reserve_exact(refs.len());
         for (pointer, value) in refs {
             self.reference(i, pointer, value, &mut cf);
         }

@@ -543,12 +543,28 @@ impl FastPath {
 
     /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
     pub fn outcome(&self, linter: &Linter, sc: usize, t: &Transcript) -> Outcome {
-        self.outcome_in_order(linter, sc, t).0
+        self.outcome_with(linter, sc, t, false).0
     }
 
-    /// [`FastPath::outcome`], and for a perfect transcript whether every turn pairs each call
-    /// with the step at its position (the calls are the steps in order).
-    pub fn outcome_in_order(&self, linter: &Linter, sc: usize, t: &Transcript) -> (Outcome, bool) {
+    /// Whether the transcript is perfect with every turn's calls its steps in order, each
+    /// call paired with the step at its position: [`FastPath::outcome`] is `Perfect` and so
+    /// is each call against its step. A call off its step's place decides it (no search for
+    /// another pairing, which could only find the transcript perfect out of order).
+    pub fn perfect_in_order(&self, linter: &Linter, sc: usize, t: &Transcript) -> bool {
+        self.outcome_with(linter, sc, t, true) == (Outcome::Perfect, true)
+    }
+
+    /// The outcome, and for a perfect transcript whether every turn pairs each call with the
+    /// step at its position (the calls are the steps in order); with `in_order`, a turn whose
+    /// calls are not each perfect for the step at its place is imperfect (no other pairing
+    /// sought).
+    fn outcome_with(
+        &self,
+        linter: &Linter,
+        sc: usize,
+        t: &Transcript,
+        in_order: bool,
+    ) -> (Outcome, bool) {
         let Some(sc) = self.scenarios.get(sc).filter(|sc| !sc.general) else {
             return (Outcome::Unknown, false);
         };
@@ -563,7 +579,12 @@ impl FastPath {
                 tt.and_then(|tt| tt.prompt.as_deref())
                     .is_some_and(|own| !same_bytes(own.as_bytes(), self.bytes(scenario)))
             });
-            match self.turn(linter, turn, calls) {
+            let outcome = if in_order {
+                self.turn_in_order(linter, turn, calls)
+            } else {
+                self.turn(linter, turn, calls)
+            };
+            match outcome {
                 (Outcome::Imperfect, _) => return (Outcome::Imperfect, false),
                 (Outcome::Rejected, _) => return (Outcome::Rejected, false),
                 (Outcome::Unknown, _) => unknown = true,
@@ -610,6 +631,22 @@ impl FastPath {
             let key = flow::call_key(same.tool, same.arguments);
             asked.iter().any(|(k, times)| *k == key && n <= *times)
         })
+    }
+
+    /// [`FastPath::turn`] where only the pairing of each call with the step at its place
+    /// counts: `(Perfect, true)` when every such pair is perfect, else imperfect.
+    fn turn_in_order(&self, linter: &Linter, turn: &TurnPlan, calls: &[Call]) -> (Outcome, bool) {
+        let steps = &self.steps[turn.steps.range()];
+        let perfect = calls.len() == steps.len()
+            && steps
+                .iter()
+                .zip(calls)
+                .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect);
+        if perfect {
+            (Outcome::Perfect, true)
+        } else {
+            (Outcome::Imperfect, false)
+        }
     }
 
     /// The turn's outcome, and whether a perfect one pairs each call with the step at its
