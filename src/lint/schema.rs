@@ -341,11 +341,15 @@ pub(crate) fn subject(path: &str) -> String {
     if path.is_empty() {
         return "the arguments".to_owned();
     }
-    let mut s = String::new();
+    // Written straight into one string (a finding's words are made per wrong value).
+    let mut s = String::with_capacity(path.len() + 2);
+    s.push('`');
     for (i, seg) in path.trim_start_matches('/').split('/').enumerate() {
         let seg = crate::source::json::unescape(seg);
-        if seg.parse::<usize>().is_ok() && i > 0 {
-            s.push_str(&format!("[{seg}]"));
+        if i > 0 && seg.parse::<usize>().is_ok() {
+            s.push('[');
+            s.push_str(&seg);
+            s.push(']');
         } else {
             if i > 0 {
                 s.push('.');
@@ -353,22 +357,32 @@ pub(crate) fn subject(path: &str) -> String {
             s.push_str(&seg);
         }
     }
-    format!("`{s}`")
+    s.push('`');
+    s
 }
 
 pub(crate) fn pointer(segments: &[&str]) -> String {
     segments.iter().fold(String::new(), |at, s| child(&at, s))
 }
 
-/// A value as shown in messages: short, JSON.
+/// A value as shown in messages: short, JSON (past 60 characters, its first 57 and `…`).
 pub(crate) fn describe(v: &Value) -> String {
-    let s = compact(v);
-    let s = if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(57).collect::<String>())
-    } else {
-        s
-    };
-    format!("{} {s}", type_name(v))
+    let json = compact(v);
+    let kind = type_name(v);
+    let cut = json
+        .char_indices()
+        .nth(60)
+        .and_then(|_| json.char_indices().nth(57))
+        .map(|(at, _)| at);
+    let shown = cut.map_or(&json[..], |at| &json[..at]);
+    let mut s = String::with_capacity(kind.len() + 1 + shown.len() + 3);
+    s.push_str(kind);
+    s.push(' ');
+    s.push_str(shown);
+    if cut.is_some() {
+        s.push('…');
+    }
+    s
 }
 
 pub(crate) fn compact(v: &Value) -> String {
@@ -391,5 +405,30 @@ fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
         "no parameters".to_owned()
     } else {
         v.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A finding's words for a place and a value: indices in brackets, escaped names as
+    /// written, and a value past 60 characters cut to its first 57 and `…` (characters, not
+    /// bytes).
+    #[test]
+    fn messages_name_the_place_and_show_the_value() {
+        assert_eq!(subject(""), "the arguments");
+        assert_eq!(subject("/a/0/b~1c/12"), "`a[0].b/c[12]`");
+        assert_eq!(subject("/0"), "`0`");
+        assert_eq!(describe(&json!(3)), "integer 3");
+        let sixty = "é".repeat(58);
+        assert_eq!(describe(&json!(sixty)), format!("string \"{sixty}\""));
+        let long = "é".repeat(59);
+        assert_eq!(
+            describe(&json!(long)),
+            format!("string \"{}…", "é".repeat(56))
+        );
+        assert_eq!(describe(&json!({"k": [1, 2]})), r#"object {"k":[1,2]}"#);
     }
 }
