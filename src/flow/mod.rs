@@ -904,12 +904,14 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
     if !outputs_anything {
         return HashMap::new();
     }
-    // (tool, pattern) → whether every step that has a value there takes it from an output.
+    // (tool, pattern) → whether every step that has a value there takes it from an output,
+    // in the order first seen (and where each is in that list).
     let mut votes: Vec<((&str, String), bool)> = Vec::new();
+    let mut vote_of: HashMap<(&str, String), usize> = HashMap::new();
     let mut sql_ids: std::collections::BTreeSet<(&str, String)> = Default::default();
     // Each output so far, with the arguments of the step it answers (what it merely echoes)
     // and the `any_of:` branch of its step in the current turn (`None` once the turn is over).
-    let mut outputs: Vec<Earlier> = Vec::new();
+    let mut outputs = Outputs::default();
     let mut prompts = Ground::default();
     prompts.push(Origin::Prompt(0), Lazy::new(Raw::Artifacts(&sc.artifacts)));
     // The words of the prompts so far: a value made only of them is the user's, in other words
@@ -922,7 +924,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
             let mut leaves = Vec::new();
             leaves_of(&step.call.arguments, String::new(), &mut leaves);
             for (pointer, value) in &leaves {
-                if sql_takes_ids(value, &prompts, &outputs) {
+                if sql_takes_ids(value, &prompts, &outputs.all) {
                     for tool in step.tools() {
                         sql_ids.insert((tool, format!("{SQL_IDS}{}", generalize(pointer))));
                     }
@@ -934,9 +936,12 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
                     leaf_produced(step, &pointer, &value, &prompts, &prompt_words, &outputs);
                 for tool in step.tools() {
                     let key = (tool, pattern.clone());
-                    match votes.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, all)) => *all &= produced,
-                        None => votes.push((key, produced)),
+                    match vote_of.get(&key) {
+                        Some(&k) => votes[k].1 &= produced,
+                        None => {
+                            vote_of.insert(key.clone(), votes.len());
+                            votes.push((key, produced));
+                        }
                     }
                 }
             }
@@ -952,7 +957,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
                 });
             }
         }
-        for e in &mut outputs {
+        for e in &mut outputs.all {
             e.branch = None;
         }
     }
@@ -994,7 +999,7 @@ fn leaf_produced(
     value: &str,
     prompts: &Ground<'_>,
     prompt_words: &[HashSet<String>],
-    outputs: &[Earlier],
+    outputs: &Outputs,
 ) -> bool {
     let pattern = generalize(pointer);
     let declared = matches!(
@@ -1005,7 +1010,7 @@ fn leaf_produced(
         && prompts.origin_of(value).is_none()
         && !prompt_words.iter().any(|w| states(w, value))
         && (declared
-            || outputs.iter().any(|e| {
+            || outputs.may_produce(value).any(|e| {
                 // The other list of an `any_of:` item is an alternative, not a step before
                 // this one.
                 let apart = matches!((e.branch, step.branch),
@@ -1096,6 +1101,64 @@ struct Earlier {
     given: Source,
     /// The step's `any_of:` branch while its turn lasts (`None` after).
     branch: Option<(usize, usize)>,
+}
+
+/// The mock outputs before a step, in order, with an index of their values and words: which
+/// of them may produce a value, found without reading each (every step of a long workflow
+/// would read every output before it: steps × outputs text scans).
+#[derive(Default)]
+struct Outputs {
+    all: Vec<Earlier>,
+    /// Per value an output holds, the outputs that hold it.
+    by_value: HashMap<String, Vec<u32>>,
+    /// Per word of an output's text (a run of letters and digits), the outputs that print it.
+    by_word: HashMap<String, Vec<u32>>,
+}
+
+impl Outputs {
+    fn push(&mut self, e: Earlier) {
+        let at = self.all.len() as u32;
+        for v in &e.output.values {
+            self.by_value.entry(v.clone()).or_default().push(at);
+        }
+        for w in alnum_words(&e.output.text) {
+            let list = self.by_word.entry(w.to_owned()).or_default();
+            // Once per output, however often it prints the word.
+            if list.last() != Some(&at) {
+                list.push(at);
+            }
+        }
+        self.all.push(e);
+    }
+
+    /// The outputs that may produce `value` ([`Source::produces`]): every one that does, and
+    /// perhaps others. A source lists a name as one of its values or printed as a whole name
+    /// ([`Source::lists`]), and a name printed so has each of its runs of letters and digits
+    /// printed as a whole word (what comes before and after it is no letter or digit): the
+    /// outputs that hold it, and those that print the rarest of its words (every output for a
+    /// name without one). The same for each name a path of `value` may end in.
+    fn may_produce(&self, value: &str) -> impl Iterator<Item = &Earlier> {
+        let mut at: Vec<u32> = Vec::new();
+        for name in std::iter::once(value).chain(composed(value).map(|(_, name)| name)) {
+            at.extend(self.by_value.get(name).into_iter().flatten());
+            let rarest = alnum_words(name)
+                .map(|w| self.by_word.get(w).map_or(&[][..], Vec::as_slice))
+                .min_by_key(|list| list.len());
+            match rarest {
+                Some(list) => at.extend(list),
+                None => at.extend(0..self.all.len() as u32),
+            }
+        }
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter().map(|i| &self.all[i as usize])
+    }
+}
+
+/// The runs of letters and digits of a text, as [`Source::lists`] tells a name's edges.
+fn alnum_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
 }
 
 /// Every table and column the scenario's own workflow names in SQL. Worked out once.

@@ -254,3 +254,90 @@ fn sources_read_json_text_and_whole_words() {
     let u = Source::of_text("see gs://b/dir/x.png");
     assert!(!u.lists("b/dir"), "a piece of a longer path");
 }
+
+/// The index of earlier outputs passes over no output that produces a value: for every value
+/// below (whole names, names inside longer ones, paths and the names they end in, a sentence's
+/// full stop, words in other cases, names without a letter or digit) the outputs it offers
+/// say what reading every output says, and it offers fewer where the words tell.
+#[test]
+fn the_outputs_index_finds_every_output_that_produces_a_value() {
+    let texts = [
+        "[FILE] notes.txt\n[DIR] docs",
+        "Saved ~/project/docs/a.md. Done.",
+        "Created Note 10 and Note 108; see report-2024.pdf",
+        r#"{"entities": [{"name": "Ada Lovelace", "id": 1003}]}"#,
+        "ÉCOLE école 東京/地図.png",
+        "id: abc_def-9 / path: /srv/data/x.csv",
+        "-- / .",
+        "",
+    ];
+    let values = [
+        "notes.txt",
+        "notes",
+        "docs",
+        "txt",
+        "docs/a.md",
+        "a.md",
+        "/project/docs/a.md",
+        "~/project/docs/a.md",
+        "project",
+        "Done",
+        "Note 10",
+        "Note 1",
+        "Note 108",
+        "10",
+        "report-2024.pdf",
+        "report",
+        "2024",
+        "Ada Lovelace",
+        "Ada",
+        "1003",
+        "100",
+        "école",
+        "ÉCOLE",
+        "地図.png",
+        "東京/地図.png",
+        "abc_def-9",
+        "abc",
+        "def-9",
+        "/srv/data/x.csv",
+        "x.csv",
+        "data/x.csv",
+        "file:///srv/data/x.csv",
+        "-",
+        "/",
+        ".",
+        "",
+        "--",
+        "nothing",
+    ];
+    let mut outputs = Outputs::default();
+    for text in texts {
+        outputs.push(Earlier {
+            output: Source::of_output(
+                &serde_json::json!({"content": [{"type": "text", "text": text}]}),
+            ),
+            given: Source::default(),
+            branch: None,
+        });
+    }
+    let ground = Ground::default();
+    let (mut produced, mut spared) = (0, 0);
+    for value in values {
+        let every = outputs
+            .all
+            .iter()
+            .filter(|e| e.output.produces(value, &ground))
+            .count();
+        let offered: Vec<&Earlier> = outputs.may_produce(value).collect();
+        let found = offered
+            .iter()
+            .filter(|e| e.output.produces(value, &ground))
+            .count();
+        assert_eq!(found, every, "{value:?}");
+        produced += every;
+        spared += outputs.all.len() - offered.len();
+    }
+    assert!(produced >= 25, "{produced} productions");
+    assert!(spared >= 200, "{spared} outputs not read");
+}

@@ -39,6 +39,7 @@
 //! transcript's own allocations are the rest of a check's memory traffic.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -468,8 +469,72 @@ impl FastPath {
     /// argument clean for its step and every argument the step must have, so two steps are
     /// exclusive when one must have an argument the other has no clean value in common for
     /// (or does not know).
+    ///
+    /// Each step is held to the earlier steps that may not be apart from it, not to every
+    /// one (a long workflow's steps squared): those sharing a clean value at the one of its
+    /// must-have parameters whose values the fewest share (a step not apart from it shares
+    /// one at each), or, for a step that must have none, every earlier step of its tool — and
+    /// two of those are never apart, which decides at once.
     fn exclusive(&self, steps: Span) -> bool {
         let steps = &self.steps[steps.range()];
+        let mut of_value: HashMap<u64, Vec<u32>> = HashMap::new();
+        let mut of_tool: HashMap<&[u8], (Vec<u32>, bool)> = HashMap::new();
+        for (i, s) in steps.iter().enumerate() {
+            // A step that is not verifiable is apart from every other.
+            if !s.verifiable {
+                continue;
+            }
+            let tool = self.bytes(s.tool);
+            let params = &self.params[s.params.range()];
+            let (earlier, mustless) = of_tool.entry(tool).or_default();
+            let candidates: &[u32] = if params.iter().any(Param::must) {
+                let sharing = |p: &Param| -> Vec<u32> {
+                    let mut at: Vec<u32> = self.clean[p.clean.range()]
+                        .iter()
+                        .filter_map(|c| of_value.get(&self.clean_key(tool, p.name, *c)))
+                        .flatten()
+                        .copied()
+                        .collect();
+                    at.sort_unstable();
+                    at.dedup();
+                    at
+                };
+                &params
+                    .iter()
+                    .filter(|p| p.must())
+                    .map(sharing)
+                    .min_by_key(Vec::len)
+                    .unwrap_or_default()
+            } else if *mustless {
+                return false;
+            } else {
+                *mustless = true;
+                earlier
+            };
+            if candidates
+                .iter()
+                .any(|&j| self.not_apart(s, &steps[j as usize]))
+            {
+                return false;
+            }
+            of_tool.entry(tool).or_default().0.push(i as u32);
+            for p in params {
+                for c in &self.clean[p.clean.range()] {
+                    let list = of_value
+                        .entry(self.clean_key(tool, p.name, *c))
+                        .or_default();
+                    if list.last() != Some(&(i as u32)) {
+                        list.push(i as u32);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether one call could be perfect for both steps: neither must have an argument the
+    /// other has no clean value in common for.
+    fn not_apart(&self, s: &Step, t: &Step) -> bool {
         let apart = |s: &Step, t: &Step| {
             !s.verifiable
                 || !t.verifiable
@@ -488,8 +553,26 @@ impl FastPath {
                             })
                 })
         };
-        (0..steps.len())
-            .all(|i| (0..i).all(|j| apart(&steps[i], &steps[j]) || apart(&steps[j], &steps[i])))
+        !apart(s, t) && !apart(t, s)
+    }
+
+    /// A key for a clean value of parameter `name` of `tool`: equal for values
+    /// [`FastPath::same_clean`] finds the same (a value not scalar keyed by its kind alone).
+    fn clean_key(&self, tool: &[u8], name: Span, c: Clean) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (tool, self.bytes(name)).hash(&mut h);
+        match c {
+            Clean::Str(x) => (0u8, self.bytes(x)).hash(&mut h),
+            Clean::PosInt(x) => (1u8, x).hash(&mut h),
+            Clean::NegInt(x) => (2u8, x).hash(&mut h),
+            // 0.0 and -0.0 are the same value.
+            Clean::Float(x) => (3u8, if x == 0.0 { 0 } else { x.to_bits() }).hash(&mut h),
+            Clean::Bool(x) => (4u8, x).hash(&mut h),
+            Clean::Null => 5u8.hash(&mut h),
+            Clean::Other(_) => 6u8.hash(&mut h),
+        }
+        h.finish()
     }
 
     fn same_clean(&self, a: Clean, b: Clean) -> bool {
@@ -966,6 +1049,81 @@ mod tests {
     use crate::check::Suite;
     use crate::harness::Transcript;
     use crate::source::SourceFile;
+
+    /// The exclusive turns found through the index of shared values are the ones every pair
+    /// of steps says: on every shipped suite's turns and on workflows whose steps share values
+    /// (repeated steps, a step that must have nothing, values shared at one parameter and not
+    /// another, numbers that are the same value written apart).
+    #[test]
+    fn exclusive_turns_are_those_every_pair_of_steps_says() {
+        let pairwise = |fast: &super::FastPath, turn: &super::TurnPlan| {
+            let steps = &fast.steps[turn.steps.range()];
+            (0..steps.len()).all(|i| (0..i).all(|j| !fast.not_apart(&steps[i], &steps[j])))
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tools.json"),
+            r#"[{"name": "t", "inputSchema": {"type": "object", "required": ["a"], "properties": {"a": {}, "b": {}}}},
+                {"name": "u", "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}}}]"#,
+        )
+        .unwrap();
+        let workflows = [
+            "[{tool: t, arguments: {a: 1}}, {tool: t, arguments: {a: 2}}, {tool: t, arguments: {a: 3}}]",
+            "[{tool: t, arguments: {a: 1, b: x}}, {tool: t, arguments: {a: 2, b: x}}, {tool: t, arguments: {a: 1, b: y}}]",
+            "[{tool: t, arguments: {a: 1}}, {tool: t, arguments: {a: 1}}]",
+            "[{tool: t, arguments: {a: 0.0}}, {tool: t, arguments: {a: -0.0}}]",
+            "[{tool: u, arguments: {}}, {tool: u, arguments: {}}]",
+            "[{tool: u, arguments: {a: 1}}, {tool: u, arguments: {}}]",
+            "[{tool: u, arguments: {a: 1}}, {tool: u, arguments: {a: 2}}, {tool: u, arguments: {a: 1, b: 2}}]",
+            "[{tool: u, arguments: {a: [1]}}, {tool: u, arguments: {a: [2]}}, {tool: u, arguments: {a: [1]}}]",
+            "[{tool: t, arguments: {a: 1}}, {tool: u, arguments: {a: 1}}]",
+            "[{tool: t, arguments: {a: 1}, match: {a: ignore}}, {tool: t, arguments: {a: 2}}]",
+        ];
+        let mut text = String::from("suite: h\ntools: [tools.json]\nscenarios:\n");
+        for (k, w) in workflows.iter().enumerate() {
+            text.push_str(&format!(
+                "  - id: s{k}\n    turns:\n      - prompt: p\n        workflow: {w}\n"
+            ));
+        }
+        let harness = dir.path().join("h.yaml");
+        std::fs::write(&harness, text).unwrap();
+        let made = Suite::load(&harness).unwrap();
+        let fast = made.fast();
+        let found: Vec<bool> = fast.turns.iter().map(|t| fast.exclusive(t.steps)).collect();
+        // Repeated steps, the same number written 0.0 and -0.0, two steps that must have
+        // nothing, one array twice: one call can be perfect for both.
+        assert_eq!(
+            found,
+            [
+                true, true, false, false, false, true, true, false, true, true
+            ]
+        );
+        let mut suites = vec![made];
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses");
+        for entry in std::fs::read_dir(shipped).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml")
+                && let Ok(suite) = Suite::load(&path)
+            {
+                suites.push(suite);
+            }
+        }
+        let (mut exclusive, mut not) = (0, 0);
+        for suite in &suites {
+            let fast = suite.fast();
+            for turn in &fast.turns {
+                let want = pairwise(fast, turn);
+                assert_eq!(fast.exclusive(turn.steps), want);
+                if turn.steps.len >= 2 {
+                    *(if want { &mut exclusive } else { &mut not }) += 1;
+                }
+            }
+        }
+        assert!(
+            exclusive >= 20 && not >= 4,
+            "{exclusive} exclusive, {not} not"
+        );
+    }
 
     /// Every `Matcher::Options` parameter judges a grid of scalars as the oracle's rule does.
     #[test]
