@@ -59,6 +59,8 @@ pub struct SourceFile {
     /// a file's every argument looks up its key's line, which re-splitting the file each time
     /// made quadratic in the file's length (issue 31).
     lines: Arc<std::sync::OnceLock<Vec<usize>>>,
+    /// Whether the file is ASCII (a column is then a byte offset), found once when first asked.
+    ascii: Arc<std::sync::OnceLock<bool>>,
 }
 
 impl SourceFile {
@@ -92,7 +94,16 @@ impl SourceFile {
             path,
             text,
             lines: Arc::default(),
+            ascii: Arc::default(),
         }
+    }
+
+    /// Whether the whole file is ASCII, so that a column (in characters) is the byte offset
+    /// in its line. One pass over the file, the first time it is asked: a file's every
+    /// argument asks, and asking its line each time made a file of one long line (a run
+    /// written as one JSON line) quadratic in its length.
+    pub(crate) fn is_ascii(&self) -> bool {
+        *self.ascii.get_or_init(|| self.text.is_ascii())
     }
 
     /// Line `n` (1-based) without its line break, as [`str::lines`] gives it; `None` past the

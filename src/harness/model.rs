@@ -1010,10 +1010,12 @@ fn key_position(file: &SourceFile, key: &str, value: (u32, u32)) -> (u32, u32) {
     let (line, column) = value;
     // One line from the file's line index, and only the text before the value searched, from
     // the value back: linear in the file, however many arguments it holds (issue 31).
+    // Columns are characters: in an ASCII file (asked once per file, not per line) bytes.
+    let ascii = file.is_ascii();
     let search = |l: u32, upto: Option<usize>| -> Option<(u32, u32)> {
         let text = file.line(l)?;
         let head = match upto {
-            Some(chars) if text.is_ascii() => &text[..chars.min(text.len())],
+            Some(chars) if ascii => &text[..chars.min(text.len())],
             Some(chars) => text
                 .char_indices()
                 .nth(chars)
@@ -1021,7 +1023,7 @@ fn key_position(file: &SourceFile, key: &str, value: (u32, u32)) -> (u32, u32) {
             None => text,
         };
         let byte = last_key(head, key)?;
-        let column = if head.is_ascii() {
+        let column = if ascii {
             byte
         } else {
             head[..byte].chars().count()

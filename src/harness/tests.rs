@@ -300,3 +300,33 @@ fn unknown_parameters_point_at_their_keys() {
     let at = line.rfind(r#""ü""#).unwrap();
     assert_eq!(key(&t, 50, "ü"), (1, chars(&line[..at]) + 1));
 }
+
+/// A key's place, found back from its value's, counted in characters in a file that is not
+/// ASCII and in one that is (where a column is the byte offset), on one long line and in a
+/// block mapping.
+#[test]
+fn a_keys_place_is_counted_in_characters() {
+    let column_of =
+        |line: &str, needle: &str| line[..line.find(needle).unwrap()].chars().count() as u32 + 1;
+    for prefix in ["", "é東"] {
+        let line = format!(
+            r#"{{"note": "{prefix}", "calls": [{{"tool": "t", "arguments": {{"kéy": 1, "k": 22}}}}]}}"#
+        );
+        let file = SourceFile::from_text("t.json", line.clone());
+        let value = (1, column_of(&line, "22"));
+        assert_eq!(
+            super::key_position(&file, "k", value),
+            (1, column_of(&line, r#""k""#)),
+            "{line}"
+        );
+        assert_eq!(
+            super::key_position(&file, "kéy", (1, column_of(&line, "1,"))),
+            (1, column_of(&line, r#""kéy""#)),
+        );
+        // No such key before the value: the value's place.
+        assert_eq!(super::key_position(&file, "nope", value), value);
+    }
+    let block = "calls:\n  - tool: t\n    arguments:\n      ké:\n        x: 1\n";
+    let file = SourceFile::from_text("t.yaml", block);
+    assert_eq!(super::key_position(&file, "ké", (5, 9)), (4, 7));
+}
