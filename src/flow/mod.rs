@@ -557,6 +557,13 @@ pub(crate) struct Source {
     /// The text's words, lower-cased (`full_name` is one word), made on the first
     /// question about a SQL name.
     words: std::cell::OnceCell<HashSet<String>>,
+    /// The hashes of the text's runs of letters and digits, made once the text has been
+    /// searched [`Source::SEARCHES`] times: a value printed in it has its runs printed whole
+    /// (see [`Source::may_print`]), so a value with one the text lacks needs no search. A
+    /// source asked about every step of a long workflow (its prompt) is then not read again
+    /// for each.
+    printed: std::cell::OnceCell<HashSet<u64, crate::hash::Hashed>>,
+    searches: std::cell::Cell<u32>,
 }
 
 impl Source {
@@ -662,9 +669,53 @@ impl Source {
         parts.len() >= 2 && parts.iter().all(|p| word(p))
     }
 
+    /// How many searches of the text a source answers by reading it before it indexes its
+    /// words ([`Source::may_print`]): most sources are asked a few questions.
+    const SEARCHES: u32 = 8;
+
+    /// Whether the text may hold `value` somewhere: `false` when one of the value's runs of
+    /// letters and digits that the text must print whole is no word of the text. Printed
+    /// anywhere (`whole` false), those are the runs the value itself bounds on both sides (a
+    /// run at its start or end may go on in the text); printed as a whole name (`whole`,
+    /// [`Source::lists`]), every run. `true` until the text has been searched a few times.
+    fn may_print(&self, value: &str, whole: bool) -> bool {
+        let Some(printed) = self.printed_words() else {
+            return true;
+        };
+        let starts = value.starts_with(char::is_alphanumeric);
+        let ends = value.ends_with(char::is_alphanumeric);
+        let mut runs = alnum_words(value).enumerate().peekable();
+        while let Some((k, run)) = runs.next() {
+            let last = runs.peek().is_none();
+            let open = !whole && ((starts && k == 0) || (ends && last));
+            if !open && !printed.contains(&crate::hash::name_hash(run)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The hashes of the text's words ([`Source::printed`]), once it has been searched
+    /// [`Source::SEARCHES`] times; `None` before (and the search counted).
+    fn printed_words(&self) -> Option<&HashSet<u64, crate::hash::Hashed>> {
+        if let Some(printed) = self.printed.get() {
+            return Some(printed);
+        }
+        if self.searches.get() < Self::SEARCHES {
+            self.searches.set(self.searches.get() + 1);
+            return None;
+        }
+        Some(self.printed.get_or_init(|| {
+            alnum_words(&self.text)
+                .map(crate::hash::name_hash)
+                .collect()
+        }))
+    }
+
     /// Whether the value is one of this source's, or (four characters or more) printed in it.
     fn gives(&self, value: &str) -> bool {
-        self.values.contains(value) || (value.len() >= 4 && self.text.contains(value))
+        self.values.contains(value)
+            || (value.len() >= 4 && self.may_print(value, false) && self.text.contains(value))
     }
 
     /// Whether `name` is printed here as a whole word of a listing (`[FILE] notes.txt`) or as
@@ -672,6 +723,9 @@ impl Source {
     fn lists(&self, name: &str) -> bool {
         if self.values.contains(name) {
             return true;
+        }
+        if !self.may_print(name, true) {
+            return false;
         }
         let part = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '~');
         self.text.match_indices(name).any(|(at, _)| {

@@ -341,3 +341,75 @@ fn the_outputs_index_finds_every_output_that_produces_a_value() {
     assert!(produced >= 25, "{produced} productions");
     assert!(spared >= 200, "{spared} outputs not read");
 }
+
+/// A source asked often answers from the index of its words what reading its text answers:
+/// a value printed anywhere in it (`gives`) and a name printed whole (`lists`), for values
+/// whose words it lacks, has, or has only as parts of longer words.
+#[test]
+fn a_sources_word_index_answers_as_reading_its_text() {
+    let texts = [
+        "Create these notes and tag each: Note 0 tagged t0; Note 10 tagged t10.",
+        "[FILE] notes.txt\n[DIR] docs\nSaved ~/project/docs/a.md. Done.",
+        "see https://notes.example/n/00005 and report-2024.pdf; ÉCOLE 東京/地図.png",
+        "",
+    ];
+    let values = [
+        "Note 10",
+        "Note 1",
+        "ote 10",
+        "tagged t1",
+        "d t10",
+        "notes",
+        "notes.txt",
+        "txt",
+        "docs/a.md",
+        "/project/docs/a.md",
+        "project/docs",
+        "https://notes.example/n/00005",
+        "notes.example/n",
+        "example/n/0000",
+        "https://notes.example/n/00006",
+        "report-2024",
+        "port-2024.p",
+        "ÉCOLE 東京",
+        "東京/地図.png",
+        "地図",
+        "CO",
+        "-",
+        "a",
+        "Done.",
+        "",
+    ];
+    let (mut answered, mut spared) = (0, 0);
+    for text in texts {
+        let asked = Source::of_text(text);
+        // Past the searches a source answers by reading: its words indexed.
+        for _ in 0..=Source::SEARCHES {
+            asked.gives("warm up");
+        }
+        assert!(asked.printed.get().is_some());
+        for value in values {
+            for (what, indexed, read) in [
+                (
+                    "gives",
+                    asked.gives(value),
+                    Source::of_text(text).gives(value),
+                ),
+                (
+                    "lists",
+                    asked.lists(value),
+                    Source::of_text(text).lists(value),
+                ),
+            ] {
+                assert_eq!(indexed, read, "{what} {value:?} in {text:?}");
+                answered += usize::from(read);
+            }
+            spared += usize::from(!asked.may_print(value, true))
+                + usize::from(!asked.may_print(value, false));
+        }
+    }
+    assert!(
+        answered >= 20 && spared >= 40,
+        "{answered} found, {spared} spared"
+    );
+}
