@@ -284,6 +284,12 @@ pub(crate) fn map_hash(m: &serde_json::Map<String, serde_json::Value>) -> u64 {
     )
 }
 
+/// A call's hash from its tool's name and its arguments' [`value_hash`] (or an arguments
+/// map's [`map_hash`], the same): what two identical calls share.
+pub(crate) fn call_hash(tool: &str, arguments: u64) -> u64 {
+    member_hash(name_hash(tool), arguments)
+}
+
 /// One member of an object from its name's [`name_hash`] and its value's [`value_hash`]:
 /// what [`object_hash`] sums.
 pub(crate) fn member_hash(name: u64, value: u64) -> u64 {

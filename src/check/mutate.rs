@@ -486,14 +486,14 @@ impl Cx<'_> {
     /// and arguments), and whether it is the only call of its tool in its turn. Counted once
     /// per turn: asked of the whole turn per call, a long run cost its length squared.
     fn repeats(&self) -> (Vec<bool>, Vec<bool>) {
-        use crate::hash::{map_hash, member_hash, name_hash};
+        use crate::hash::{call_hash, map_hash};
         let (mut repeat, mut alone) = (Vec::new(), Vec::new());
         for calls in self.turns {
             let tools = crate::hash::NameCounts::of(calls.iter().map(|c| c.tool.as_str()));
-            // The hash two identical calls share (as `flow::Same` hashes a call).
+            // The hash two identical calls share.
             let keys: Vec<u64> = calls
                 .iter()
-                .map(|c| member_hash(name_hash(&c.tool), map_hash(&c.arguments)))
+                .map(|c| call_hash(&c.tool, map_hash(&c.arguments)))
                 .collect();
             let mut same: std::collections::HashMap<u64, smallvec::SmallVec<[usize; 2]>, _> =
                 std::collections::HashMap::with_hasher(crate::hash::Hashed::default());

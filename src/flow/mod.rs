@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::finding::{Code, Finding, Severity};
 use crate::harness::{Call, OracleCall, Scenario, Transcript};
+use crate::hash::name_hash;
 use crate::lint::Linter;
 use crate::source::json::child;
 use crate::spec::capability::ArtifactKind;
@@ -688,7 +689,7 @@ impl Source {
         while let Some((k, run)) = runs.next() {
             let last = runs.peek().is_none();
             let open = !whole && ((starts && k == 0) || (ends && last));
-            if !open && !printed.contains(&crate::hash::name_hash(run)) {
+            if !open && !printed.contains(&name_hash(run)) {
                 return false;
             }
         }
@@ -705,11 +706,10 @@ impl Source {
             self.searches.set(self.searches.get() + 1);
             return None;
         }
-        Some(self.printed.get_or_init(|| {
-            alnum_words(&self.text)
-                .map(crate::hash::name_hash)
-                .collect()
-        }))
+        Some(
+            self.printed
+                .get_or_init(|| alnum_words(&self.text).map(name_hash).collect()),
+        )
     }
 
     /// Whether the value is one of this source's, or (four characters or more) printed in it.
@@ -1096,9 +1096,7 @@ fn step_policy<'o>(step: &'o OracleCall, pointer: &str) -> Option<&'o crate::har
 
 /// The lower-cased words (letters and digits) of a text.
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+    alnum_words(text).map(str::to_lowercase)
 }
 
 /// Whether a value of two words or more is made only of words the prompt says.
@@ -1163,20 +1161,22 @@ struct Earlier {
 #[derive(Default)]
 struct Outputs {
     all: Vec<Earlier>,
-    /// Per value an output holds, the outputs that hold it.
-    by_value: HashMap<String, Vec<u32>>,
-    /// Per word of an output's text (a run of letters and digits), the outputs that print it.
-    by_word: HashMap<String, Vec<u32>>,
+    /// Per value an output holds (by its [`crate::hash::name_hash`]), the outputs that hold
+    /// it: a hash two values share only adds outputs to read.
+    by_value: HashMap<u64, Vec<u32>, crate::hash::Hashed>,
+    /// Per word of an output's text (a run of letters and digits, hashed alike), the outputs
+    /// that print it.
+    by_word: HashMap<u64, Vec<u32>, crate::hash::Hashed>,
 }
 
 impl Outputs {
     fn push(&mut self, e: Earlier) {
         let at = self.all.len() as u32;
         for v in &e.output.values {
-            self.by_value.entry(v.clone()).or_default().push(at);
+            self.by_value.entry(name_hash(v)).or_default().push(at);
         }
         for w in alnum_words(&e.output.text) {
-            let list = self.by_word.entry(w.to_owned()).or_default();
+            let list = self.by_word.entry(name_hash(w)).or_default();
             // Once per output, however often it prints the word.
             if list.last() != Some(&at) {
                 list.push(at);
@@ -1194,9 +1194,13 @@ impl Outputs {
     fn may_produce(&self, value: &str) -> impl Iterator<Item = &Earlier> {
         let mut at: Vec<u32> = Vec::new();
         for name in std::iter::once(value).chain(composed(value).map(|(_, name)| name)) {
-            at.extend(self.by_value.get(name).into_iter().flatten());
+            at.extend(self.by_value.get(&name_hash(name)).into_iter().flatten());
             let rarest = alnum_words(name)
-                .map(|w| self.by_word.get(w).map_or(&[][..], Vec::as_slice))
+                .map(|w| {
+                    self.by_word
+                        .get(&name_hash(w))
+                        .map_or(&[][..], Vec::as_slice)
+                })
                 .min_by_key(|list| list.len());
             match rarest {
                 Some(list) => at.extend(list),
@@ -1697,8 +1701,7 @@ impl<'a> Same<'a> {
     /// [`crate::hash::value_hash`] hashes it, which any two equal values share (it is coarser
     /// than `==`: `1` and `1.0` hash alike, and [`Same`]'s equality then tells them apart).
     pub(crate) fn hash_of(tool: &str, arguments: &Value) -> u64 {
-        use crate::hash::{member_hash, name_hash, value_hash};
-        member_hash(name_hash(tool), value_hash(arguments))
+        crate::hash::call_hash(tool, crate::hash::value_hash(arguments))
     }
 }
 

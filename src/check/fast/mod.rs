@@ -470,14 +470,23 @@ impl FastPath {
     /// exclusive when one must have an argument the other has no clean value in common for
     /// (or does not know).
     ///
-    /// Each step is held to the earlier steps that may not be apart from it, not to every
-    /// one (a long workflow's steps squared): those sharing a clean value at the one of its
-    /// must-have parameters whose values the fewest share (a step not apart from it shares
-    /// one at each), or, for a step that must have none, every earlier step of its tool — and
-    /// two of those are never apart, which decides at once.
+    /// Past a few steps, each is held to the earlier steps that may not be apart from it, not
+    /// to every one (a long workflow's steps squared): those sharing a clean value at the one
+    /// of its must-have parameters whose values the fewest share (a step not apart from it
+    /// shares one at each), or, for a step that must have none, every earlier step of its
+    /// tool — and two of those are never apart, which decides at once.
     fn exclusive(&self, steps: Span) -> bool {
         let steps = &self.steps[steps.range()];
-        let mut of_value: HashMap<u64, Vec<u32>> = HashMap::new();
+        // A turn of a few steps (the usual one) has few pairs: each asked, nothing built.
+        if steps.len() <= 8 {
+            return (0..steps.len()).all(|i| (0..i).all(|j| !self.not_apart(&steps[i], &steps[j])));
+        }
+        self.exclusive_by_index(steps)
+    }
+
+    /// [`FastPath::exclusive`] through an index of the steps' clean values (see there).
+    fn exclusive_by_index(&self, steps: &[Step]) -> bool {
+        let mut of_value: HashMap<u64, Vec<u32>, crate::hash::Hashed> = HashMap::default();
         let mut of_tool: HashMap<&[u8], (Vec<u32>, bool)> = HashMap::new();
         for (i, s) in steps.iter().enumerate() {
             // A step that is not verifiable is apart from every other.
@@ -561,7 +570,7 @@ impl FastPath {
     /// [`crate::hash::value_hash`], which equal values share).
     fn clean_key(&self, tool: &[u8], name: Span, c: Clean) -> u64 {
         use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = crate::hash::NameHasher::default();
         (tool, self.bytes(name)).hash(&mut h);
         match c {
             Clean::Str(x) => (0u8, self.bytes(x)).hash(&mut h),
@@ -1094,7 +1103,8 @@ mod tests {
         std::fs::write(&harness, text).unwrap();
         let made = Suite::load(&harness).unwrap();
         let fast = made.fast();
-        let found: Vec<bool> = fast.turns.iter().map(|t| fast.exclusive(t.steps)).collect();
+        let indexed = |t: &super::TurnPlan| fast.exclusive_by_index(&fast.steps[t.steps.range()]);
+        let found: Vec<bool> = fast.turns.iter().map(indexed).collect();
         // Repeated steps, the same number written 0.0 and -0.0, two steps that must have
         // nothing, one array twice, one object with its keys in two orders: one call can be
         // perfect for both. (`[1]` and `[1.0]` are two values, as JSON compares them.)
@@ -1120,6 +1130,10 @@ mod tests {
             for turn in &fast.turns {
                 let want = pairwise(fast, turn);
                 assert_eq!(fast.exclusive(turn.steps), want);
+                assert_eq!(
+                    fast.exclusive_by_index(&fast.steps[turn.steps.range()]),
+                    want
+                );
                 if turn.steps.len >= 2 {
                     *(if want { &mut exclusive } else { &mut not }) += 1;
                 }
