@@ -334,9 +334,12 @@ fn below_gate(kind: &str, value: f64, min: f64) -> String {
 /// everything else goes through every engine ([`evaluate_with_engines`], which the tests hold
 /// this equal to). For the verdict alone, [`verdict`] is a fraction of the cost.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    match as_reference(suite, t) {
+    // Which calls are their steps' own at their places, as the shortcut compared them: the
+    // engines' own calls need not compare them again.
+    let mut at_place = Vec::new();
+    match as_reference(suite, t, &mut at_place) {
         Some(ev) => Ok(ev),
-        None => evaluate_with_engines(suite, t),
+        None => engines(suite, t, Some(&at_place)),
     }
 }
 
@@ -419,26 +422,29 @@ fn reference_run(sc: &Scenario) -> Transcript {
 /// under the policies (every metric 1), the literal trajectory worked out from its calls,
 /// and the suite's trajectory gate on it. `None`: the engines decide. Costs a comparison per
 /// call, and the fast path's walk when the outputs are not the mock ones or a call differs.
-pub(super) fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> {
+///
+/// `at_place` gets, per call, whether it is its step's own call ([`own::at_place`]), where the
+/// transcript has the shape to be compared.
+pub(super) fn as_reference(
+    suite: &Suite,
+    t: &Transcript,
+    at_place: &mut Vec<bool>,
+) -> Option<Evaluation> {
     // The suite's own index, which the fast path's `find` answers alike: the fast path is
     // built only for a transcript that needs its walk.
     let (index, sc) = suite
         .scenario(t.scenario.as_deref()?)
         .filter(|(_, sc)| t.turns.len() <= sc.turns.len())?;
-    let (mut same_run, mut same_calls) = (true, true);
-    for (ti, st) in sc.turns.iter().enumerate() {
-        let tt = t.turns.get(ti);
-        let calls = tt.map_or(&[][..], |tt| &tt.calls[..]);
-        if calls.len() != st.workflow.len() {
-            return None;
-        }
-        for (c, o) in calls.iter().zip(&st.workflow) {
-            same_calls &= own::is_own(o, c);
+    *at_place = own::at_place(sc, t)?;
+    let same_calls = at_place.iter().all(|&own| own);
+    let mut same_run = true;
+    for (st, tt) in sc.turns.iter().zip(&t.turns) {
+        for (c, o) in tt.calls.iter().zip(&st.workflow) {
             same_run &= c.output.is_none() || c.output == o.mock_output;
         }
         // A prompt of its own is the scenario's when it says the same (what the engines read
         // is the text: `flow::prompt_of`).
-        same_run &= tt.is_none_or(|tt| tt.prompt.as_ref().is_none_or(|p| *p == st.prompt));
+        same_run &= tt.prompt.as_ref().is_none_or(|p| *p == st.prompt);
     }
     let r = suite.references[index]
         .get_or_init(|| Reference::of(suite, sc))
@@ -488,22 +494,30 @@ pub(super) fn as_reference(suite: &Suite, t: &Transcript) -> Option<Evaluation> 
 /// Runs every engine over a transcript, never [`evaluate`]'s shortcut: the reference the
 /// shortcut and the fast path are tested against.
 pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, true)
+    engines(suite, t, Some(&[]))
 }
 
 /// [`evaluate_with_engines`] working out every call afresh, a step's own call too: what the
 /// own calls' results (`crate::score::own`) are tested against. Not for use.
 #[doc(hidden)]
 pub fn evaluate_every_call(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, false)
+    engines(suite, t, None)
 }
 
-fn engines(suite: &Suite, t: &Transcript, own_calls: bool) -> Result<Evaluation, SourceError> {
+/// Every engine over `t`. `own_calls`: whether calls equal to their steps' own take the
+/// results worked out once per scenario (`None`: every call worked out afresh), with which
+/// calls are their steps' own at their places where that is known already
+/// ([`own::at_place`]; empty: compared here).
+fn engines(
+    suite: &Suite,
+    t: &Transcript,
+    own_calls: Option<&[bool]>,
+) -> Result<Evaluation, SourceError> {
     let found = scenario_of(suite, t)?;
     let scenario = found.map(|(_, sc)| sc);
     // Which calls are their steps' own, whose findings are worked out once per scenario.
-    let own = match found {
-        Some((index, sc)) if own_calls => own::align(sc, t, suite.own_calls(index)),
+    let own = match (found, own_calls) {
+        (Some((index, sc)), Some(at_place)) => own::align(sc, t, suite.own_calls(index), at_place),
         _ => own::Own::none(),
     };
     let calls: Vec<(usize, &Call)> = t.calls().collect();
@@ -641,7 +655,7 @@ mod tests {
         for (suite, runs) in reference_runs() {
             for t in runs {
                 let engines = evaluate_with_engines(&suite, &t).unwrap();
-                let Some(quick) = as_reference(&suite, &t) else {
+                let Some(quick) = as_reference(&suite, &t, &mut Vec::new()) else {
                     continue;
                 };
                 shortcut += 1;
@@ -658,7 +672,7 @@ mod tests {
                 for (tt, st) in prompted.turns.iter_mut().zip(&sc.turns) {
                     tt.prompt = Some(st.prompt.clone());
                 }
-                let quick = as_reference(&suite, &prompted).expect("the shortcut");
+                let quick = as_reference(&suite, &prompted, &mut Vec::new()).expect("the shortcut");
                 let engines = evaluate_with_engines(&suite, &prompted).unwrap();
                 assert_eq!(
                     serde_json::to_value(&quick).unwrap(),
@@ -676,7 +690,7 @@ mod tests {
                 {
                     *v = serde_json::json!("a value no workflow holds");
                     let engines = evaluate_with_engines(&suite, &other).unwrap();
-                    match as_reference(&suite, &other) {
+                    match as_reference(&suite, &other, &mut Vec::new()) {
                         Some(quick) => {
                             assert_eq!(
                                 serde_json::to_value(&quick).unwrap(),

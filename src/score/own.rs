@@ -160,15 +160,26 @@ impl<'a> OwnTurn<'a> {
 /// Which step's own call each of the transcript's calls is: within its turn, the step at its
 /// position, else the step after the last call found (a run that skips or adds a call finds
 /// its place again), else the one after that. One comparison of arguments per candidate, at
-/// most three per call.
-pub(crate) fn align<'a>(sc: &Scenario, t: &Transcript, steps: Option<&'a OwnCalls>) -> Own<'a> {
+/// most three per call. `at_place`, when not empty, already says per call (in transcript
+/// order) whether it is the own call of the step at its position ([`at_place`]): those are
+/// not compared again.
+pub(crate) fn align<'a>(
+    sc: &Scenario,
+    t: &Transcript,
+    steps: Option<&'a OwnCalls>,
+    at_place: &[bool],
+) -> Own<'a> {
     let mut of_call = Vec::with_capacity(t.calls().count());
     for (ti, tt) in t.turns.iter().enumerate() {
         let workflow = sc.turns.get(ti).map_or(&[][..], |st| &st.workflow[..]);
         let mut last: Option<usize> = None;
         for (j, call) in tt.calls.iter().enumerate() {
             let next = last.map_or(0, |w| w + 1);
-            let candidate = |w: usize| workflow.get(w).is_some_and(|o| is_own(o, call));
+            let known = at_place.get(of_call.len()).copied();
+            let candidate = |w: usize| match known {
+                Some(own) if w == j => own,
+                _ => workflow.get(w).is_some_and(|o| is_own(o, call)),
+            };
             // Each step compared once (in a run that follows its workflow the three are
             // often one).
             let found = std::iter::once(j)
@@ -181,6 +192,21 @@ pub(crate) fn align<'a>(sc: &Scenario, t: &Transcript, steps: Option<&'a OwnCall
         }
     }
     Own { steps, of_call }
+}
+
+/// Per call of a transcript with as many calls in each turn as its scenario's workflow has
+/// steps, whether it is the own call of the step at its position ([`align`]'s first
+/// candidate); `None` for a transcript of another shape (and nothing compared).
+pub(crate) fn at_place(sc: &Scenario, t: &Transcript) -> Option<Vec<bool>> {
+    let mut own = Vec::new();
+    for (ti, st) in sc.turns.iter().enumerate() {
+        let calls = t.turns.get(ti).map_or(&[][..], |tt| &tt.calls[..]);
+        if calls.len() != st.workflow.len() {
+            return None;
+        }
+        own.extend(st.workflow.iter().zip(calls).map(|(o, c)| is_own(o, c)));
+    }
+    Some(own)
 }
 
 /// Whether `a` is step `o`'s own call: the same tool, equal arguments.
@@ -225,7 +251,7 @@ mod tests {
     #[test]
     fn a_run_finds_its_steps_again_after_an_extra_or_a_skipped_call() {
         let (sc, _) = scenario(FOUR);
-        let of = |calls: &str| align(&sc, &transcript(calls), None).of_call;
+        let of = |calls: &str| align(&sc, &transcript(calls), None, &[]).of_call;
         let call =
             |p: &str, x: &str| format!("  - {{tool: paint, arguments: {{prompt: {p}, x: {x}}}}}\n");
         let run = |c: &[(&str, &str)]| c.iter().map(|(p, x)| call(p, x)).collect::<String>();
