@@ -154,54 +154,53 @@ impl CompiledTool {
                         format!("missing required parameter `{name}`{hint}"),
                     )
                 }
-                ValidationErrorKind::Type { kind } => Finding::new(
-                    Code::Type,
-                    path.clone(),
-                    format!(
-                        "{} must be {}, got {}",
-                        subject(&path),
-                        type_kind(kind),
-                        describe(value)
-                    ),
-                ),
-                ValidationErrorKind::Enum { options } => Finding::new(
-                    Code::Enum,
-                    path.clone(),
-                    format!(
-                        "{} is {}; allowed: {}",
-                        subject(&path),
-                        describe(value),
-                        compact(options)
-                    ),
-                ),
-                ValidationErrorKind::Constant { expected_value } => Finding::new(
-                    Code::Enum,
-                    path.clone(),
-                    format!(
-                        "{} must be {}, got {}",
-                        subject(&path),
-                        compact(expected_value),
-                        describe(value)
-                    ),
-                ),
-                ValidationErrorKind::Format { format } => Finding::new(
-                    Code::Format,
-                    path.clone(),
-                    format!(
-                        "{} is {}, not a valid `{format}`",
-                        subject(&path),
-                        describe(value)
-                    ),
-                ),
-                ValidationErrorKind::Pattern { pattern } => Finding::new(
-                    Code::Format,
-                    path.clone(),
-                    format!(
-                        "{} is {}, which does not match `{pattern}`",
-                        subject(&path),
-                        describe(value)
-                    ),
-                ),
+                ValidationErrorKind::Type { kind } => {
+                    let words = about(&path, |s| {
+                        s.push_str(" must be ");
+                        push_type_kind(s, kind);
+                        s.push_str(", got ");
+                        push_described(s, value);
+                    });
+                    Finding::new(Code::Type, path, words)
+                }
+                ValidationErrorKind::Enum { options } => {
+                    let words = about(&path, |s| {
+                        s.push_str(" is ");
+                        push_described(s, value);
+                        s.push_str("; allowed: ");
+                        crate::source::json::push_text(s, options);
+                    });
+                    Finding::new(Code::Enum, path, words)
+                }
+                ValidationErrorKind::Constant { expected_value } => {
+                    let words = about(&path, |s| {
+                        s.push_str(" must be ");
+                        crate::source::json::push_text(s, expected_value);
+                        s.push_str(", got ");
+                        push_described(s, value);
+                    });
+                    Finding::new(Code::Enum, path, words)
+                }
+                ValidationErrorKind::Format { format } => {
+                    let words = about(&path, |s| {
+                        s.push_str(" is ");
+                        push_described(s, value);
+                        s.push_str(", not a valid `");
+                        s.push_str(format);
+                        s.push('`');
+                    });
+                    Finding::new(Code::Format, path, words)
+                }
+                ValidationErrorKind::Pattern { pattern } => {
+                    let words = about(&path, |s| {
+                        s.push_str(" is ");
+                        push_described(s, value);
+                        s.push_str(", which does not match `");
+                        s.push_str(pattern);
+                        s.push('`');
+                    });
+                    Finding::new(Code::Format, path, words)
+                }
                 ValidationErrorKind::Minimum { limit } => {
                     range(&path, value, format!("at least {limit}"))
                 }
@@ -329,35 +328,50 @@ fn cycle_message(cycle: &[String]) -> String {
 }
 
 fn range(path: &str, value: &Value, bound: String) -> Finding {
-    Finding::new(
-        Code::Range,
-        path,
-        format!("{} must be {bound}, got {}", subject(path), describe(value)),
-    )
+    let words = about(path, |s| {
+        s.push_str(" must be ");
+        s.push_str(&bound);
+        s.push_str(", got ");
+        push_described(s, value);
+    });
+    Finding::new(Code::Range, path, words)
 }
 
 /// `` `aspect_ratio` `` for `/aspect_ratio`, `` `images[1]` `` for `/images/1`.
 pub(crate) fn subject(path: &str) -> String {
-    if path.is_empty() {
-        return "the arguments".to_owned();
-    }
-    // Written straight into one string (a finding's words are made per wrong value).
     let mut s = String::with_capacity(path.len() + 2);
-    s.push('`');
+    push_subject(&mut s, path);
+    s
+}
+
+/// [`subject`] written onto `out` (a finding's words are made per wrong value: one string).
+fn push_subject(out: &mut String, path: &str) {
+    if path.is_empty() {
+        out.push_str("the arguments");
+        return;
+    }
+    out.push('`');
     for (i, seg) in path.trim_start_matches('/').split('/').enumerate() {
         let seg = crate::source::json::unescape(seg);
         if i > 0 && seg.parse::<usize>().is_ok() {
-            s.push('[');
-            s.push_str(&seg);
-            s.push(']');
+            out.push('[');
+            out.push_str(&seg);
+            out.push(']');
         } else {
             if i > 0 {
-                s.push('.');
+                out.push('.');
             }
-            s.push_str(&seg);
+            out.push_str(&seg);
         }
     }
-    s.push('`');
+    out.push('`');
+}
+
+/// A finding's words about the value at `path`: its [`subject`], then what `rest` writes.
+fn about(path: &str, rest: impl FnOnce(&mut String)) -> String {
+    let mut s = String::with_capacity(path.len() + 64);
+    push_subject(&mut s, path);
+    rest(&mut s);
     s
 }
 
@@ -367,34 +381,44 @@ pub(crate) fn pointer(segments: &[&str]) -> String {
 
 /// A value as shown in messages: short, JSON (past 60 characters, its first 57 and `…`).
 pub(crate) fn describe(v: &Value) -> String {
-    let json = compact(v);
-    let kind = type_name(v);
+    let mut s = String::new();
+    push_described(&mut s, v);
+    s
+}
+
+/// [`describe`] written onto `out`.
+fn push_described(out: &mut String, v: &Value) {
+    out.push_str(type_name(v));
+    out.push(' ');
+    let start = out.len();
+    crate::source::json::push_text(out, v);
+    let json = &out[start..];
     let cut = json
         .char_indices()
         .nth(60)
         .and_then(|_| json.char_indices().nth(57))
-        .map(|(at, _)| at);
-    let shown = cut.map_or(&json[..], |at| &json[..at]);
-    let mut s = String::with_capacity(kind.len() + 1 + shown.len() + 3);
-    s.push_str(kind);
-    s.push(' ');
-    s.push_str(shown);
-    if cut.is_some() {
-        s.push('…');
+        .map(|(at, _)| start + at);
+    if let Some(at) = cut {
+        out.truncate(at);
+        out.push('…');
     }
-    s
 }
 
 pub(crate) fn compact(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-fn type_kind(kind: &TypeKind) -> String {
+/// The types a schema's `type` names, written onto `out` (`string or null`).
+fn push_type_kind(out: &mut String, kind: &TypeKind) {
     match kind {
-        TypeKind::Single(t) => format!("{}", t),
+        TypeKind::Single(t) => out.push_str(t.as_str()),
         TypeKind::Multiple(ts) => {
-            let names: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
-            names.join(" or ")
+            for (i, t) in ts.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(" or ");
+                }
+                out.push_str(t.as_str());
+            }
         }
     }
 }
@@ -430,5 +454,37 @@ mod tests {
             format!("string \"{}…", "é".repeat(56))
         );
         assert_eq!(describe(&json!({"k": [1, 2]})), r#"object {"k":[1,2]}"#);
+    }
+
+    /// Each kind of schema break worded in full: the place, what the schema wants, the value.
+    #[test]
+    fn each_kind_of_schema_break_is_worded_in_full() {
+        let set = crate::spec::ToolSet::from_json(&json!([{"name": "t", "inputSchema": {
+            "type": "object",
+            "properties": {
+                "either": {"type": ["string", "null"]},
+                "size": {"enum": ["S", "M"]},
+                "fixed": {"const": {"a": 1}},
+                "when": {"type": "string", "format": "date"},
+                "code": {"type": "string", "pattern": "^[a-z]+$"},
+                "n": {"type": "integer", "minimum": 3},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 1}
+            }
+        }}]))
+        .unwrap();
+        let tool = CompiledTool::new(&set.tools()[0]).unwrap();
+        let long = "X".repeat(80);
+        let args = json!({
+            "either": 7, "size": "XL", "fixed": {"a": 2}, "when": "soon",
+            "code": long, "n": 1, "tags": ["a", 2]
+        });
+        let mut out = Vec::new();
+        tool.check(args.as_object().unwrap(), &args, &mut out);
+        let mut words: Vec<String> = out
+            .iter()
+            .map(|f| format!("{} {} {}", f.code.as_str(), f.pointer, f.message))
+            .collect();
+        words.sort();
+        insta::assert_snapshot!(words.join("\n"));
     }
 }
