@@ -511,8 +511,8 @@ impl Cx<'_> {
     }
 
     /// The workflow step each call does: the first step of its turn, not yet taken, that
-    /// accepts its tool.
-    fn steps(&self) -> Vec<Option<&OracleCall>> {
+    /// accepts its tool; with its index in the turn's workflow.
+    fn steps(&self) -> Vec<Option<(usize, &OracleCall)>> {
         let mut out = Vec::new();
         for (ti, calls) in self.turns.iter().enumerate() {
             let wf = self.sc.turns.get(ti).map_or(&[][..], |t| &t.workflow[..]);
@@ -528,7 +528,7 @@ impl Cx<'_> {
                 while open < wf.len() && used[open] {
                     open += 1;
                 }
-                out.push(j.map(|j| &wf[j]));
+                out.push(j.map(|j| (j, &wf[j])));
             }
         }
         out
@@ -568,10 +568,12 @@ impl Cx<'_> {
         let linter = &self.suite.linter;
         let mut made = Made::default();
         let (repeat, alone) = self.repeats();
-        // How many calls do each step.
-        let mut done_by = std::collections::HashMap::<*const OracleCall, usize>::new();
-        for s in steps.iter().flatten() {
-            *done_by.entry(std::ptr::from_ref(*s)).or_default() += 1;
+        // How many calls do each step (by its turn and its index in the turn's workflow).
+        let mut done_by = std::collections::HashMap::<(usize, usize), usize>::new();
+        for (&(ti, ..), step) in calls.iter().zip(&steps) {
+            if let Some((w, _)) = step {
+                *done_by.entry((ti, *w)).or_default() += 1;
+            }
         }
         let refused = |c: &CallDoc| {
             c.output
@@ -580,7 +582,10 @@ impl Cx<'_> {
         };
         for &(ti, j, k) in &calls {
             let call = &self.turns[ti][j];
-            let step = steps[k];
+            let (step, sole) = match steps[k] {
+                Some((w, s)) => (Some(s), done_by[&(ti, w)] == 1),
+                None => (None, false),
+            };
             // A refused call did nothing, and a repeat of an earlier call is no step: changing
             // either breaks nothing the oracle asks for.
             if refused(call) || repeat[k] {
@@ -799,7 +804,7 @@ impl Cx<'_> {
                 && unambiguous
                 && !step.optional
                 && step.min <= 1
-                && done_by[&std::ptr::from_ref(step)] == 1
+                && sole
             {
                 made.push(Operator::DropStep, |op| {
                     let mut turns = self.turns.to_vec();
@@ -915,7 +920,7 @@ impl Cx<'_> {
     /// Why a mutant survived, concretely.
     fn why_survived(&self, m: &Mutant, tc: Option<f64>) -> String {
         let steps = self.steps();
-        let step_at = |k: usize| steps.get(k).copied().flatten();
+        let step_at = |k: usize| steps.get(k).copied().flatten().map(|(_, s)| s);
         let tc = tc.map_or("-".to_owned(), |t| format!("{t:.3}"));
         match (m.operator, &m.at) {
             (

@@ -379,14 +379,8 @@ pub(crate) fn pointer(segments: &[&str]) -> String {
     segments.iter().fold(String::new(), |at, s| child(&at, s))
 }
 
-/// A value as shown in messages: short, JSON (past 60 characters, its first 57 and `…`).
-pub(crate) fn describe(v: &Value) -> String {
-    let mut s = String::new();
-    push_described(&mut s, v);
-    s
-}
-
-/// [`describe`] written onto `out`.
+/// A value as shown in messages, written onto `out`: its kind, then short JSON (past 60
+/// characters, its first 57 and `…`).
 fn push_described(out: &mut String, v: &Value) {
     out.push_str(type_name(v));
     out.push(' ');
@@ -436,6 +430,12 @@ fn list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn describe(v: &Value) -> String {
+        let mut s = String::new();
+        push_described(&mut s, v);
+        s
+    }
 
     /// A finding's words for a place and a value: indices in brackets, escaped names as
     /// written, and a value past 60 characters cut to its first 57 and `…` (characters, not

@@ -638,7 +638,7 @@ impl FastPath {
 
     /// What the calls alone say about transcript `t`, which answers scenario number `sc`.
     pub fn outcome(&self, linter: &Linter, sc: usize, t: &Transcript) -> Outcome {
-        self.outcome_with(linter, sc, t, false).0
+        self.outcome_with(linter, sc, t, Pairs::Any).0
     }
 
     /// Whether the transcript is perfect with every turn's calls its steps in order, each
@@ -646,19 +646,18 @@ impl FastPath {
     /// is each call against its step. A call off its step's place decides it (no search for
     /// another pairing, which could only find the transcript perfect out of order).
     pub fn perfect_in_order(&self, linter: &Linter, sc: usize, t: &Transcript) -> bool {
-        self.outcome_with(linter, sc, t, true) == (Outcome::Perfect, true)
+        self.outcome_with(linter, sc, t, Pairs::AtPlace) == (Outcome::Perfect, true)
     }
 
     /// The outcome, and for a perfect transcript whether every turn pairs each call with the
-    /// step at its position (the calls are the steps in order); with `in_order`, a turn whose
-    /// calls are not each perfect for the step at its place is imperfect (no other pairing
-    /// sought).
+    /// step at its position (the calls are the steps in order), over the pairings `pairs`
+    /// allows.
     fn outcome_with(
         &self,
         linter: &Linter,
         sc: usize,
         t: &Transcript,
-        in_order: bool,
+        pairs: Pairs,
     ) -> (Outcome, bool) {
         let Some(sc) = self.scenarios.get(sc).filter(|sc| !sc.general) else {
             return (Outcome::Unknown, false);
@@ -674,10 +673,9 @@ impl FastPath {
                 tt.and_then(|tt| tt.prompt.as_deref())
                     .is_some_and(|own| !same_bytes(own.as_bytes(), self.bytes(scenario)))
             });
-            let outcome = if in_order {
-                self.turn_in_order(linter, turn, calls)
-            } else {
-                self.turn(linter, turn, calls)
+            let outcome = match pairs {
+                Pairs::AtPlace => self.turn_in_order(linter, turn, calls),
+                Pairs::Any => self.turn(linter, turn, calls),
             };
             match outcome {
                 (Outcome::Imperfect, _) => return (Outcome::Imperfect, false),
@@ -883,6 +881,15 @@ impl FastPath {
         }
         edge
     }
+}
+
+/// Which pairings of a turn's calls with its steps [`FastPath::outcome_with`] looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pairs {
+    /// Any: a turn whose calls are perfect for its steps in another order is perfect too.
+    Any,
+    /// Each call with the step at its place only: a call off its step's place is imperfect.
+    AtPlace,
 }
 
 /// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
