@@ -435,10 +435,25 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
                 .then(|| PairCache::new(st.workflow.len(), f.calls.len()));
             let literal = |w: usize, j: usize| literal_matches(&st.workflow[w], f.calls[j]);
             // Which steps no call does, where the calls' hashes tell (a long turn): asked once
-            // a step, not at every question about it.
+            // a step, not at every question about it. A step whose own call the turn made has
+            // a call with its values, its arguments too: not asked.
+            let made = match kept {
+                Some(_) => {
+                    let mut made = vec![false; st.workflow.len()];
+                    for j in 0..f.calls.len() {
+                        if let Some((w, _)) = f.own.of(j) {
+                            made[w] = true;
+                        }
+                    }
+                    made
+                }
+                None => Vec::new(),
+            };
             let known = |none: &dyn Fn(usize) -> bool| -> Vec<bool> {
                 match kept {
-                    Some(_) => (0..st.workflow.len()).map(none).collect(),
+                    Some(_) => (0..st.workflow.len())
+                        .map(|w| !made[w] && none(w))
+                        .collect(),
                     None => Vec::new(),
                 }
             };

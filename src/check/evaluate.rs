@@ -336,7 +336,7 @@ fn below_gate(kind: &str, value: f64, min: f64) -> String {
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
     // Which calls are their steps' own at their places, as the shortcut compared them: the
     // engines' own calls need not compare them again.
-    let mut at_place = Vec::new();
+    let mut at_place = own::AtPlace::new();
     match as_reference(suite, t, &mut at_place) {
         Some(ev) => Ok(ev),
         None => engines(suite, t, Some(&at_place)),
@@ -428,7 +428,7 @@ fn reference_run(sc: &Scenario) -> Transcript {
 pub(super) fn as_reference(
     suite: &Suite,
     t: &Transcript,
-    at_place: &mut Vec<bool>,
+    at_place: &mut own::AtPlace,
 ) -> Option<Evaluation> {
     // The suite's own index, which the fast path's `find` answers alike: the fast path is
     // built only for a transcript that needs its walk.
@@ -655,7 +655,7 @@ mod tests {
         for (suite, runs) in reference_runs() {
             for t in runs {
                 let engines = evaluate_with_engines(&suite, &t).unwrap();
-                let Some(quick) = as_reference(&suite, &t, &mut Vec::new()) else {
+                let Some(quick) = as_reference(&suite, &t, &mut Default::default()) else {
                     continue;
                 };
                 shortcut += 1;
@@ -672,7 +672,8 @@ mod tests {
                 for (tt, st) in prompted.turns.iter_mut().zip(&sc.turns) {
                     tt.prompt = Some(st.prompt.clone());
                 }
-                let quick = as_reference(&suite, &prompted, &mut Vec::new()).expect("the shortcut");
+                let quick =
+                    as_reference(&suite, &prompted, &mut Default::default()).expect("the shortcut");
                 let engines = evaluate_with_engines(&suite, &prompted).unwrap();
                 assert_eq!(
                     serde_json::to_value(&quick).unwrap(),
@@ -690,7 +691,7 @@ mod tests {
                 {
                     *v = serde_json::json!("a value no workflow holds");
                     let engines = evaluate_with_engines(&suite, &other).unwrap();
-                    match as_reference(&suite, &other, &mut Vec::new()) {
+                    match as_reference(&suite, &other, &mut Default::default()) {
                         Some(quick) => {
                             assert_eq!(
                                 serde_json::to_value(&quick).unwrap(),

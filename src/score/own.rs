@@ -21,6 +21,7 @@
 use serde_json::Value;
 
 use super::oracle::compare;
+use super::pairing::CallHashes;
 use super::turn::completeness;
 use crate::finding::Finding;
 use crate::flow::OwnFlow;
@@ -41,6 +42,8 @@ pub(crate) struct OwnStep {
     pub(crate) completeness: f64,
     /// What the flow engine works out of it from its tool and arguments.
     pub(crate) flow: OwnFlow,
+    /// Its arguments' hashes, as the pairing keeps a long turn's calls'.
+    pub(crate) hashes: CallHashes,
 }
 
 /// Per turn of a scenario, per workflow step, what the engines find for the step's own call,
@@ -85,6 +88,7 @@ fn own_step(o: &OracleCall, sc: &Scenario, linter: &Linter) -> OwnStep {
         clean,
         completeness: completeness(linter, &o.call, &[]),
         flow: OwnFlow::of(o, sc, linter),
+        hashes: CallHashes::of(&o.call),
     }
 }
 
@@ -194,11 +198,14 @@ pub(crate) fn align<'a>(
     Own { steps, of_call }
 }
 
+/// [`at_place`]'s answers, in place for a run of a few calls.
+pub(crate) type AtPlace = smallvec::SmallVec<[bool; 16]>;
+
 /// Per call of a transcript with as many calls in each turn as its scenario's workflow has
 /// steps, whether it is the own call of the step at its position ([`align`]'s first
 /// candidate); `None` for a transcript of another shape (and nothing compared).
-pub(crate) fn at_place(sc: &Scenario, t: &Transcript) -> Option<Vec<bool>> {
-    let mut own = Vec::new();
+pub(crate) fn at_place(sc: &Scenario, t: &Transcript) -> Option<AtPlace> {
+    let mut own = AtPlace::new();
     for (ti, st) in sc.turns.iter().enumerate() {
         let calls = t.turns.get(ti).map_or(&[][..], |tt| &tt.calls[..]);
         if calls.len() != st.workflow.len() {

@@ -98,21 +98,57 @@ struct CallKey<'a> {
     values: SmallVec<[(u64, &'a str, u64, &'a Value); 4]>,
 }
 
-impl<'a> CallKey<'a> {
-    /// Call `a`'s, its tool's model selected by `selector`.
-    fn of(a: &'a Call, selector: Option<&'a str>) -> Self {
-        let values: SmallVec<[(u64, &str, u64, &Value); 4]> = a
+/// A call's hashes as [`CallKey`] keeps them, without the values: worked out once per
+/// scenario for each step's own call ([`OwnStep::hashes`]), which a call equal to it shares.
+#[derive(Debug)]
+pub(crate) struct CallHashes {
+    /// Its arguments' hash.
+    arguments: u64,
+    /// Each argument's name's hash and its value's hash, in the arguments' order.
+    values: SmallVec<[(u64, u64); 4]>,
+}
+
+impl CallHashes {
+    /// Call `a`'s.
+    pub(crate) fn of(a: &Call) -> Self {
+        let values: SmallVec<[(u64, u64); 4]> = a
             .args()
             .iter()
-            .map(|(k, v)| (name_hash(k), k.as_str(), value_hash(v), v))
+            .map(|(k, v)| (name_hash(k), value_hash(v)))
             .collect();
         let arguments = if a.arguments.is_object() {
-            object_hash(values.iter().map(|&(n, _, h, _)| member_hash(n, h)))
+            object_hash(values.iter().map(|&(n, h)| member_hash(n, h)))
         } else {
             value_hash(&a.arguments)
         };
+        Self { arguments, values }
+    }
+}
+
+impl<'a> CallKey<'a> {
+    /// Call `a`'s, its tool's model selected by `selector`, its hashes `hashes` (those of
+    /// its step's own call where it is one, else worked out here).
+    fn of(a: &'a Call, selector: Option<&'a str>, hashes: Option<&CallHashes>) -> Self {
+        let made;
+        let hashes = match hashes {
+            Some(h) => h,
+            None => {
+                made = CallHashes::of(a);
+                &made
+            }
+        };
+        // Equal arguments iterate alike (serde_json's map keeps its keys sorted).
+        let values = a
+            .args()
+            .iter()
+            .zip(&hashes.values)
+            .map(|((k, v), &(n, h))| {
+                debug_assert_eq!(n, name_hash(k), "a step's own call's hashes, key for key");
+                (n, k.as_str(), h, v)
+            })
+            .collect();
         Self {
-            arguments,
+            arguments: hashes.arguments,
             selector,
             values,
         }
@@ -224,13 +260,15 @@ impl<'a> TurnFacts<'a> {
             let mut last: Option<(&str, Option<&str>)> = None;
             self.calls
                 .iter()
-                .map(|c| {
+                .enumerate()
+                .map(|(j, c)| {
                     let selector = match last {
                         Some((tool, s)) if tool == c.tool => s,
                         _ => self.linter.selector(&c.tool),
                     };
                     last = Some((&c.tool, selector));
-                    CallKey::of(c, selector)
+                    // A step's own call has its step's hashes.
+                    CallKey::of(c, selector, self.own.of(j).map(|(_, s)| &s.hashes))
                 })
                 .collect()
         });
