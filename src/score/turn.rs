@@ -382,22 +382,31 @@ impl Turn<'_, '_> {
     /// that does what no step asks for.
     fn arguments(&self, p: &Pairing, out: &mut Vec<Finding>) -> SubScores {
         let mut weakest: Option<SubScores> = None;
-        let mut keep_weakest = |a: SubScores| {
+        let keep_weakest = |weakest: &mut Option<SubScores>, a: SubScores| {
             let mean = |s: &SubScores| s.values().sum::<f64>() / s.len() as f64;
             if weakest.as_ref().is_none_or(|w| mean(&a) < mean(w)) {
-                weakest = Some(a);
+                *weakest = Some(a);
             }
         };
         for (i, j) in p.pairs() {
             let w = self.steps[i];
             // What `pair_arguments` works out of such a call, from the completeness worked
-            // out once.
+            // out once. Whole, it scores 1 everywhere: no lower mean than any kept, so only
+            // the first is kept (a long run's right calls are not scored one by one).
             if let Some(s) = self.facts.own_unflagged(w, j) {
-                keep_weakest(cascade(s.completeness, 1.0, 1.0, false, [1.0; 3]));
+                if s.completeness < 1.0 || weakest.is_none() {
+                    keep_weakest(
+                        &mut weakest,
+                        cascade(s.completeness, 1.0, 1.0, false, [1.0; 3]),
+                    );
+                }
                 continue;
             }
             let compared = self.facts.compared(w, j);
-            keep_weakest(self.pair_arguments(Some(self.step(i)), j, &compared, out));
+            keep_weakest(
+                &mut weakest,
+                self.pair_arguments(Some(self.step(i)), j, &compared, out),
+            );
         }
         // A required step nobody called had none of its arguments provided: completeness 0,
         // and the cascades take the rest.
@@ -407,6 +416,7 @@ impl Turn<'_, '_> {
             .any(|(i, j)| j.is_none() && !self.optional[i])
         {
             keep_weakest(
+                &mut weakest,
                 SubDimension::ARGUMENTS
                     .into_iter()
                     .map(|d| (d, if d == ArgumentName { 1.0 } else { 0.0 }))
@@ -419,7 +429,7 @@ impl Turn<'_, '_> {
             if !self.facts.failed(j)
                 && (self.makes(self.call(j)).is_some() || !self.facts.effect(j).read_only)
             {
-                keep_weakest(self.unrequested_arguments(j));
+                keep_weakest(&mut weakest, self.unrequested_arguments(j));
             }
         }
         weakest.unwrap_or_else(|| {
