@@ -182,24 +182,10 @@ impl CompiledTool {
                     Finding::new(Code::Enum, path, words)
                 }
                 ValidationErrorKind::Format { format } => {
-                    let words = about(&path, |s| {
-                        s.push_str(" is ");
-                        push_described(s, value);
-                        s.push_str(", not a valid `");
-                        s.push_str(format);
-                        s.push('`');
-                    });
-                    Finding::new(Code::Format, path, words)
+                    misformed(path, value, ", not a valid `", format)
                 }
                 ValidationErrorKind::Pattern { pattern } => {
-                    let words = about(&path, |s| {
-                        s.push_str(" is ");
-                        push_described(s, value);
-                        s.push_str(", which does not match `");
-                        s.push_str(pattern);
-                        s.push('`');
-                    });
-                    Finding::new(Code::Format, path, words)
+                    misformed(path, value, ", which does not match `", pattern)
                 }
                 ValidationErrorKind::Minimum { limit } => {
                     range(&path, value, format!("at least {limit}"))
@@ -325,6 +311,19 @@ fn cycle_message(cycle: &[String]) -> String {
         "the `$ref` cycle {path} applies a schema to the same value again without end: the \
          validator would accept any value there (JSON Schema leaves it undefined)"
     )
+}
+
+/// A string the schema's `format` or `pattern` refuses: the value shown, then `what` fails,
+/// named (`` `when` is string "soon", not a valid `date` ``).
+fn misformed(path: String, value: &Value, what: &str, name: &str) -> Finding {
+    let words = about(&path, |s| {
+        s.push_str(" is ");
+        push_described(s, value);
+        s.push_str(what);
+        s.push_str(name);
+        s.push('`');
+    });
+    Finding::new(Code::Format, path, words)
 }
 
 fn range(path: &str, value: &Value, bound: String) -> Finding {
