@@ -454,7 +454,10 @@ pub(super) fn as_reference(
     } else {
         // Perfect with the calls the steps in order: every step matched by the call at its
         // place, so the trajectory under the policies is the reference run's (every metric 1).
-        r.perfect && suite.fast().perfect_in_order(&suite.linter, index, t)
+        r.perfect
+            && suite
+                .fast()
+                .perfect_in_order(&suite.linter, index, t, at_place)
     };
     if !same {
         return None;
@@ -652,8 +655,28 @@ mod tests {
     #[test]
     fn a_scenarios_own_workflow_takes_the_shortcut_and_is_every_engines_evaluation() {
         let (mut shortcut, mut changed, mut accepted) = (0, 0, 0);
+        // The fast path's in-order answer, told which calls are their steps' own (those not
+        // asked), is its answer asking every call; `differ` calls are not their steps' own.
+        let in_order_alike = |suite: &Suite, t: &Transcript, differ: usize| {
+            let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
+            let known = own::at_place(sc, t).unwrap();
+            assert_eq!(
+                known.iter().filter(|own| !**own).count(),
+                differ,
+                "{}",
+                t.id
+            );
+            let fast = suite.fast();
+            assert_eq!(
+                fast.perfect_in_order(&suite.linter, index, t, &known),
+                fast.perfect_in_order(&suite.linter, index, t, &[]),
+                "{}",
+                t.id
+            );
+        };
         for (suite, runs) in reference_runs() {
             for t in runs {
+                in_order_alike(&suite, &t, 0);
                 let engines = evaluate_with_engines(&suite, &t).unwrap();
                 let Some(quick) = as_reference(&suite, &t, &mut Default::default()) else {
                     continue;
@@ -690,6 +713,7 @@ mod tests {
                     && let Some(v) = obj.values_mut().next()
                 {
                     *v = serde_json::json!("a value no workflow holds");
+                    in_order_alike(&suite, &other, 1);
                     let engines = evaluate_with_engines(&suite, &other).unwrap();
                     match as_reference(&suite, &other, &mut Default::default()) {
                         Some(quick) => {

@@ -158,6 +158,9 @@ struct Step {
     /// rejects: `params` holds every declared parameter, the schema admits no others, and no
     /// capability matrix describes the tool.
     rejects_unknown: bool,
+    /// The step's own call (the call its workflow writes) is perfect for it: so is any call
+    /// equal to it, without asking.
+    own_perfect: bool,
 }
 
 struct Param {
@@ -268,8 +271,9 @@ impl FastPath {
                 let mut prompt_grounded = false;
                 let ground = flow::PromptGround::new(&turn.prompt, &sc.artifacts);
                 for o in &turn.workflow {
-                    let (step, grounded) = plan.step(o, linter, !failing_mock, &ground);
+                    let (mut step, grounded) = plan.step(o, linter, !failing_mock, &ground);
                     prompt_grounded |= grounded;
+                    step.own_perfect = plan.edge(linter, &step, &o.call) == Edge::Perfect;
                     plan.steps.push(step);
                 }
                 let steps = Span::of(&plan.steps, first_step);
@@ -446,6 +450,8 @@ impl FastPath {
             params: Span::of(&self.params, first_param),
             verifiable,
             rejects_unknown,
+            // Set by the caller, which asks `edge` of the step built.
+            own_perfect: false,
         };
         (step, grounded)
     }
@@ -645,8 +651,18 @@ impl FastPath {
     /// call paired with the step at its position: [`FastPath::outcome`] is `Perfect` and so
     /// is each call against its step. A call off its step's place decides it (no search for
     /// another pairing, which could only find the transcript perfect out of order).
-    pub fn perfect_in_order(&self, linter: &Linter, sc: usize, t: &Transcript) -> bool {
-        self.outcome_with(linter, sc, t, Pairs::AtPlace) == (Outcome::Perfect, true)
+    ///
+    /// `own_at_place`, per call (in transcript order), says whether it is the own call of the
+    /// step at its place (the call the workflow writes; empty where not known): such a call is
+    /// as perfect as its step's own call, known without asking.
+    pub fn perfect_in_order(
+        &self,
+        linter: &Linter,
+        sc: usize,
+        t: &Transcript,
+        own_at_place: &[bool],
+    ) -> bool {
+        self.outcome_with(linter, sc, t, Pairs::AtPlace(own_at_place)) == (Outcome::Perfect, true)
     }
 
     /// The outcome, and for a perfect transcript whether every turn pairs each call with the
@@ -657,12 +673,14 @@ impl FastPath {
         linter: &Linter,
         sc: usize,
         t: &Transcript,
-        pairs: Pairs,
+        pairs: Pairs<'_>,
     ) -> (Outcome, bool) {
         let Some(sc) = self.scenarios.get(sc).filter(|sc| !sc.general) else {
             return (Outcome::Unknown, false);
         };
         let (mut unknown, mut all_in_order) = (false, true);
+        // The first call of the turn, across the transcript.
+        let mut first = 0;
         // Identical calls in two turns are for the flow engine to judge.
         let mut repeats = sc.turns.len > 1;
         for (ti, turn) in self.turns[sc.turns.range()].iter().enumerate() {
@@ -674,9 +692,13 @@ impl FastPath {
                     .is_some_and(|own| !same_bytes(own.as_bytes(), self.bytes(scenario)))
             });
             let outcome = match pairs {
-                Pairs::AtPlace => self.turn_in_order(linter, turn, calls),
+                Pairs::AtPlace(own) => {
+                    let own = own.get(first..first + calls.len()).unwrap_or(&[]);
+                    self.turn_in_order(linter, turn, calls, own)
+                }
                 Pairs::Any => self.turn(linter, turn, calls),
             };
+            first += calls.len();
             match outcome {
                 (Outcome::Imperfect, _) => return (Outcome::Imperfect, false),
                 (Outcome::Rejected, _) => return (Outcome::Rejected, false),
@@ -728,13 +750,24 @@ impl FastPath {
 
     /// [`FastPath::turn`] where only the pairing of each call with the step at its place
     /// counts: `(Perfect, true)` when every such pair is perfect, else imperfect.
-    fn turn_in_order(&self, linter: &Linter, turn: &TurnPlan, calls: &[Call]) -> (Outcome, bool) {
+    /// A call `own` marks as its step's own (empty: none known) is as perfect as that call.
+    fn turn_in_order(
+        &self,
+        linter: &Linter,
+        turn: &TurnPlan,
+        calls: &[Call],
+        own: &[bool],
+    ) -> (Outcome, bool) {
         let steps = &self.steps[turn.steps.range()];
+        let own = |j: usize| own.get(j).copied().unwrap_or(false);
         let perfect = calls.len() == steps.len()
-            && steps
-                .iter()
-                .zip(calls)
-                .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect);
+            && steps.iter().zip(calls).enumerate().all(|(j, (s, c))| {
+                if own(j) {
+                    s.own_perfect
+                } else {
+                    self.edge(linter, s, c) == Edge::Perfect
+                }
+            });
         if perfect {
             (Outcome::Perfect, true)
         } else {
@@ -885,11 +918,13 @@ impl FastPath {
 
 /// Which pairings of a turn's calls with its steps [`FastPath::outcome_with`] looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Pairs {
+enum Pairs<'a> {
     /// Any: a turn whose calls are perfect for its steps in another order is perfect too.
     Any,
     /// Each call with the step at its place only: a call off its step's place is imperfect.
-    AtPlace,
+    /// Per call of the transcript, whether it is the own call of the step at its place
+    /// (empty where not known).
+    AtPlace(&'a [bool]),
 }
 
 /// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
