@@ -751,6 +751,8 @@ impl FastPath {
     /// [`FastPath::turn`] where only the pairing of each call with the step at its place
     /// counts: `(Perfect, true)` when every such pair is perfect, else imperfect.
     /// A call `own` marks as its step's own (empty: none known) is as perfect as that call.
+    /// (Not inlined: the verdict's walk, [`FastPath::turn`], is the hot one.)
+    #[inline(never)]
     fn turn_in_order(
         &self,
         linter: &Linter,
