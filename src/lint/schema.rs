@@ -472,7 +472,7 @@ mod tests {
         }}]))
         .unwrap();
         let tool = CompiledTool::new(&set.tools()[0]).unwrap();
-        let long = "X".repeat(80);
+        let long = "Q".repeat(80);
         let args = json!({
             "either": 7, "size": "XL", "fixed": {"a": 2}, "when": "soon",
             "code": long, "n": 1, "tags": ["a", 2]
