@@ -155,13 +155,7 @@ impl CompiledTool {
                     )
                 }
                 ValidationErrorKind::Type { kind } => {
-                    let words = about(&path, |s| {
-                        s.push_str(" must be ");
-                        push_type_kind(s, kind);
-                        s.push_str(", got ");
-                        push_described(s, value);
-                    });
-                    Finding::new(Code::Type, path, words)
+                    must_be(Code::Type, path, value, |s| push_type_kind(s, kind))
                 }
                 ValidationErrorKind::Enum { options } => {
                     let words = about(&path, |s| {
@@ -173,13 +167,9 @@ impl CompiledTool {
                     Finding::new(Code::Enum, path, words)
                 }
                 ValidationErrorKind::Constant { expected_value } => {
-                    let words = about(&path, |s| {
-                        s.push_str(" must be ");
+                    must_be(Code::Enum, path, value, |s| {
                         crate::source::json::push_text(s, expected_value);
-                        s.push_str(", got ");
-                        push_described(s, value);
-                    });
-                    Finding::new(Code::Enum, path, words)
+                    })
                 }
                 ValidationErrorKind::Format { format } => {
                     misformed(path, value, ", not a valid `", format)
@@ -188,40 +178,40 @@ impl CompiledTool {
                     misformed(path, value, ", which does not match `", pattern)
                 }
                 ValidationErrorKind::Minimum { limit } => {
-                    range(&path, value, format!("at least {limit}"))
+                    range(path, value, format!("at least {limit}"))
                 }
                 ValidationErrorKind::Maximum { limit } => {
-                    range(&path, value, format!("at most {limit}"))
+                    range(path, value, format!("at most {limit}"))
                 }
                 ValidationErrorKind::ExclusiveMinimum { limit } => {
-                    range(&path, value, format!("greater than {limit}"))
+                    range(path, value, format!("greater than {limit}"))
                 }
                 ValidationErrorKind::ExclusiveMaximum { limit } => {
-                    range(&path, value, format!("less than {limit}"))
+                    range(path, value, format!("less than {limit}"))
                 }
                 ValidationErrorKind::MultipleOf { multiple_of, .. } => {
-                    range(&path, value, format!("a multiple of {multiple_of}"))
+                    range(path, value, format!("a multiple of {multiple_of}"))
                 }
                 ValidationErrorKind::MinLength { limit } => {
-                    range(&path, value, format!("at least {limit} characters long"))
+                    range(path, value, format!("at least {limit} characters long"))
                 }
                 ValidationErrorKind::MaxLength { limit } => {
-                    range(&path, value, format!("at most {limit} characters long"))
+                    range(path, value, format!("at most {limit} characters long"))
                 }
                 ValidationErrorKind::MinItems { limit } => {
-                    range(&path, value, format!("at least {limit} items long"))
+                    range(path, value, format!("at least {limit} items long"))
                 }
                 ValidationErrorKind::MaxItems { limit } => {
-                    range(&path, value, format!("at most {limit} items long"))
+                    range(path, value, format!("at most {limit} items long"))
                 }
                 ValidationErrorKind::MinProperties { limit } => {
-                    range(&path, value, format!("at least {limit} properties"))
+                    range(path, value, format!("at least {limit} properties"))
                 }
                 ValidationErrorKind::MaxProperties { limit } => {
-                    range(&path, value, format!("at most {limit} properties"))
+                    range(path, value, format!("at most {limit} properties"))
                 }
                 ValidationErrorKind::UniqueItems => {
-                    range(&path, value, "free of duplicates".to_owned())
+                    range(path, value, "free of duplicates".to_owned())
                 }
                 _ => Finding::new(
                     Code::Schema,
@@ -326,14 +316,20 @@ fn misformed(path: String, value: &Value, what: &str, name: &str) -> Finding {
     Finding::new(Code::Format, path, words)
 }
 
-fn range(path: &str, value: &Value, bound: String) -> Finding {
-    let words = about(path, |s| {
+fn range(path: String, value: &Value, bound: String) -> Finding {
+    must_be(Code::Range, path, value, |s| s.push_str(&bound))
+}
+
+/// `` `n` must be at least 3, got integer 1 ``: what `want` writes the value must be, then
+/// the value shown.
+fn must_be(code: Code, path: String, value: &Value, want: impl FnOnce(&mut String)) -> Finding {
+    let words = about(&path, |s| {
         s.push_str(" must be ");
-        s.push_str(&bound);
+        want(s);
         s.push_str(", got ");
         push_described(s, value);
     });
-    Finding::new(Code::Range, path, words)
+    Finding::new(code, path, words)
 }
 
 /// `` `aspect_ratio` `` for `/aspect_ratio`, `` `images[1]` `` for `/images/1`.
