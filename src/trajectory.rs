@@ -218,6 +218,23 @@ fn exact(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool)
     let mut frontier: SmallVec<[usize; 8]> = smallvec::smallvec![0];
     let mut next: SmallVec<[usize; 8]> = SmallVec::new();
     for (i, t) in steps.iter().enumerate() {
+        // A step done once after a frontier of one call (a run that follows its workflow):
+        // the call there is the step's, or nothing can be.
+        if let (
+            [j],
+            Times {
+                min: 1,
+                max: Some(1),
+            },
+        ) = (frontier.as_slice(), t)
+        {
+            let j = *j;
+            if j < calls && matches(i, j) {
+                frontier[0] = j + 1;
+                continue;
+            }
+            return false;
+        }
         next.clear();
         for &j in &frontier {
             if t.min == 0 {

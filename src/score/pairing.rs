@@ -466,6 +466,12 @@ impl<'a> TurnFacts<'a> {
         self.mine_of(j).is_empty().then_some(s)
     }
 
+    /// Whether call `j` is of one of step `w`'s tools: a step's own call is, without its
+    /// tool's name compared.
+    pub(crate) fn of_tools(&self, w: usize, j: usize) -> bool {
+        self.own.is(w, j) || self.workflow[w].accepts_tool(&self.calls[j].tool)
+    }
+
     /// Whether every value step `w` compares matches in call `j` (the comparison's verdict,
     /// without its pointers where the call is the step's own).
     pub(crate) fn all_match(&self, w: usize, j: usize) -> bool {
@@ -477,11 +483,11 @@ impl<'a> TurnFacts<'a> {
     /// when it was made; else parameter by parameter up to the first mismatch, wording
     /// nothing (a long run's metrics ask about a row or a column of pairs no score reads).
     pub(crate) fn policy_matches(&self, w: usize, j: usize) -> bool {
-        if !self.workflow[w].accepts_tool(&self.calls[j].tool) {
-            return false;
-        }
         if self.own.clean(w, j) {
             return true;
+        }
+        if !self.workflow[w].accepts_tool(&self.calls[j].tool) {
+            return false;
         }
         if let Some(m) = self.matches_by_keys(w, j) {
             return m;
@@ -550,6 +556,10 @@ impl<'a> TurnFacts<'a> {
     /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for
     /// it (a wrong tool), anything less is unrelated. Computed once per pair.
     pub(crate) fn similarity(&self, w: usize, j: usize) -> f64 {
+        // A step's own call, every compared value matching: 0.5 + 0.5 × 1, kept nowhere.
+        if self.own.clean(w, j) {
+            return 1.0;
+        }
         self.similarity.get((w, j), || self.similarity_of(w, j))
     }
 

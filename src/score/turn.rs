@@ -204,7 +204,7 @@ impl Turn<'_, '_> {
             .enumerate()
             .map(|(i, j)| {
                 j.is_some_and(|j| {
-                    self.step(i).accepts_tool(&self.call(j).tool)
+                    self.facts.of_tools(self.steps[i], j)
                         && !self.facts.failed(j)
                         && !self.changes_nothing(i, j)
                         && self.facts.all_match(self.steps[i], j)
@@ -288,7 +288,7 @@ impl Turn<'_, '_> {
         let (mut pairs, mut same_tool, mut required_done) = (0, 0, 0);
         for (i, j) in p.pairs() {
             pairs += 1;
-            same_tool += usize::from(self.step(i).accepts_tool(&self.call(j).tool));
+            same_tool += usize::from(self.facts.of_tools(self.steps[i], j));
             required_done += usize::from(!self.optional[i] && p.done[i]);
         }
         sub.insert(SelectionSpecificity, ratio(same_tool, pairs, empty));
@@ -582,7 +582,7 @@ impl Turn<'_, '_> {
     fn pair_findings(&self, p: &Pairing, out: &mut Vec<Finding>) {
         for (i, j) in p.pairs() {
             let (o, c) = (self.step(i), self.call(j));
-            if !o.accepts_tool(&c.tool) {
+            if !self.facts.of_tools(self.steps[i], j) {
                 let why = o
                     .quick_explanation
                     .as_deref()

@@ -44,8 +44,10 @@ pub(crate) fn text(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-/// [`text`] onto `out`: a scalar written in place (a string needing no escape, a number, a
-/// boolean, null: most values a finding quotes), anything else serialized first.
+/// [`text`] onto `out`, written in place: scalars as they are (a string needing an escape
+/// serialized first), arrays and objects piece by piece in the compact form `text` writes —
+/// `[1,"a"]`, `{"k":true}`, members in the map's order — with nothing allocated for most
+/// values a finding quotes.
 pub(crate) fn push_text(out: &mut String, v: &serde_json::Value) {
     use serde_json::Value;
     use std::fmt::Write;
@@ -56,14 +58,43 @@ pub(crate) fn push_text(out: &mut String, v: &serde_json::Value) {
         Value::Number(n) => {
             let _ = write!(out, "{n}");
         }
-        Value::String(s) if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') => {
-            out.reserve(s.len() + 2);
-            out.push('"');
-            out.push_str(s);
-            out.push('"');
+        Value::String(s) => push_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_text(out, item);
+            }
+            out.push(']');
         }
-        _ => out.push_str(&text(v)),
+        Value::Object(members) => {
+            out.push('{');
+            for (i, (k, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_string(out, k);
+                out.push(':');
+                push_text(out, item);
+            }
+            out.push('}');
+        }
     }
+}
+
+/// A JSON string onto `out`: quoted in place when it needs no escape, else serialized.
+fn push_string(out: &mut String, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // A `&str` always serializes.
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+        return;
+    }
+    out.reserve(s.len() + 2);
+    out.push('"');
+    out.push_str(s);
+    out.push('"');
 }
 
 /// A JSON Pointer token for a key (`~` → `~0`, `/` → `~1`).
@@ -728,7 +759,8 @@ mod tests {
         let values = serde_json::json!([
             null, true, false, 0, -7, 18446744073709551615u64, 1.0, -0.0, 2.5e-300, 1e21,
             "", "plain", "é ünïcode ✓", "quote \" in", "back\\slash", "tab\tand\nline",
-            "\u{1}", "\u{7f}", [1, "a", {"k": [null]}], {"b": 1, "a": "x\"y"}
+            "\u{1}", "\u{7f}", [1, "a", {"k": [null]}], {"b": 1, "a": "x\"y"},
+            [], {}, [[], {}, [[1.5]]], {"key \"quoted\"\n": {"": [true, "é"]}, "z": []}
         ]);
         for v in values.as_array().unwrap() {
             let mut out = String::from("prefix ");
