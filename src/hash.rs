@@ -126,13 +126,10 @@ impl<V: Clone> PairCache<V> {
             }
             table[w * self.calls + j] = Some(v);
         } else {
-            let mut map = self.map.borrow_mut();
-            if map.capacity() == 0 {
-                // A long run's walk asks about a pair per call, and a row more for each step
-                // it does not follow: room for two per call, so the map rarely grows.
-                map.reserve(2 * self.calls);
-            }
-            map.insert((w, j), v);
+            // (Grown as asked: a step's own call at its place, most of a long run, is kept
+            // nowhere — its answers are known — so a run asks about the few calls that
+            // differ, and a row for each step it does not follow.)
+            self.map.borrow_mut().insert((w, j), v);
         }
     }
 

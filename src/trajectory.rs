@@ -85,6 +85,26 @@ pub struct Metrics {
     pub f1: f64,
 }
 
+/// What [`Metrics::of_known`] is told without asking whether a call matches a step.
+pub(crate) struct Known<N, U> {
+    /// Whether no call matches step `i` (`false` where unknown).
+    pub(crate) none: N,
+    /// Whether no step matches call `j` (`false` where unknown).
+    pub(crate) unmatched: U,
+    /// The first `done` steps, each done once, are each matched by the call at its place (a
+    /// run that follows its workflow up to where it first differs).
+    pub(crate) done: usize,
+}
+
+impl Known<fn(usize) -> bool, fn(usize) -> bool> {
+    /// Nothing known.
+    pub(crate) const NOTHING: Self = Known {
+        none: |_| false,
+        unmatched: |_| false,
+        done: 0,
+    };
+}
+
 /// How many of a turn's calls one reference step takes: a plain step once ([`Times::ONCE`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Times {
@@ -115,22 +135,33 @@ impl Metrics {
     /// takes), how many calls the agent made, and whether call `j` matches step `i`
     /// (`matches(i, j)`).
     pub fn of(steps: &[Times], calls: usize, matches: impl Fn(usize, usize) -> bool) -> Self {
-        Self::of_known(steps, calls, matches, |_| false)
+        Self::of_known(steps, calls, matches, Known::NOTHING)
     }
 
-    /// [`Metrics::of`], told which steps no call matches (`none(i)`: known without asking
-    /// `matches` of each call, as a long turn's hashes tell; `false` where unknown). A step no
-    /// call does is asked about no call: the searches for its call along the run are skipped.
+    /// [`Metrics::of`], told what is known without asking `matches` ([`Known`]): which steps
+    /// no call matches and which calls no step matches (as a long turn's hashes tell), and
+    /// how many steps the calls at their places are known to do. A step no call does is
+    /// asked about no call, a call no step does about no step, a step known done about
+    /// nothing: the searches along the run start after them.
     pub(crate) fn of_known(
         steps: &[Times],
         calls: usize,
         matches: impl Fn(usize, usize) -> bool,
-        none: impl Fn(usize) -> bool,
+        known: Known<impl Fn(usize) -> bool, impl Fn(usize) -> bool>,
     ) -> Self {
+        let Known {
+            none,
+            unmatched,
+            done,
+        } = known;
+        debug_assert!(
+            done <= calls && steps[..done].iter().all(|t| *t == Times::ONCE),
+            "steps known done are done once, each by the call at its place"
+        );
         let matches = |i: usize, j: usize| !none(i) && matches(i, j);
-        let exact = exact(steps, calls, &matches);
-        let in_order = in_order(steps, calls, &matches, &none);
-        let (matched, required) = pairing(steps, calls, &matches, &none);
+        let exact = exact(steps, calls, &matches, done);
+        let in_order = in_order(steps, calls, &matches, &none, done);
+        let (matched, required) = pairing(steps, calls, &matches, &none, &unmatched, done);
         let wanted: usize = steps.iter().map(|t| t.min).sum();
         let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
         let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
@@ -212,12 +243,18 @@ fn most(t: &Times, calls: usize) -> usize {
 
 /// Exact: steps `..i` can take exactly calls `..j`, each step a run of matching calls within
 /// its bounds, for `j` in the frontier; the steps must take every call. The frontier stays
-/// one call wide for plain steps, so a run costs one match per call.
-fn exact(steps: &[Times], calls: usize, matches: &impl Fn(usize, usize) -> bool) -> bool {
+/// one call wide for plain steps, so a run costs one match per call. The first `done` steps
+/// take the first `done` calls.
+fn exact(
+    steps: &[Times],
+    calls: usize,
+    matches: &impl Fn(usize, usize) -> bool,
+    done: usize,
+) -> bool {
     // (Two buffers, swapped step to step: no allocation for a turn of a few calls.)
-    let mut frontier: SmallVec<[usize; 8]> = smallvec::smallvec![0];
+    let mut frontier: SmallVec<[usize; 8]> = smallvec::smallvec![done];
     let mut next: SmallVec<[usize; 8]> = SmallVec::new();
-    for (i, t) in steps.iter().enumerate() {
+    for (i, t) in steps.iter().enumerate().skip(done) {
         // A step done once after a frontier of one call (a run that follows its workflow):
         // the call there is the step's, or nothing can be.
         if let (
@@ -265,9 +302,11 @@ fn in_order(
     calls: usize,
     matches: &impl Fn(usize, usize) -> bool,
     none: &impl Fn(usize) -> bool,
+    done: usize,
 ) -> bool {
-    let mut next = 0;
-    for (i, t) in steps.iter().enumerate() {
+    // The first `done` steps take the first `done` calls: each the earliest that matches.
+    let mut next = done;
+    for (i, t) in steps.iter().enumerate().skip(done) {
         if t.min > 0 && none(i) {
             return false;
         }
@@ -294,16 +333,21 @@ fn pairing(
     calls: usize,
     matches: &impl Fn(usize, usize) -> bool,
     none: &impl Fn(usize) -> bool,
+    unmatched: &impl Fn(usize) -> bool,
+    done: usize,
 ) -> (usize, usize) {
     let rows: SmallVec<[usize; 8]> = steps
         .iter()
         .map(|t| t.min + most(t, calls).saturating_sub(t.min))
         .collect();
+    // The first `done` steps take the first `done` calls, as the walk would.
     let mut used: SmallVec<[bool; 16]> = smallvec::smallvec![false; calls];
+    used[..done].fill(true);
     let mut taken: SmallVec<[usize; 8]> = smallvec::smallvec![0; steps.len()];
-    let (mut matched, mut required) = (0, 0);
-    let mut next = 0;
-    for (i, t) in steps.iter().enumerate() {
+    taken[..done].fill(1);
+    let (mut matched, mut required) = (done, done);
+    let mut next = done;
+    for (i, t) in steps.iter().enumerate().skip(done) {
         let mut j = next;
         while taken[i] < t.min && !none(i) {
             let Some(k) = (j..calls).find(|&k| !used[k] && matches(i, k)) else {
@@ -320,6 +364,10 @@ fn pairing(
     // Calls left: a step with a required time still open first, else one with room.
     let mut unmatched_calls = 0;
     for (k, _) in used.iter().enumerate().filter(|(_, u)| !**u) {
+        if unmatched(k) {
+            unmatched_calls += 1;
+            continue;
+        }
         let open = |i: usize| matches(i, k);
         let step = (0..steps.len())
             .find(|&i| taken[i] < steps[i].min && open(i))
@@ -476,16 +524,20 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             };
             let no_policy = known(&|w| f.no_policy_match(w));
             let no_literal = known(&|w| f.no_literal_match(w));
+            // A step's own call does the step: every compared value matches where the
+            // oracle found it clean; literally, always. Arguments hashed otherwise are not.
             of_turn(
                 st,
                 oracle::variants(sc, ti),
                 f.calls.len(),
-                (&|w, j| f.policy_matches(w, j), &|w| {
-                    no_policy.get(w) == Some(&true)
-                }),
-                // A step's own call is the step, literally; arguments hashed otherwise are not.
-                (
-                    &|w, j| {
+                Relation {
+                    matches: &|w, j| f.policy_matches(w, j),
+                    none: &|w| no_policy.get(w) == Some(&true),
+                    unmatched: &|j| f.no_step_matches(j),
+                    matched: &|w, j| f.own.clean(w, j),
+                },
+                Relation {
+                    matches: &|w, j| {
                         f.own.is(w, j)
                             || (!f.literally_apart(w, j)
                                 && kept.as_ref().map_or_else(
@@ -493,8 +545,10 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
                                     |c| c.get((w, j), || literal(w, j)),
                                 ))
                     },
-                    &|w| no_literal.get(w) == Some(&true),
-                ),
+                    none: &|w| no_literal.get(w) == Some(&true),
+                    unmatched: &|j| f.literally_no_step(j),
+                    matched: &|w, j| f.own.is(w, j),
+                },
             )
         })
         .collect();
@@ -517,15 +571,12 @@ pub fn turn(
         st,
         &st.variants(),
         calls.len(),
-        (
-            &|w, j| {
-                policy_matches(&steps[w], calls[j], linter, &|g| {
-                    oracle::from_output(g, |v| produced_before(v, first + j))
-                })
-            },
-            &|_| false,
-        ),
-        (&|w, j| literal_matches(&steps[w], calls[j]), &|_| false),
+        Relation::asking(&|w, j| {
+            policy_matches(&steps[w], calls[j], linter, &|g| {
+                oracle::from_output(g, |v| produced_before(v, first + j))
+            })
+        }),
+        Relation::asking(&|w, j| literal_matches(&steps[w], calls[j])),
     )
 }
 
@@ -546,9 +597,32 @@ fn of_turn(
     }
 }
 
-/// A match relation: whether call `j` matches workflow step `w`, and whether no call matches
-/// step `w` (known without asking each: `false` where unknown).
-type Relation<'r> = (&'r dyn Fn(usize, usize) -> bool, &'r dyn Fn(usize) -> bool);
+/// A match relation, and what is known of it without asking each pair (`false` where
+/// unknown).
+#[derive(Clone, Copy)]
+struct Relation<'r> {
+    /// Whether call `j` matches workflow step `w`.
+    matches: &'r dyn Fn(usize, usize) -> bool,
+    /// Whether no call matches step `w`.
+    none: &'r dyn Fn(usize) -> bool,
+    /// Whether no step matches call `j`.
+    unmatched: &'r dyn Fn(usize) -> bool,
+    /// Whether call `j` matches step `w`, known (a step's own call): never a step `none`
+    /// says no call matches.
+    matched: &'r dyn Fn(usize, usize) -> bool,
+}
+
+impl<'r> Relation<'r> {
+    /// `matches`, nothing known without asking.
+    fn asking(matches: &'r dyn Fn(usize, usize) -> bool) -> Self {
+        Self {
+            matches,
+            none: &|_| false,
+            unmatched: &|_| false,
+            matched: &|_, _| false,
+        }
+    }
+}
 
 /// A turn's metrics under a match relation (`m(step, call)`, and which steps no call
 /// matches): the best of its variants'. The
@@ -557,7 +631,8 @@ type Relation<'r> = (&'r dyn Fn(usize, usize) -> bool, &'r dyn Fn(usize) -> bool
 /// turn's relations keep their own, of the pairs asked: the policy's in its [`TurnFacts`],
 /// the literal one's in [`of_facts`]; here each step's last answer, which the three metrics
 /// ask again one after another.)
-fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, (m, none): Relation) -> Metrics {
+fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -> Metrics {
+    let m = r.matches;
     let pairs = st.workflow.len() * calls;
     if pairs > MEMO {
         // The three metrics ask a step about the call the run walked it to one after another
@@ -573,7 +648,15 @@ fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, (m, none): Rel
             last[w].set((j, answer));
             answer
         };
-        return best_of(st, variants, calls, (&asked, none));
+        return best_of(
+            st,
+            variants,
+            calls,
+            Relation {
+                matches: &asked,
+                ..r
+            },
+        );
     }
     // A byte a pair, in place for a turn of a few: 0 not asked yet, 1 no, 2 yes.
     let memo: SmallVec<[Cell<u8>; 64]> = smallvec::smallvec![Cell::new(0); pairs];
@@ -584,16 +667,34 @@ fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, (m, none): Rel
         }
         known.get() == 2
     };
-    best_of(st, variants, calls, (&asked, none))
+    best_of(
+        st,
+        variants,
+        calls,
+        Relation {
+            matches: &asked,
+            ..r
+        },
+    )
 }
 
 /// The most (step, call) pairs whose answers [`best_variant`] keeps in a table of bytes.
 const MEMO: usize = 1024;
 
-fn best_of(st: &Turn, variants: &[Vec<usize>], calls: usize, (m, none): Relation) -> Metrics {
+fn best_of(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -> Metrics {
     let one = |v: &[usize]| {
         let times: SmallVec<[Times; 8]> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
-        Metrics::of_known(&times, calls, |a, j| m(v[a], j), |a| none(v[a]))
+        // The steps done once, from the first, that the calls at their places are known to
+        // do (a run that follows its workflow up to where it first differs).
+        let done = (0..v.len().min(calls))
+            .take_while(|&a| times[a] == Times::ONCE && (r.matched)(v[a], a))
+            .count();
+        let known = Known {
+            none: |a: usize| (r.none)(v[a]),
+            unmatched: r.unmatched,
+            done,
+        };
+        Metrics::of_known(&times, calls, |a, j| (r.matches)(v[a], j), known)
     };
     Metrics::best(variants.iter().map(|v| one(v)))
 }
@@ -620,9 +721,7 @@ pub(crate) fn with_policy(
                 st,
                 oracle::variants(sc, ti),
                 calls.len(),
-                (&|w, j| literal_matches(&st.workflow[w], calls[j]), &|_| {
-                    false
-                }),
+                Relation::asking(&|w, j| literal_matches(&st.workflow[w], calls[j])),
             ),
         })
         .collect();
@@ -682,6 +781,7 @@ mod tests {
     /// match relations over steps with every kind of bound.
     #[test]
     fn the_walked_pairing_counts_as_the_optimal_one() {
+        let mut knew_done = 0;
         let mut state = 17u64;
         let mut next = |n: u64| {
             state = state
@@ -709,12 +809,37 @@ mod tests {
                 .map(|i| (0..calls).map(|j| i == j || next(4) == 0).collect())
                 .collect();
             let matches = |i: usize, j: usize| m[i][j];
+            let optimal = hungarian(&steps, calls, &matches);
             assert_eq!(
-                pairing(&steps, calls, &matches, &|_| false),
-                hungarian(&steps, calls, &matches),
+                pairing(&steps, calls, &matches, &|_| false, &|_| false, 0),
+                optimal,
                 "{steps:?} {m:?}"
             );
+            // Told what is known — the steps done once from the first that the calls at their
+            // places match, the calls no step matches — every metric counts alike.
+            let done = (0..steps.len().min(calls))
+                .take_while(|&i| steps[i] == Times::ONCE && m[i][i])
+                .count();
+            let unmatched = |j: usize| !(0..steps.len()).any(|i| m[i][j]);
+            let none = |_: usize| false;
+            assert_eq!(
+                pairing(&steps, calls, &matches, &none, &unmatched, done),
+                optimal,
+                "{steps:?} {m:?} done {done}"
+            );
+            assert_eq!(
+                exact(&steps, calls, &matches, done),
+                exact(&steps, calls, &matches, 0),
+                "{steps:?} {m:?} done {done}"
+            );
+            assert_eq!(
+                in_order(&steps, calls, &matches, &none, done),
+                in_order(&steps, calls, &matches, &none, 0),
+                "{steps:?} {m:?} done {done}"
+            );
+            knew_done += usize::from(done > 0);
         }
+        assert!(knew_done > 300, "{knew_done}");
     }
 
     use super::*;
@@ -1179,5 +1304,66 @@ mod tests {
             }
         }
         assert!(none > 0 && bounded > 0, "{none} {bounded}");
+        // Told which calls are steps' own, the hashes are counted by the turn's difference
+        // from them: every answer as counted call by call, on this run and on the workflow
+        // itself with every third call drawn afresh (a run that mostly follows it).
+        let own_calls = crate::score::own::OwnCalls::of(sc, &linter);
+        let mut ordered = String::from("  - calls:\n");
+        for (k, (tool, a)) in step_args.iter().enumerate() {
+            let (tool, a) = if k % 3 == 2 {
+                (["set", "put"][next(2)].to_owned(), args(&mut next))
+            } else {
+                (tool.clone(), a.clone())
+            };
+            ordered.push_str(&format!("    - {{tool: {tool}, arguments: {a}}}\n"));
+        }
+        let ordered = Transcript::from_source(
+            SourceFile::from_text("o.yaml", format!("scenario: s\nturns:\n{ordered}")),
+            "o".into(),
+        )
+        .unwrap();
+        let (mut owned, mut unmatched) = (0, 0);
+        for t in [&t, &ordered] {
+            let n = t.calls().count();
+            let flow = crate::flow::analyze(t, Some(sc), &linter, &vec![false; n]);
+            let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+            let turns = oracle::per_turn(&flat, t, 1);
+            let none = crate::score::own::Own::none();
+            let own = crate::score::own::align(sc, t, Some(&own_calls), &[]);
+            owned += own.of_call.iter().flatten().count();
+            let every = oracle::facts(sc, &turns, &none, &linter, &flow, &[]);
+            let known = oracle::facts(sc, &turns, &own, &linter, &flow, &[]);
+            let (every, known) = (&every[0], &known[0]);
+            for w in 0..st.len() {
+                assert_eq!(
+                    known.no_policy_match(w),
+                    every.no_policy_match(w),
+                    "step {w}"
+                );
+                assert_eq!(
+                    known.no_literal_match(w),
+                    every.no_literal_match(w),
+                    "step {w}"
+                );
+                for j in (0..n).map(Some).chain([None]) {
+                    assert_eq!(known.rival(w, j), every.rival(w, j), "step {w}, {j:?}");
+                }
+            }
+            for (j, &call) in flat.iter().enumerate() {
+                if known.no_step_matches(j) {
+                    let does = |step| policy_matches(step, call, &linter, &|_| false);
+                    assert!(!st.iter().any(does), "call {j}: a step does it");
+                    unmatched += 1;
+                }
+                if known.literally_no_step(j) {
+                    assert!(
+                        !st.iter().any(|step| literal_matches(step, call)),
+                        "call {j}"
+                    );
+                    unmatched += 1;
+                }
+            }
+        }
+        assert!(owned >= steps / 2 && unmatched > 0, "{owned} {unmatched}");
     }
 }

@@ -111,12 +111,18 @@ fn compare(suite: &Suite, t: &Transcript, seen: &mut Seen) {
 /// The transcript and its mutations: values changed, respelled, replaced by another value the
 /// workflow accepts, removed and added; tools renamed; calls dropped, repeated, swapped, failed.
 fn variants(suite: &Suite, t: &Transcript) -> Vec<Transcript> {
+    variants_at(suite, t, &|_| true)
+}
+
+/// [`variants`] with only the calls at positions `at(call index in its turn)` mutated.
+fn variants_at(suite: &Suite, t: &Transcript, at: &dyn Fn(usize) -> bool) -> Vec<Transcript> {
     let mut out = vec![t.clone()];
     let positions: Vec<(usize, usize)> = t
         .turns
         .iter()
         .enumerate()
         .flat_map(|(ti, turn)| (0..turn.calls.len()).map(move |ci| (ti, ci)))
+        .filter(|&(_, ci)| at(ci))
         .collect();
     let tools: Vec<String> = suite.linter.tools().map(|s| s.name.clone()).collect();
     let scenario = t
@@ -306,6 +312,107 @@ fn shipped_suites_and_their_mutations() {
     // no quick pass. Under a threshold of 1, calls that cannot pair with the workflow fail
     // quickly.
     assert!(seen.quick_fail > 1_000, "{seen:?}");
+}
+
+/// A long turn (more pairs than a turn keeps in one table: 33 steps and calls or more) hashes
+/// its calls, counts them by their difference from its steps' own calls, and takes the steps
+/// its run does as its workflow up to where it first differs as done: every shipped suite's
+/// first scenario with its first turn's steps repeated to a turn of 33 or more (equal steps,
+/// which the difference counts more than once), and a chain of 34 distinct steps, each run
+/// as its workflow and mutated (in the middle; the chain also at its first and last call),
+/// are evaluated alike with and without the own calls' results.
+#[test]
+fn long_turns_and_their_mutations() {
+    let layout = Layout::under(&repo());
+    let mut seen = Seen::default();
+    let mut runs: Vec<(Suite, Transcript)> = Vec::new();
+    for files in discover(&layout).unwrap() {
+        let (Some(harness), Some((_, first))) = (&files.harness, files.transcripts.first()) else {
+            continue;
+        };
+        let mut h = Harness::load(harness).unwrap();
+        let Some(sc) = h.scenarios.iter_mut().find(|sc| {
+            sc.turns
+                .first()
+                .is_some_and(|t| !t.workflow.is_empty() && t.workflow.iter().all(|o| !o.optional))
+        }) else {
+            continue;
+        };
+        sc.turns.truncate(1);
+        let steps = sc.turns[0].workflow.clone();
+        while sc.turns[0].workflow.len() < 33 {
+            sc.turns[0].workflow.extend(steps.iter().cloned());
+        }
+        let id = sc.id.clone();
+        let suite = Suite::from_harness(h).unwrap();
+        let mut t = agent_seer::check::load_transcript(&suite, first).unwrap();
+        let sc = suite.harness.scenarios.iter().find(|s| s.id == id).unwrap();
+        t.scenario = Some(id.clone());
+        t.prompt = None;
+        t.turns = vec![agent_seer::harness::TranscriptTurn {
+            prompt: None,
+            calls: sc.turns[0]
+                .workflow
+                .iter()
+                .map(|o| {
+                    let mut c = o.call.clone();
+                    c.output = o.mock_output.clone();
+                    c
+                })
+                .collect(),
+            reply: None,
+        }];
+        runs.push((suite, t));
+    }
+    // The chain: a note made (its URI in the output), then tagged by that URI, 17 times.
+    const TOOLS: &str = r#"[{"name": "create_note", "inputSchema": {"type": "object",
+      "properties": {"title": {"type": "string"}}, "required": ["title"]}},
+      {"name": "tag_note", "inputSchema": {"type": "object",
+      "properties": {"uri": {"type": "string"}, "tag": {"type": "string"}},
+      "required": ["uri", "tag"]}}]"#;
+    let (mut workflow, mut calls) = (String::new(), String::new());
+    for k in 0..17 {
+        let out = format!(
+            "{{content: [{{type: text, text: 'https://notes.example/n/{k}'}}], structuredContent: {{uri: 'https://notes.example/n/{k}'}}}}"
+        );
+        workflow.push_str(&format!(
+            "          - tool: create_note\n            arguments: {{title: Note {k}}}\n            mock_output: {out}\n          - tool: tag_note\n            arguments: {{uri: 'https://notes.example/n/{k}', tag: t{k}}}\n"
+        ));
+        calls.push_str(&format!(
+            "  - tool: create_note\n    arguments: {{title: Note {k}}}\n    output: {out}\n  - tool: tag_note\n    arguments: {{uri: 'https://notes.example/n/{k}', tag: t{k}}}\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.tools.json"), TOOLS).unwrap();
+    std::fs::write(
+        dir.path().join("notes.yaml"),
+        format!("tools: [notes.tools.json]\nscenarios:\n  - id: chain\n    turns:\n      - prompt: Make and tag seventeen notes.\n        workflow:\n{workflow}"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("chain.yaml"),
+        format!("scenario: chain\ncalls:\n{calls}"),
+    )
+    .unwrap();
+    let suite = Suite::load(&dir.path().join("notes.yaml")).unwrap();
+    let chain = Transcript::load(&dir.path().join("chain.yaml")).unwrap();
+    assert_eq!(evaluate(&suite, &chain).unwrap().verdict, Verdict::Pass);
+    runs.push((suite, chain));
+    assert!(runs.len() >= 5, "{} runs", runs.len());
+    let chain = runs.len() - 1;
+    for (k, (suite, t)) in runs.iter().enumerate() {
+        let n = t.turns[0].calls.len();
+        assert!(n >= 33, "{}", t.id);
+        // The chain at its first call, one in the middle and its last (a run that differs
+        // from its start, after a stretch of its own calls, and at its end); the others in
+        // the middle (their repeated steps make every mutation a long Hungarian pairing).
+        let at = |ci: usize| ci == n / 2 || (k == chain && (ci == 0 || ci == n - 1));
+        for v in variants_at(suite, t, &at) {
+            compare(suite, &v, &mut seen);
+        }
+    }
+    eprintln!("{seen:?}");
+    assert!(seen.own > 500, "{seen:?}");
 }
 
 /// Parameters named like inputs (no capability matrix): the flow engine checks their strings

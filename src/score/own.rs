@@ -13,7 +13,10 @@
 //!   clean (whether a value came from an earlier output depends on the outputs before it);
 //! - its argument completeness with no finding of its own (the scorer's rule);
 //! - what the flow engine checks of it as references and tells identical calls by
-//!   ([`OwnFlow`]).
+//!   ([`OwnFlow`]);
+//! - per turn, the steps' own calls' hashes counted ([`OwnTallies`]): a long turn's counts
+//!   of its calls' hashes are these and the difference the turn makes — its steps made
+//!   other than once, its calls that are no step's own — not a pass over every call.
 //!
 //! Anything that depends on the run around the call (the flow engine's grounding, whether the
 //! call failed, the findings made of it in this run) is still worked out per transcript.
@@ -21,7 +24,7 @@
 use serde_json::Value;
 
 use super::oracle::compare;
-use super::pairing::CallHashes;
+use super::pairing::{CallHashes, OwnTallies};
 use super::turn::completeness;
 use crate::finding::Finding;
 use crate::flow::OwnFlow;
@@ -51,17 +54,34 @@ pub(crate) struct OwnStep {
 #[derive(Debug)]
 pub(crate) struct OwnCalls {
     turns: Vec<Vec<OwnStep>>,
+    /// Per turn, its steps' own calls' hashes counted ([`OwnTallies`]).
+    tallies: Vec<OwnTallies>,
 }
 
 impl OwnCalls {
     /// Works out every step's own call of `sc` under `linter`.
     pub(crate) fn of(sc: &Scenario, linter: &Linter) -> Self {
-        let turns = sc
+        let turns: Vec<Vec<OwnStep>> = sc
             .turns
             .iter()
             .map(|t| t.workflow.iter().map(|o| own_step(o, sc, linter)).collect())
             .collect();
-        Self { turns }
+        let tallies = sc
+            .turns
+            .iter()
+            .zip(&turns)
+            .enumerate()
+            .map(|(ti, (t, steps))| {
+                let hashes: Vec<&CallHashes> = steps.iter().map(|s| &s.hashes).collect();
+                OwnTallies::of(
+                    &t.workflow,
+                    super::oracle::compared_in(sc, ti),
+                    super::oracle::step_keys(sc, ti),
+                    &hashes,
+                )
+            })
+            .collect();
+        Self { turns, tallies }
     }
 
     /// Turn `turn`'s steps (none past the scenario's turns).
@@ -112,7 +132,12 @@ impl<'a> Own<'a> {
     pub(crate) fn turn(&self, turn: usize, first: usize, calls: usize) -> OwnTurn<'_> {
         let steps = self.steps.map_or(&[][..], |s| s.turn(turn));
         let of_call = self.of_call.get(first..first + calls).unwrap_or(&[]);
-        OwnTurn { steps, of_call }
+        let tallies = self.steps.and_then(|s| s.tallies.get(turn));
+        OwnTurn {
+            steps,
+            of_call,
+            tallies,
+        }
     }
 
     /// Per transcript call, its step's own call's flow, where it is one (what
@@ -140,6 +165,8 @@ impl<'a> Own<'a> {
 pub(crate) struct OwnTurn<'a> {
     pub(crate) steps: &'a [OwnStep],
     pub(crate) of_call: &'a [Option<usize>],
+    /// The turn's steps' own calls' hashes counted, where its steps' own calls are known.
+    pub(crate) tallies: Option<&'a OwnTallies>,
 }
 
 impl<'a> OwnTurn<'a> {

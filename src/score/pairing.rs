@@ -13,6 +13,11 @@
 //! bound it ([`TurnFacts::rival`]). Anything else goes to the Hungarian algorithm over the
 //! full matrix, as before. A correct run of n calls costs n
 //! comparisons, not n².
+//!
+//! A long turn's hash counts (how many calls pass a step's values, how many have a step's
+//! arguments) are taken by difference ([`Tally`]): the scenario counts its steps' own calls
+//! once ([`OwnTallies`]), and a run adds only what differs from them. A call is hashed at
+//! the first question about it, so a run wrong in one call of many hashes about that one.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -77,14 +82,157 @@ pub(crate) struct TurnFacts<'a> {
     /// made at the first question, so most pairs of a row or a column asked are decided
     /// without a comparison ([`TurnFacts::literally_apart`], the policies' exactly compared
     /// values).
-    call_keys: std::cell::OnceCell<Vec<CallKey<'a>>>,
+    /// Each made at the first question about its call: a step's own call at its place, most
+    /// of a long run, is seldom asked about.
+    call_keys: std::cell::OnceCell<Vec<std::cell::OnceCell<CallKey<'a>>>>,
+    /// The last tool whose model selector was looked up, and the selector: a run of calls of
+    /// one tool looks it up once.
+    selector: std::cell::Cell<Option<(&'a str, Option<&'a str>)>>,
     /// Per list of parameters some step compares (its names hashed together), how many of the
     /// turn's calls pass each combination of values (hashed together), `None` where a call's
     /// tool selects its model by one of them: built at the first question ([`TurnFacts::rival`]).
-    twins: std::cell::RefCell<SmallVec<[(u64, Twins); 2]>>,
-    /// The hashes of the calls' arguments, in a turn of many pairs: made at the first
-    /// question ([`TurnFacts::no_literal_match`]).
-    arguments: std::cell::OnceCell<std::collections::HashSet<u64, Hashed>>,
+    twins: std::cell::RefCell<SmallVec<[(u64, Twins<'a>); 2]>>,
+    /// How many of the turn's calls have each arguments hash, in a turn of many pairs: made at
+    /// the first question ([`TurnFacts::no_literal_match`]).
+    arguments: std::cell::OnceCell<Tally<'a>>,
+    /// Per workflow step, how many of the turn's calls are its own call.
+    made: std::cell::OnceCell<Vec<u32>>,
+}
+
+/// How many of a turn's calls give each hash (of their arguments, or of their values of a
+/// list of parameters): where the scenario's counts over its steps' own calls are known
+/// ([`OwnTallies`]), those and the difference the turn makes — its steps made other than
+/// once, its calls that are no step's own — else every call counted.
+pub(crate) struct Tally<'a> {
+    base: Option<&'a TwinCounts>,
+    more: HashMap<u64, i64, Hashed>,
+}
+
+impl Tally<'_> {
+    /// How many calls give hash `h`.
+    fn get(&self, h: u64) -> u32 {
+        let base = self
+            .base
+            .and_then(|b| b.get(&h))
+            .map_or(0, |&n| i64::from(n));
+        let more = self.more.get(&h).copied().unwrap_or(0);
+        // Never below 0: the difference takes away only steps the base counts.
+        u32::try_from(base + more).unwrap_or(0)
+    }
+}
+
+/// A turn's steps' own calls hashed as [`TurnFacts`] hashes a long turn's calls, counted
+/// once per scenario: a long turn's counts ([`Tally`]) are these and the difference the turn
+/// makes, not a pass over every call (a run wrong in one call of many).
+#[derive(Debug)]
+pub(crate) struct OwnTallies {
+    /// How many steps' own calls have each arguments hash.
+    arguments: TwinCounts,
+    /// Per step, the list of parameters it compares by hash (an index into `lists`).
+    list_of: Vec<Option<usize>>,
+    /// Every step compares a list by hash (none a value its policy judges, none nothing).
+    every_step_listed: bool,
+    /// The lists of parameters the steps compare by hash.
+    lists: Vec<StepList>,
+}
+
+/// A list of parameters some steps compare by hash ([`hashed_list`]).
+#[derive(Debug)]
+struct StepList {
+    /// Its names' hashes folded together.
+    list: u64,
+    /// The first step that compares it (whose parameters name it).
+    first: usize,
+    /// Its names' hashes.
+    names: SmallVec<[u64; 4]>,
+    /// The values of it the steps that compare it want, hashed together.
+    wants: std::collections::HashSet<u64, Hashed>,
+    /// Its counts over the steps' own calls: made at the first transcript that asks (a step
+    /// compares one list, but every list counts every step).
+    tally: std::sync::OnceLock<OwnList>,
+}
+
+/// One list's [`OwnTallies`].
+#[derive(Debug)]
+struct OwnList {
+    /// How many steps' own calls pass each combination of the list's values (hashed
+    /// together), those whose projection is none or unhashable left out.
+    counts: TwinCounts,
+    /// Per step, its own call's projection ([`projection`]).
+    per_step: Vec<Option<Option<u64>>>,
+    /// The steps whose own call's tool selects its model by one of the list's parameters.
+    unhashable: SmallVec<[usize; 2]>,
+}
+
+impl OwnTallies {
+    /// The tallies of a turn's `workflow`, given the parameters each step compares, their
+    /// keys, and each step's own call's hashes.
+    pub(crate) fn of(
+        workflow: &[OracleCall],
+        params: &[Vec<Box<str>>],
+        keys: &[StepKey],
+        hashes: &[&CallHashes],
+    ) -> Self {
+        let mut arguments =
+            TwinCounts::with_capacity_and_hasher(workflow.len(), Default::default());
+        for (h, key) in hashes.iter().zip(keys) {
+            debug_assert_eq!(
+                h.arguments, key.arguments,
+                "a step's own call hashes as the step"
+            );
+            *arguments.entry(h.arguments).or_default() += 1;
+        }
+        let mut lists: Vec<StepList> = Vec::new();
+        let list_of: Vec<Option<usize>> = params
+            .iter()
+            .zip(keys)
+            .enumerate()
+            .map(|(w, (ps, key))| {
+                let (list, want, names) = hashed_list(key, ps)?;
+                let k = match lists.iter().position(|l| l.list == list) {
+                    Some(k) => k,
+                    None => {
+                        lists.push(StepList {
+                            list,
+                            first: w,
+                            names,
+                            wants: Default::default(),
+                            tally: std::sync::OnceLock::new(),
+                        });
+                        lists.len() - 1
+                    }
+                };
+                lists[k].wants.insert(want);
+                Some(k)
+            })
+            .collect();
+        Self {
+            arguments,
+            every_step_listed: list_of.iter().all(Option::is_some),
+            list_of,
+            lists,
+        }
+    }
+}
+
+/// Step `key`'s list of parameters compared by hash: the names' hashes folded together, the
+/// step's values of them hashed together, and the names' hashes; `None` where a value is
+/// its policy's to judge, or the step compares nothing.
+fn hashed_list(key: &StepKey, params: &[Box<str>]) -> Option<(u64, u64, SmallVec<[u64; 4]>)> {
+    if params.is_empty() {
+        return None;
+    }
+    let mut names = SmallVec::with_capacity(params.len());
+    let mut want = 0;
+    for e in &key.exact {
+        let Exact::Hash { name, value, .. } = e else {
+            return None;
+        };
+        names.push(*name);
+        want = member_hash(member_hash(want, *name), *value);
+    }
+    let list = names.iter().fold(0, |h, &n| member_hash(h, n));
+    Some((list, want, names))
 }
 
 /// A call's values hashed ([`crate::hash::value_hash`]).
@@ -244,42 +392,72 @@ impl<'a> TurnFacts<'a> {
             policy: PairCache::new(workflow.len(), calls.len()),
             keys,
             call_keys: std::cell::OnceCell::new(),
+            selector: std::cell::Cell::new(None),
             twins: Default::default(),
             arguments: std::cell::OnceCell::new(),
+            made: std::cell::OnceCell::new(),
         }
     }
 
-    /// Per call, its values hashed, in a turn of many pairs; `None` in a turn of a few
-    /// (its pairs asked are about as many as its calls: hashing them would cost more).
-    fn call_keys(&self) -> Option<&[CallKey<'a>]> {
-        if self.policy.is_dense() {
+    /// Whether the turn keeps its pairs in one table (a turn of a few calls): then no call is
+    /// hashed (its pairs asked are about as many as its calls: hashing them would cost more).
+    fn few(&self) -> bool {
+        self.policy.is_dense()
+    }
+
+    /// Call `j`'s values hashed, in a turn of many pairs (made at the first question about
+    /// it); `None` in a turn of a few ([`TurnFacts::few`]).
+    fn call_key(&self, j: usize) -> Option<&CallKey<'a>> {
+        if self.few() {
             return None;
         }
         let keys = self.call_keys.get_or_init(|| {
-            // A run of calls of one tool looks its selector up once.
-            let mut last: Option<(&str, Option<&str>)> = None;
-            self.calls
-                .iter()
-                .enumerate()
-                .map(|(j, c)| {
-                    let selector = match last {
-                        Some((tool, s)) if tool == c.tool => s,
-                        _ => self.linter.selector(&c.tool),
-                    };
-                    last = Some((&c.tool, selector));
-                    // A step's own call has its step's hashes.
-                    CallKey::of(c, selector, self.own.of(j).map(|(_, s)| &s.hashes))
-                })
+            std::iter::repeat_with(std::cell::OnceCell::new)
+                .take(self.calls.len())
                 .collect()
         });
-        Some(keys)
+        Some(keys[j].get_or_init(|| {
+            let c = self.calls[j];
+            let selector = match self.selector.get() {
+                Some((tool, s)) if tool == c.tool => s,
+                _ => self.linter.selector(&c.tool),
+            };
+            self.selector.set(Some((&c.tool, selector)));
+            // A step's own call has its step's hashes.
+            CallKey::of(c, selector, self.own.of(j).map(|(_, s)| &s.hashes))
+        }))
+    }
+
+    /// Call `j`'s arguments' hash, in a turn of many pairs (a step's own call's known
+    /// without its key).
+    fn arguments_hash(&self, j: usize) -> Option<u64> {
+        if self.few() {
+            return None;
+        }
+        match self.own.of(j) {
+            Some((_, s)) => Some(s.hashes.arguments),
+            None => self.call_key(j).map(|k| k.arguments),
+        }
+    }
+
+    /// Per workflow step, how many of the turn's calls are its own call.
+    fn made(&self) -> &[u32] {
+        self.made.get_or_init(|| {
+            let mut made = vec![0; self.workflow.len()];
+            for j in 0..self.calls.len() {
+                if let Some((w, _)) = self.own.of(j) {
+                    made[w] += 1;
+                }
+            }
+            made
+        })
     }
 
     /// Whether call `j`'s value of the `i`th parameter step `w` compares matches, where the
     /// step compares it exactly ([`StepKey::exact`]): a differing hash says no, an equal one
     /// the values compared; `None` where only the policy's comparison can tell.
-    fn decided(&self, keys: &[CallKey], w: usize, j: usize, i: usize) -> Option<bool> {
-        let (p, call) = (&*self.params[w][i], &keys[j]);
+    fn decided(&self, call: &CallKey, w: usize, i: usize) -> Option<bool> {
+        let p = &*self.params[w][i];
         if call.selector == Some(p) {
             return None;
         }
@@ -298,10 +476,10 @@ impl<'a> TurnFacts<'a> {
     /// value is one and all match, `None` when a policy must tell (or in a turn of a few
     /// pairs, where the comparison is made anyway).
     fn matches_by_keys(&self, w: usize, j: usize) -> Option<bool> {
-        let keys = self.call_keys()?;
+        let key = self.call_key(j)?;
         let mut all = true;
         for i in 0..self.params[w].len() {
-            match self.decided(keys, w, j, i) {
+            match self.decided(key, w, i) {
                 Some(false) => return Some(false),
                 Some(true) => {}
                 None => all = false,
@@ -316,13 +494,14 @@ impl<'a> TurnFacts<'a> {
     /// misses one of its `c` values (0.5 + 0.5 (c − 1) / c at most), and a call of another tool
     /// stands in for it at 0.45 at most. `None` where they cannot tell: a value its policy
     /// compares, a model selector among them, a turn of a few calls (no hashes kept). Costs
-    /// one pass over the turn's calls per list of parameters asked about, then a lookup.
+    /// the turn's difference from its steps' own calls per list of parameters asked about
+    /// ([`Tally`]), then a lookup.
     pub(crate) fn rival(&self, w: usize, j: Option<usize>) -> Option<f64> {
         let (want, names, counts) = self.twins(w)?;
         let params = &self.params[w];
-        let mut others = counts.get(&want).copied().unwrap_or(0);
+        let mut others = counts.get(want);
         if let Some(j) = j
-            && projection(&self.call_keys()?[j], params, &names) == Some(Some(want))
+            && projection(self.call_key(j)?, params, &names) == Some(Some(want))
         {
             others -= 1;
         }
@@ -335,59 +514,187 @@ impl<'a> TurnFacts<'a> {
     /// they cannot tell, as for [`TurnFacts::rival`]).
     pub(crate) fn no_policy_match(&self, w: usize) -> bool {
         self.twins(w)
-            .is_some_and(|(want, _, counts)| !counts.contains_key(&want))
+            .is_some_and(|(want, _, counts)| counts.get(want) == 0)
     }
 
     /// Whether no call of the turn is step `w` literally, as the hashes of the calls'
     /// arguments tell (`false` in a turn of a few calls, whose hashes are not kept).
     pub(crate) fn no_literal_match(&self, w: usize) -> bool {
-        let Some(keys) = self.call_keys() else {
+        if self.few() {
             return false;
-        };
-        let all = self
-            .arguments
-            .get_or_init(|| keys.iter().map(|k| k.arguments).collect());
-        !all.contains(&self.keys[w].arguments)
+        }
+        let all = self.arguments.get_or_init(|| {
+            let own = |u: usize| Some(self.own.steps[u].hashes.arguments);
+            match self.own.tallies {
+                Some(t) => self.difference(&t.arguments, own, |j| self.arguments_hash(j)),
+                None => self.every_call(|j| self.arguments_hash(j)),
+            }
+        });
+        all.get(self.keys[w].arguments) == 0
     }
 
     /// Step `w`'s values of the parameters it compares hashed together, those parameters'
     /// names hashed, and how many of the turn's calls pass each combination of their values
-    /// ([`twin_counts`], made once per list of parameters); `None` where the hashes cannot
-    /// tell: a value the step's policy compares, a model selector among them, a turn of a
-    /// few calls (no hashes kept), a step that compares nothing.
-    fn twins(&self, w: usize) -> Option<(u64, SmallVec<[u64; 4]>, Rc<TwinCounts>)> {
-        let keys = self.call_keys()?;
-        let params = &self.params[w];
-        if params.is_empty() {
+    /// (made once per list of parameters); `None` where the hashes cannot tell: a value the
+    /// step's policy compares, a model selector among them, a turn of a few calls (no hashes
+    /// kept), a step that compares nothing.
+    fn twins(&self, w: usize) -> Option<(u64, SmallVec<[u64; 4]>, Rc<Tally<'a>>)> {
+        if self.few() {
             return None;
         }
-        let mut names = SmallVec::with_capacity(params.len());
-        let mut want = 0;
-        for e in &self.keys[w].exact {
-            let Exact::Hash { name, value, .. } = e else {
-                return None;
-            };
-            names.push(*name);
-            want = member_hash(member_hash(want, *name), *value);
-        }
-        let list = names.iter().fold(0, |h, &n| member_hash(h, n));
-        let mut twins = self.twins.borrow_mut();
-        let counts = match twins.iter().find(|(l, _)| *l == list) {
-            Some((_, counts)) => counts.clone(),
+        let params = &self.params[w];
+        let (list, want, names) = hashed_list(&self.keys[w], params)?;
+        let known = self
+            .twins
+            .borrow()
+            .iter()
+            .find(|(l, _)| *l == list)
+            .map(|(_, counts)| counts.clone());
+        let counts = match known {
+            Some(counts) => counts,
             None => {
-                let counts = twin_counts(keys, params, &names).map(Rc::new);
-                twins.push((list, counts.clone()));
+                let counts = self.list_tally(w, params, &names).map(Rc::new);
+                self.twins.borrow_mut().push((list, counts.clone()));
                 counts
             }
         }?;
         Some((want, names, counts))
     }
 
+    /// How many of the turn's calls pass each combination of values of step `w`'s list of
+    /// parameters: by the difference from the steps' own calls where the scenario counted
+    /// those, else every call projected; `None` when a call's tool selects its model by one
+    /// of them (compared through the model, not the hash).
+    fn list_tally(&self, w: usize, params: &[Box<str>], names: &[u64]) -> Option<Tally<'a>> {
+        let project = |j: usize| projection(self.call_key(j)?, params, names);
+        let Some((tallies, k)) = self
+            .own
+            .tallies
+            .and_then(|t| Some((t, t.list_of.get(w).copied().flatten()?)))
+        else {
+            let mut unhashable = false;
+            let tally = self.every_call(|j| {
+                let p = project(j);
+                unhashable |= p.is_none();
+                p.flatten()
+            });
+            return (!unhashable).then_some(tally);
+        };
+        let list = tallies.lists[k].tally.get_or_init(|| {
+            let per_step: Vec<Option<Option<u64>>> = self
+                .workflow
+                .iter()
+                .zip(self.own.steps)
+                .map(|(o, s)| {
+                    let key =
+                        CallKey::of(&o.call, self.linter.selector(&o.call.tool), Some(&s.hashes));
+                    projection(&key, params, names)
+                })
+                .collect();
+            let mut counts = TwinCounts::default();
+            for h in per_step.iter().flatten().flatten() {
+                *counts.entry(*h).or_default() += 1;
+            }
+            OwnList {
+                unhashable: (0..per_step.len())
+                    .filter(|&u| per_step[u].is_none())
+                    .collect(),
+                counts,
+                per_step,
+            }
+        });
+        let made = self.made();
+        if list.unhashable.iter().any(|&u| made[u] > 0) {
+            return None;
+        }
+        let mut unhashable = false;
+        let tally = self.difference(
+            &list.counts,
+            |u| list.per_step[u].flatten(),
+            |j| {
+                let p = project(j);
+                unhashable |= p.is_none();
+                p.flatten()
+            },
+        );
+        (!unhashable).then_some(tally)
+    }
+
+    /// A [`Tally`] of every call's hash (`None`: none counted).
+    fn every_call(&self, mut hash: impl FnMut(usize) -> Option<u64>) -> Tally<'a> {
+        let mut more = HashMap::with_capacity_and_hasher(self.calls.len(), Default::default());
+        for j in 0..self.calls.len() {
+            if let Some(h) = hash(j) {
+                *more.entry(h).or_default() += 1;
+            }
+        }
+        Tally { base: None, more }
+    }
+
+    /// A [`Tally`] by the difference from `base`, the scenario's count over its steps' own
+    /// calls (step `u`'s own call's hash `own(u)`): each step counted as many more times as
+    /// it was made less once, each call that is no step's own counted by `hash(j)`.
+    fn difference(
+        &self,
+        base: &'a TwinCounts,
+        own: impl Fn(usize) -> Option<u64>,
+        mut hash: impl FnMut(usize) -> Option<u64>,
+    ) -> Tally<'a> {
+        let mut more: HashMap<u64, i64, Hashed> = HashMap::default();
+        for (u, &m) in self.made().iter().enumerate() {
+            if m != 1
+                && let Some(h) = own(u)
+            {
+                *more.entry(h).or_default() += i64::from(m) - 1;
+            }
+        }
+        for j in (0..self.calls.len()).filter(|&j| self.own.of(j).is_none()) {
+            if let Some(h) = hash(j) {
+                *more.entry(h).or_default() += 1;
+            }
+        }
+        Tally {
+            base: Some(base),
+            more,
+        }
+    }
+
+    /// Whether no step of the turn does call `j` under its policies, as the hashes tell:
+    /// every step compares its values exactly, and the call's values of each list of them
+    /// are none any step wants (`false` where they cannot tell: a turn of a few calls, a
+    /// step its policy or nothing decides, a model selector among them, steps' own calls not
+    /// known).
+    pub(crate) fn no_step_matches(&self, j: usize) -> bool {
+        let Some(t) = self.own.tallies.filter(|t| t.every_step_listed) else {
+            return false;
+        };
+        let Some(key) = self.call_key(j) else {
+            return false;
+        };
+        t.lists
+            .iter()
+            .all(|l| match projection(key, &self.params[l.first], &l.names) {
+                None => false,
+                Some(None) => true,
+                Some(Some(h)) => !l.wants.contains(&h),
+            })
+    }
+
+    /// Whether no step of the turn is call `j` literally, as the hashes of its arguments and
+    /// the steps' tell (`false` in a turn of a few calls, or where the steps' own calls are
+    /// not known).
+    pub(crate) fn literally_no_step(&self, j: usize) -> bool {
+        match (self.own.tallies, self.arguments_hash(j)) {
+            (Some(t), Some(h)) => !t.arguments.contains_key(&h),
+            _ => false,
+        }
+    }
+
     /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
     /// many pairs; else `false`).
     pub(crate) fn literally_apart(&self, w: usize, j: usize) -> bool {
-        self.call_keys()
-            .is_some_and(|keys| keys[j].arguments != self.keys[w].arguments)
+        self.arguments_hash(j)
+            .is_some_and(|h| h != self.keys[w].arguments)
     }
 
     /// Call `j`'s own lint and flow findings.
@@ -521,9 +828,9 @@ impl<'a> TurnFacts<'a> {
         }
         let params = &self.params[w];
         // The values the step compares exactly decided by their hashes; the others compared.
-        let keys = self.call_keys();
+        let key = self.call_key(j);
         let decided: SmallVec<[Option<bool>; 4]> = (0..params.len())
-            .map(|i| keys.and_then(|keys| self.decided(keys, w, j, i)))
+            .map(|i| key.and_then(|key| self.decided(key, w, i)))
             .collect();
         let mut matched = decided.iter().filter(|d| **d == Some(true)).count();
         if decided.contains(&None) {
@@ -632,26 +939,12 @@ impl<'a> TurnFacts<'a> {
     }
 }
 
-/// How many calls pass each combination of values of a list of parameters, by the values'
-/// hashes combined ([`twin_counts`]).
+/// How many calls (or steps' own calls) give each hash.
 type TwinCounts = HashMap<u64, u32, Hashed>;
 
-/// A list's [`TwinCounts`], shared by the steps that compare it; `None` where a selector
-/// decides ([`twin_counts`]).
-type Twins = Option<Rc<TwinCounts>>;
-
-/// How many calls pass each combination of values of `params` (named by `names`' hashes),
-/// the values' hashes combined as [`TurnFacts::rival`] combines a step's; `None` when a
-/// call's tool selects its model by one of them (compared through the model, not the hash).
-fn twin_counts(keys: &[CallKey], params: &[Box<str>], names: &[u64]) -> Option<TwinCounts> {
-    let mut counts = TwinCounts::with_capacity_and_hasher(keys.len(), Default::default());
-    for call in keys {
-        if let Some(h) = projection(call, params, names)? {
-            *counts.entry(h).or_default() += 1;
-        }
-    }
-    Some(counts)
-}
+/// A list's [`Tally`], shared by the steps that compare it; `None` where a selector decides
+/// ([`projection`]).
+type Twins<'a> = Option<Rc<Tally<'a>>>;
 
 /// A call's values of `params` hashed together as [`TurnFacts::rival`] hashes a step's;
 /// `Some(None)` when it lacks one, `None` when its tool selects its model by one of them.
