@@ -775,6 +775,7 @@ impl<'a> TurnFacts<'a> {
 
     /// Whether call `j` is of one of step `w`'s tools: a step's own call is, without its
     /// tool's name compared.
+    #[inline]
     pub(crate) fn of_tools(&self, w: usize, j: usize) -> bool {
         self.own.is(w, j) || self.workflow[w].accepts_tool(&self.calls[j].tool)
     }
@@ -862,6 +863,7 @@ impl<'a> TurnFacts<'a> {
     /// of the step's argument values (every string and number, nested ones too) the call also
     /// passes, anywhere in its arguments — a call that takes the step's inputs stands in for
     /// it (a wrong tool), anything less is unrelated. Computed once per pair.
+    #[inline]
     pub(crate) fn similarity(&self, w: usize, j: usize) -> f64 {
         // A step's own call, every compared value matching: 0.5 + 0.5 × 1, kept nowhere.
         if self.own.clean(w, j) {

@@ -84,16 +84,41 @@ pub(crate) fn push_text(out: &mut String, v: &serde_json::Value) {
     }
 }
 
-/// A JSON string onto `out`: quoted in place when it needs no escape, else serialized.
+/// A JSON string onto `out`, quoted and escaped in place as `serde_json` escapes it: `\"`,
+/// `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, any other control character as `\u00xx`.
 fn push_string(out: &mut String, s: &str) {
-    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        // A `&str` always serializes.
-        out.push_str(&serde_json::to_string(s).unwrap_or_default());
-        return;
-    }
+    use std::fmt::Write;
     out.reserve(s.len() + 2);
     out.push('"');
-    out.push_str(s);
+    // Most strings need no escape: copied whole after one scan.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escaped = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // (Every byte escaped is ASCII: `i` is a character boundary.)
+        out.push_str(&s[start..i]);
+        if escaped.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
@@ -759,7 +784,7 @@ mod tests {
         let values = serde_json::json!([
             null, true, false, 0, -7, 18446744073709551615u64, 1.0, -0.0, 2.5e-300, 1e21,
             "", "plain", "é ünïcode ✓", "quote \" in", "back\\slash", "tab\tand\nline",
-            "\u{1}", "\u{7f}", [1, "a", {"k": [null]}], {"b": 1, "a": "x\"y"},
+            "\u{1}", "\u{7f}", "\u{8}\u{c}\r\u{1f} and é\u{0}", [1, "a", {"k": [null]}], {"b": 1, "a": "x\"y"},
             [], {}, [[], {}, [[1.5]]], {"key \"quoted\"\n": {"": [true, "é"]}, "z": []}
         ]);
         for v in values.as_array().unwrap() {
