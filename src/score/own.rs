@@ -54,8 +54,9 @@ pub(crate) struct OwnStep {
 #[derive(Debug)]
 pub(crate) struct OwnCalls {
     turns: Vec<Vec<OwnStep>>,
-    /// Per turn, its steps' own calls' hashes counted ([`OwnTallies`]).
-    tallies: Vec<OwnTallies>,
+    /// Per turn, its steps' own calls' hashes counted ([`OwnTallies`]): at the first long
+    /// turn that asks (a turn of a few calls hashes nothing).
+    tallies: Vec<std::sync::OnceLock<OwnTallies>>,
 }
 
 impl OwnCalls {
@@ -66,21 +67,7 @@ impl OwnCalls {
             .iter()
             .map(|t| t.workflow.iter().map(|o| own_step(o, sc, linter)).collect())
             .collect();
-        let tallies = sc
-            .turns
-            .iter()
-            .zip(&turns)
-            .enumerate()
-            .map(|(ti, (t, steps))| {
-                let hashes: Vec<&CallHashes> = steps.iter().map(|s| &s.hashes).collect();
-                OwnTallies::of(
-                    &t.workflow,
-                    super::oracle::compared_in(sc, ti),
-                    super::oracle::step_keys(sc, ti),
-                    &hashes,
-                )
-            })
-            .collect();
+        let tallies = turns.iter().map(|_| std::sync::OnceLock::new()).collect();
         Self { turns, tallies }
     }
 
@@ -165,8 +152,9 @@ impl<'a> Own<'a> {
 pub(crate) struct OwnTurn<'a> {
     pub(crate) steps: &'a [OwnStep],
     pub(crate) of_call: &'a [Option<usize>],
-    /// The turn's steps' own calls' hashes counted, where its steps' own calls are known.
-    pub(crate) tallies: Option<&'a OwnTallies>,
+    /// The turn's steps' own calls' hashes counted, where its steps' own calls are known
+    /// (made at the first long turn that asks: [`OwnTallies::of`]).
+    pub(crate) tallies: Option<&'a std::sync::OnceLock<OwnTallies>>,
 }
 
 impl<'a> OwnTurn<'a> {

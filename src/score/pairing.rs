@@ -78,22 +78,26 @@ pub(crate) struct TurnFacts<'a> {
     policy: PairCache<bool>,
     /// Per workflow step, its values hashed (compiled with the scenario).
     keys: &'a [StepKey],
-    /// Per call, its values hashed: in a turn of many pairs (where they are kept in maps),
-    /// made at the first question, so most pairs of a row or a column asked are decided
-    /// without a comparison ([`TurnFacts::literally_apart`], the policies' exactly compared
-    /// values).
-    /// Each made at the first question about its call: a step's own call at its place, most
-    /// of a long run, is seldom asked about.
-    call_keys: std::cell::OnceCell<Vec<std::cell::OnceCell<CallKey<'a>>>>,
+    /// What a turn of many pairs works out by hash, made at the first question (a turn of a
+    /// few asks none; kept out of place so its facts stay small).
+    hashed: std::cell::OnceCell<Box<LongTurn<'a>>>,
+}
+
+/// A long turn's hashes ([`TurnFacts::hashed`]), each made at the first question about it.
+#[derive(Default)]
+struct LongTurn<'a> {
+    /// Per call, its values hashed: most pairs of a row or a column asked are decided without
+    /// a comparison ([`TurnFacts::literally_apart`], the policies' exactly compared values).
+    /// A step's own call at its place, most of a long run, is seldom asked about.
+    call_keys: Vec<std::cell::OnceCell<CallKey<'a>>>,
     /// The last tool whose model selector was looked up, and the selector: a run of calls of
     /// one tool looks it up once.
     selector: std::cell::Cell<Option<(&'a str, Option<&'a str>)>>,
     /// Per list of parameters some step compares (its names hashed together), how many of the
     /// turn's calls pass each combination of values (hashed together), `None` where a call's
-    /// tool selects its model by one of them: built at the first question ([`TurnFacts::rival`]).
+    /// tool selects its model by one of them ([`TurnFacts::rival`]).
     twins: std::cell::RefCell<SmallVec<[(u64, Twins<'a>); 2]>>,
-    /// How many of the turn's calls have each arguments hash, in a turn of many pairs: made at
-    /// the first question ([`TurnFacts::no_literal_match`]).
+    /// How many of the turn's calls have each arguments hash ([`TurnFacts::no_literal_match`]).
     arguments: std::cell::OnceCell<Tally<'a>>,
     /// Per workflow step, how many of the turn's calls are its own call.
     made: std::cell::OnceCell<Vec<u32>>,
@@ -391,11 +395,7 @@ impl<'a> TurnFacts<'a> {
             similarity: PairCache::new(workflow.len(), calls.len()),
             policy: PairCache::new(workflow.len(), calls.len()),
             keys,
-            call_keys: std::cell::OnceCell::new(),
-            selector: std::cell::Cell::new(None),
-            twins: Default::default(),
-            arguments: std::cell::OnceCell::new(),
-            made: std::cell::OnceCell::new(),
+            hashed: std::cell::OnceCell::new(),
         }
     }
 
@@ -405,24 +405,32 @@ impl<'a> TurnFacts<'a> {
         self.policy.is_dense()
     }
 
-    /// Call `j`'s values hashed, in a turn of many pairs (made at the first question about
-    /// it); `None` in a turn of a few ([`TurnFacts::few`]).
-    fn call_key(&self, j: usize) -> Option<&CallKey<'a>> {
+    /// The turn's hashes, in a turn of many pairs; `None` in a turn of a few.
+    fn hashed(&self) -> Option<&LongTurn<'a>> {
         if self.few() {
             return None;
         }
-        let keys = self.call_keys.get_or_init(|| {
-            std::iter::repeat_with(std::cell::OnceCell::new)
-                .take(self.calls.len())
-                .collect()
-        });
-        Some(keys[j].get_or_init(|| {
+        Some(self.hashed.get_or_init(|| {
+            Box::new(LongTurn {
+                call_keys: std::iter::repeat_with(std::cell::OnceCell::new)
+                    .take(self.calls.len())
+                    .collect(),
+                ..LongTurn::default()
+            })
+        }))
+    }
+
+    /// Call `j`'s values hashed, in a turn of many pairs (made at the first question about
+    /// it); `None` in a turn of a few ([`TurnFacts::few`]).
+    fn call_key(&self, j: usize) -> Option<&CallKey<'a>> {
+        let hashed = self.hashed()?;
+        Some(hashed.call_keys[j].get_or_init(|| {
             let c = self.calls[j];
-            let selector = match self.selector.get() {
+            let selector = match hashed.selector.get() {
                 Some((tool, s)) if tool == c.tool => s,
                 _ => self.linter.selector(&c.tool),
             };
-            self.selector.set(Some((&c.tool, selector)));
+            hashed.selector.set(Some((&c.tool, selector)));
             // A step's own call has its step's hashes.
             CallKey::of(c, selector, self.own.of(j).map(|(_, s)| &s.hashes))
         }))
@@ -440,9 +448,23 @@ impl<'a> TurnFacts<'a> {
         }
     }
 
-    /// Per workflow step, how many of the turn's calls are its own call.
+    /// The turn's steps' own calls' hashes counted, where they are known: once per scenario,
+    /// at the first long turn that asks.
+    fn tallies(&self) -> Option<&'a OwnTallies> {
+        let tallies = self.own.tallies?;
+        Some(tallies.get_or_init(|| {
+            let hashes: Vec<&CallHashes> = self.own.steps.iter().map(|s| &s.hashes).collect();
+            OwnTallies::of(self.workflow, self.params, self.keys, &hashes)
+        }))
+    }
+
+    /// Per workflow step, how many of the turn's calls are its own call (asked in a turn of
+    /// many pairs).
     fn made(&self) -> &[u32] {
-        self.made.get_or_init(|| {
+        let Some(hashed) = self.hashed() else {
+            return &[];
+        };
+        hashed.made.get_or_init(|| {
             let mut made = vec![0; self.workflow.len()];
             for j in 0..self.calls.len() {
                 if let Some((w, _)) = self.own.of(j) {
@@ -520,12 +542,12 @@ impl<'a> TurnFacts<'a> {
     /// Whether no call of the turn is step `w` literally, as the hashes of the calls'
     /// arguments tell (`false` in a turn of a few calls, whose hashes are not kept).
     pub(crate) fn no_literal_match(&self, w: usize) -> bool {
-        if self.few() {
+        let Some(hashed) = self.hashed() else {
             return false;
-        }
-        let all = self.arguments.get_or_init(|| {
+        };
+        let all = hashed.arguments.get_or_init(|| {
             let own = |u: usize| Some(self.own.steps[u].hashes.arguments);
-            match self.own.tallies {
+            match self.tallies() {
                 Some(t) => self.difference(&t.arguments, own, |j| self.arguments_hash(j)),
                 None => self.every_call(|j| self.arguments_hash(j)),
             }
@@ -539,12 +561,10 @@ impl<'a> TurnFacts<'a> {
     /// step's policy compares, a model selector among them, a turn of a few calls (no hashes
     /// kept), a step that compares nothing.
     fn twins(&self, w: usize) -> Option<(u64, SmallVec<[u64; 4]>, Rc<Tally<'a>>)> {
-        if self.few() {
-            return None;
-        }
+        let hashed = self.hashed()?;
         let params = &self.params[w];
         let (list, want, names) = hashed_list(&self.keys[w], params)?;
-        let known = self
+        let known = hashed
             .twins
             .borrow()
             .iter()
@@ -554,7 +574,7 @@ impl<'a> TurnFacts<'a> {
             Some(counts) => counts,
             None => {
                 let counts = self.list_tally(w, params, &names).map(Rc::new);
-                self.twins.borrow_mut().push((list, counts.clone()));
+                hashed.twins.borrow_mut().push((list, counts.clone()));
                 counts
             }
         }?;
@@ -568,8 +588,7 @@ impl<'a> TurnFacts<'a> {
     fn list_tally(&self, w: usize, params: &[Box<str>], names: &[u64]) -> Option<Tally<'a>> {
         let project = |j: usize| projection(self.call_key(j)?, params, names);
         let Some((tallies, k)) = self
-            .own
-            .tallies
+            .tallies()
             .and_then(|t| Some((t, t.list_of.get(w).copied().flatten()?)))
         else {
             let mut unhashable = false;
@@ -665,7 +684,7 @@ impl<'a> TurnFacts<'a> {
     /// step its policy or nothing decides, a model selector among them, steps' own calls not
     /// known).
     pub(crate) fn no_step_matches(&self, j: usize) -> bool {
-        let Some(t) = self.own.tallies.filter(|t| t.every_step_listed) else {
+        let Some(t) = self.tallies().filter(|t| t.every_step_listed) else {
             return false;
         };
         let Some(key) = self.call_key(j) else {
@@ -684,7 +703,7 @@ impl<'a> TurnFacts<'a> {
     /// the steps' tell (`false` in a turn of a few calls, or where the steps' own calls are
     /// not known).
     pub(crate) fn literally_no_step(&self, j: usize) -> bool {
-        match (self.own.tallies, self.arguments_hash(j)) {
+        match (self.tallies(), self.arguments_hash(j)) {
             (Some(t), Some(h)) => !t.arguments.contains_key(&h),
             _ => false,
         }
