@@ -667,15 +667,8 @@ fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -
         }
         known.get() == 2
     };
-    best_of(
-        st,
-        variants,
-        calls,
-        Relation {
-            matches: &asked,
-            ..r
-        },
-    )
+    // (What the hashes and the own calls tell saves little here: each answer is a byte away.)
+    best_of(st, variants, calls, Relation::asking(&asked))
 }
 
 /// The most (step, call) pairs whose answers [`best_variant`] keeps in a table of bytes.

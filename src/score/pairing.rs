@@ -684,10 +684,10 @@ impl<'a> TurnFacts<'a> {
     /// step its policy or nothing decides, a model selector among them, steps' own calls not
     /// known).
     pub(crate) fn no_step_matches(&self, j: usize) -> bool {
-        let Some(t) = self.tallies().filter(|t| t.every_step_listed) else {
+        let Some(key) = self.call_key(j) else {
             return false;
         };
-        let Some(key) = self.call_key(j) else {
+        let Some(t) = self.tallies().filter(|t| t.every_step_listed) else {
             return false;
         };
         t.lists
@@ -703,10 +703,11 @@ impl<'a> TurnFacts<'a> {
     /// the steps' tell (`false` in a turn of a few calls, or where the steps' own calls are
     /// not known).
     pub(crate) fn literally_no_step(&self, j: usize) -> bool {
-        match (self.tallies(), self.arguments_hash(j)) {
-            (Some(t), Some(h)) => !t.arguments.contains_key(&h),
-            _ => false,
-        }
+        let Some(h) = self.arguments_hash(j) else {
+            return false;
+        };
+        self.tallies()
+            .is_some_and(|t| !t.arguments.contains_key(&h))
     }
 
     /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
