@@ -502,22 +502,11 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             // Which steps no call does, where the calls' hashes tell (a long turn): asked once
             // a step, not at every question about it. A step whose own call the turn made has
             // a call with its values, its arguments too: not asked.
-            let made = match kept {
-                Some(_) => {
-                    let mut made = vec![false; st.workflow.len()];
-                    for j in 0..f.calls.len() {
-                        if let Some((w, _)) = f.own.of(j) {
-                            made[w] = true;
-                        }
-                    }
-                    made
-                }
-                None => Vec::new(),
-            };
+            let made = f.made();
             let known = |none: &dyn Fn(usize) -> bool| -> Vec<bool> {
                 match kept {
                     Some(_) => (0..st.workflow.len())
-                        .map(|w| !made[w] && none(w))
+                        .map(|w| made.get(w).is_none_or(|&m| m == 0) && none(w))
                         .collect(),
                     None => Vec::new(),
                 }

@@ -290,8 +290,9 @@ fn describe(c: &Constraint) -> String {
     format!("{}; {outcome}{rule}", parts.join(", "))
 }
 
+/// A value's compact JSON text.
 fn compact(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+    crate::source::json::text(v)
 }
 
 fn truncate(s: &str, n: usize) -> String {

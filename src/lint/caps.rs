@@ -11,8 +11,9 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::did_you_mean;
-use super::schema::{compact, pointer, subject};
+use super::schema::{pointer, subject};
 use crate::finding::{Code, Finding};
+use crate::source::json::text as compact;
 use crate::spec::ToolSpec;
 use crate::spec::capability::{
     Capabilities, Constraint, CrossKind, Model, Outcome, ToolCaps, UnknownModel,

@@ -393,10 +393,6 @@ fn push_described(out: &mut String, v: &Value) {
     }
 }
 
-pub(crate) fn compact(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
-}
-
 /// The types a schema's `type` names, written onto `out` (`string or null`).
 fn push_type_kind(out: &mut String, kind: &TypeKind) {
     match kind {

@@ -120,7 +120,8 @@ impl Tally<'_> {
             .and_then(|b| b.get(&h))
             .map_or(0, |&n| i64::from(n));
         let more = self.more.get(&h).copied().unwrap_or(0);
-        // Never below 0: the difference takes away only steps the base counts.
+        // The difference takes away only steps the base counts.
+        debug_assert!(base + more >= 0, "hash {h}: {base} {more:+}");
         u32::try_from(base + more).unwrap_or(0)
     }
 }
@@ -169,22 +170,12 @@ struct OwnList {
 }
 
 impl OwnTallies {
-    /// The tallies of a turn's `workflow`, given the parameters each step compares, their
-    /// keys, and each step's own call's hashes.
-    pub(crate) fn of(
-        workflow: &[OracleCall],
-        params: &[Vec<Box<str>>],
-        keys: &[StepKey],
-        hashes: &[&CallHashes],
-    ) -> Self {
-        let mut arguments =
-            TwinCounts::with_capacity_and_hasher(workflow.len(), Default::default());
-        for (h, key) in hashes.iter().zip(keys) {
-            debug_assert_eq!(
-                h.arguments, key.arguments,
-                "a step's own call hashes as the step"
-            );
-            *arguments.entry(h.arguments).or_default() += 1;
+    /// The tallies of a turn's workflow, given the parameters each step compares and their
+    /// keys (a step's own call hashes as its step: [`StepKey::arguments`]).
+    pub(crate) fn of(params: &[Vec<Box<str>>], keys: &[StepKey]) -> Self {
+        let mut arguments = TwinCounts::with_capacity_and_hasher(keys.len(), Default::default());
+        for key in keys {
+            *arguments.entry(key.arguments).or_default() += 1;
         }
         let mut lists: Vec<StepList> = Vec::new();
         let list_of: Vec<Option<usize>> = params
@@ -443,7 +434,10 @@ impl<'a> TurnFacts<'a> {
             return None;
         }
         match self.own.of(j) {
-            Some((_, s)) => Some(s.hashes.arguments),
+            Some((w, s)) => {
+                debug_assert_eq!(s.hashes.arguments, self.keys[w].arguments, "own call {j}");
+                Some(s.hashes.arguments)
+            }
             None => self.call_key(j).map(|k| k.arguments),
         }
     }
@@ -452,15 +446,12 @@ impl<'a> TurnFacts<'a> {
     /// at the first long turn that asks.
     fn tallies(&self) -> Option<&'a OwnTallies> {
         let tallies = self.own.tallies?;
-        Some(tallies.get_or_init(|| {
-            let hashes: Vec<&CallHashes> = self.own.steps.iter().map(|s| &s.hashes).collect();
-            OwnTallies::of(self.workflow, self.params, self.keys, &hashes)
-        }))
+        Some(tallies.get_or_init(|| OwnTallies::of(self.params, self.keys)))
     }
 
-    /// Per workflow step, how many of the turn's calls are its own call (asked in a turn of
-    /// many pairs).
-    fn made(&self) -> &[u32] {
+    /// Per workflow step, how many of the turn's calls are its own call, in a turn of many
+    /// pairs (none listed in a turn of a few).
+    pub(crate) fn made(&self) -> &[u32] {
         let Some(hashed) = self.hashed() else {
             return &[];
         };
@@ -546,7 +537,7 @@ impl<'a> TurnFacts<'a> {
             return false;
         };
         let all = hashed.arguments.get_or_init(|| {
-            let own = |u: usize| Some(self.own.steps[u].hashes.arguments);
+            let own = |u: usize| Some(self.keys[u].arguments);
             match self.tallies() {
                 Some(t) => self.difference(&t.arguments, own, |j| self.arguments_hash(j)),
                 None => self.every_call(|j| self.arguments_hash(j)),

@@ -36,18 +36,18 @@ pub struct Duplicate {
     pub second: usize,
 }
 
-/// A value's compact JSON text, as its `Display` writes it, but serialized straight into the
-/// string (`Display` goes through the formatter a few bytes at a time: most of what worded a
-/// value mismatch).
+/// A value's compact JSON text, as its `Display` (`serde_json`'s compact serialization)
+/// writes it: [`push_text`] into a new string.
 pub(crate) fn text(v: &serde_json::Value) -> String {
-    // A `Value` always serializes: its keys are strings.
-    serde_json::to_string(v).unwrap_or_default()
+    let mut out = String::new();
+    push_text(&mut out, v);
+    out
 }
 
-/// [`text`] onto `out`, written in place: scalars as they are (a string needing an escape
-/// serialized first), arrays and objects piece by piece in the compact form `text` writes —
-/// `[1,"a"]`, `{"k":true}`, members in the map's order — with nothing allocated for most
-/// values a finding quotes.
+/// A value's compact JSON text onto `out`, written in place as `serde_json` writes it: scalars
+/// as they are (strings escaped as it escapes them), arrays and objects piece by piece —
+/// `[1,"a"]`, `{"k":true}`, members in the map's order — with nothing allocated (`Display`
+/// goes through the formatter a few bytes at a time: most of what worded a value mismatch).
 pub(crate) fn push_text(out: &mut String, v: &serde_json::Value) {
     use serde_json::Value;
     use std::fmt::Write;
@@ -790,7 +790,7 @@ mod tests {
         for v in values.as_array().unwrap() {
             let mut out = String::from("prefix ");
             super::push_text(&mut out, v);
-            assert_eq!(out, format!("prefix {}", super::text(v)), "{v:?}");
+            assert_eq!(out, format!("prefix {v}"), "{v:?}");
         }
     }
 
