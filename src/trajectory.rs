@@ -517,7 +517,7 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             // oracle found it clean; literally, always. Arguments hashed otherwise are not.
             of_turn(
                 st,
-                oracle::variants(sc, ti),
+                Lists::of(sc, ti),
                 f.calls.len(),
                 Relation {
                     matches: &|w, j| f.policy_matches(w, j),
@@ -556,9 +556,17 @@ pub fn turn(
     produced_before: &dyn Fn(&str, usize) -> bool,
 ) -> TurnTrajectory {
     let steps = &st.workflow;
+    let variants = st.variants();
+    let times: Vec<Vec<Times>> = variants
+        .iter()
+        .map(|v| v.iter().map(|&w| Times::of(&steps[w])).collect())
+        .collect();
     of_turn(
         st,
-        &st.variants(),
+        Lists {
+            steps: &variants,
+            times: &times,
+        },
         calls.len(),
         Relation::asking(&|w, j| {
             policy_matches(&steps[w], calls[j], linter, &|g| {
@@ -573,7 +581,7 @@ pub fn turn(
 /// each (asked lazily: a run that follows its workflow asks about one pair per call).
 fn of_turn(
     st: &Turn,
-    variants: &[Vec<usize>],
+    variants: Lists,
     calls: usize,
     policy: Relation,
     literal: Relation,
@@ -620,7 +628,7 @@ impl<'r> Relation<'r> {
 /// turn's relations keep their own, of the pairs asked: the policy's in its [`TurnFacts`],
 /// the literal one's in [`of_facts`]; here each step's last answer, which the three metrics
 /// ask again one after another.)
-fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -> Metrics {
+fn best_variant(st: &Turn, variants: Lists, calls: usize, r: Relation) -> Metrics {
     let m = r.matches;
     let pairs = st.workflow.len() * calls;
     if pairs > MEMO {
@@ -638,7 +646,6 @@ fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -
             answer
         };
         return best_of(
-            st,
             variants,
             calls,
             Relation {
@@ -657,15 +664,14 @@ fn best_variant(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -
         known.get() == 2
     };
     // (What the hashes and the own calls tell saves little here: each answer is a byte away.)
-    best_of(st, variants, calls, Relation::asking(&asked))
+    best_of(variants, calls, Relation::asking(&asked))
 }
 
 /// The most (step, call) pairs whose answers [`best_variant`] keeps in a table of bytes.
 const MEMO: usize = 1024;
 
-fn best_of(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -> Metrics {
-    let one = |v: &[usize]| {
-        let times: SmallVec<[Times; 8]> = v.iter().map(|&i| Times::of(&st.workflow[i])).collect();
+fn best_of(variants: Lists, calls: usize, r: Relation) -> Metrics {
+    let one = |v: &[usize], times: &[Times]| {
         // The steps done once, from the first, that the calls at their places are known to
         // do (a run that follows its workflow up to where it first differs).
         let done = (0..v.len().min(calls))
@@ -676,9 +682,33 @@ fn best_of(st: &Turn, variants: &[Vec<usize>], calls: usize, r: Relation) -> Met
             unmatched: r.unmatched,
             done,
         };
-        Metrics::of_known(&times, calls, |a, j| (r.matches)(v[a], j), known)
+        Metrics::of_known(times, calls, |a, j| (r.matches)(v[a], j), known)
     };
-    Metrics::best(variants.iter().map(|v| one(v)))
+    Metrics::best(
+        variants
+            .steps
+            .iter()
+            .zip(variants.times)
+            .map(|(v, times)| one(v, times)),
+    )
+}
+
+/// A turn's step lists ([`Turn::variants`]) and, per list, how many calls each of its steps
+/// takes ([`Times::of`]).
+#[derive(Clone, Copy)]
+struct Lists<'v> {
+    steps: &'v [Vec<usize>],
+    times: &'v [Vec<Times>],
+}
+
+impl<'v> Lists<'v> {
+    /// Turn `turn` of scenario `sc`'s, worked out once per scenario.
+    fn of(sc: &'v Scenario, turn: usize) -> Self {
+        Self {
+            steps: oracle::variants(sc, turn),
+            times: oracle::variant_times(sc, turn),
+        }
+    }
 }
 
 /// The trajectory of a transcript whose turns' metrics under the match policies are known
@@ -701,7 +731,7 @@ pub(crate) fn with_policy(
             policy: *policy,
             literal: best_variant(
                 st,
-                oracle::variants(sc, ti),
+                Lists::of(sc, ti),
                 calls.len(),
                 Relation::asking(&|w, j| literal_matches(&st.workflow[w], calls[j])),
             ),

@@ -494,6 +494,57 @@ fn references_grounded_by_the_prompt_and_asked_repeats() {
     }
 }
 
+/// A perfect call whose SQL names a table the workflow's own SQL does not: a reference for
+/// the flow engine to ground, so the calls alone do not decide it; a turn whose steps take no
+/// SQL parameter is decided by its calls.
+#[test]
+fn sql_in_a_perfect_call_is_the_flow_engines() {
+    const TOOLS: &str = r#"[{"name": "read_query", "inputSchema": {"type": "object",
+      "properties": {"query": {"type": "string"}}, "required": ["query"],
+      "additionalProperties": false}},
+     {"name": "list_tables", "inputSchema": {"type": "object",
+      "properties": {"schema": {"type": "string"}}, "additionalProperties": false}}]"#;
+    const HARNESS: &str = "tools: [sql.tools.json]\nthresholds: {pass: 1.0, min_gap: 0.3}\nscenarios:\n  - id: names\n    turns:\n      - prompt: Who are the users?\n        workflow:\n          - tool: read_query\n            arguments: {query: SELECT name FROM users}\n            match: {query: {any_of: [SELECT name FROM users, SELECT name FROM people]}}\n  - id: tables\n    turns:\n      - prompt: List the tables of main\n        workflow:\n          - tool: list_tables\n            arguments: {schema: main}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sql.tools.json"), TOOLS).unwrap();
+    std::fs::write(dir.path().join("sql.yaml"), HARNESS).unwrap();
+    let transcript = |name: &str, text: &str| {
+        let p = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&p, text).unwrap();
+        Transcript::load(&p).unwrap()
+    };
+    let own = transcript(
+        "own",
+        "scenario: names\ncalls:\n  - tool: read_query\n    arguments: {query: SELECT name FROM users}\n",
+    );
+    let other = transcript(
+        "other",
+        "scenario: names\ncalls:\n  - tool: read_query\n    arguments: {query: SELECT name FROM people}\n",
+    );
+    let tables = transcript(
+        "tables",
+        "scenario: tables\ncalls:\n  - tool: list_tables\n    arguments: {schema: main}\n",
+    );
+    let [suite, _] = both_thresholds(&dir.path().join("sql.yaml"));
+    let quick = |t: &Transcript| quick_verdict(&suite, t).unwrap();
+    let full = |t: &Transcript| evaluate_with_engines(&suite, t).unwrap();
+    // The option is one the step accepts, but the table is one nobody showed.
+    let ev = full(&other);
+    assert_eq!(ev.verdict, Verdict::Fail, "{:?}", ev.findings);
+    assert!(
+        ev.findings.iter().any(|f| f.message.contains("people")),
+        "{:?}",
+        ev.findings
+    );
+    assert_eq!(quick(&other), None);
+    // Its own SQL names what the workflow names, but SQL is still the flow engine's to read.
+    assert_eq!(full(&own).verdict, Verdict::Pass);
+    assert_eq!(quick(&own), None);
+    // No step of this turn takes SQL: its calls decide it.
+    assert_eq!(full(&tables).verdict, Verdict::Pass);
+    assert_eq!(quick(&tables), Some(Verdict::Pass));
+}
+
 /// Imports a BFCL data directory with `options` (and a pass threshold other than the import's
 /// 1, when given) and pairs each output line with its suite.
 fn bfcl_work(

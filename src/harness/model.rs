@@ -425,6 +425,9 @@ pub(crate) struct Compiled {
     /// Per turn, its step lists ([`Turn::variants`]), worked out once
     /// (`score::oracle::variants`).
     pub(crate) variants: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
+    /// Per turn, per step list, how many calls each of its steps takes
+    /// (`score::oracle::variant_times`).
+    pub(crate) variant_times: std::sync::OnceLock<Vec<Vec<Vec<crate::trajectory::Times>>>>,
     /// Per turn, per workflow step, its values hashed (`score::oracle::step_keys`).
     pub(crate) keys: std::sync::OnceLock<Vec<Vec<crate::hash::StepKey>>>,
 }

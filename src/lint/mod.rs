@@ -245,10 +245,8 @@ impl Linter {
             .iter()
             .any(|m| m.tools.values().any(|t| !t.sql.is_empty()));
         let named_sql = tools.tools().iter().any(|t| {
-            t.properties().is_some_and(|p| {
-                p.keys()
-                    .any(|k| matches!(k.as_str(), "query" | "sql" | "statement" | "sql_query"))
-            })
+            t.properties()
+                .is_some_and(|p| p.keys().any(|k| crate::flow::sql_name(k.as_bytes())))
         });
         Ok(Self {
             declares_sql,

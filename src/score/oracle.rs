@@ -37,6 +37,7 @@ use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
 use crate::hash::{Exact, StepKey, name_hash, value_hash};
 use crate::lint::Linter;
 use crate::source::json::child;
+use crate::trajectory::Times;
 
 /// Scores a transcript against its scenario. `findings` are the linter's and the flow
 /// engine's, with `call` set. Returns the conversation score, each turn's, and the oracle's
@@ -224,6 +225,23 @@ pub(crate) fn consumed(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
         .compiled
         .consumed
         .get_or_init(|| sc.turns.iter().map(|t| consumed_in(&t.workflow)).collect());
+    all.get(turn).map_or(&[], Vec::as_slice)
+}
+
+/// Per step list of the scenario's turn ([`variants`]), how many calls each of its steps
+/// takes, worked out once per scenario: the trajectory metrics read them per transcript.
+pub(crate) fn variant_times(sc: &Scenario, turn: usize) -> &[Vec<Times>] {
+    let all = sc.compiled.variant_times.get_or_init(|| {
+        (0..sc.turns.len())
+            .map(|ti| {
+                let workflow = &sc.turns[ti].workflow;
+                variants(sc, ti)
+                    .iter()
+                    .map(|v| v.iter().map(|&w| Times::of(&workflow[w])).collect())
+                    .collect()
+            })
+            .collect()
+    });
     all.get(turn).map_or(&[], Vec::as_slice)
 }
 

@@ -144,6 +144,10 @@ struct TurnPlan {
     /// grounds, that prompt: a transcript that brings a prompt of its own for the turn (another
     /// text; the same one is what the engines read anyway) is left to the engines.
     prompt_grounded: Option<Span>,
+    /// A call perfect for one of the steps may hold SQL ([`flow::may_hold_sql`]): the suite's
+    /// matrices declare `sql:` parameters, or a step takes a parameter of an SQL name. (A
+    /// perfect call has no argument outside its step's `params`.)
+    sql: bool,
 }
 
 struct Step {
@@ -287,6 +291,13 @@ impl FastPath {
                         || oracle::consumed(sc, ti).iter().any(|from| !from.is_empty()),
                     exclusive: plan.exclusive(steps),
                     prompt_grounded,
+                    sql: linter.declares_sql()
+                        || (linter.may_take_sql()
+                            && plan.steps[steps.range()].iter().any(|s| {
+                                plan.params[s.params.range()]
+                                    .iter()
+                                    .any(|p| flow::sql_name(plan.bytes(p.name)))
+                            })),
                 });
             }
             let first_asked = plan.asked.len();
@@ -719,7 +730,9 @@ impl FastPath {
                         .is_some_and(|o| linter.refuses(&c.tool, o))
                 });
             // SQL names tables, columns and ids: references for the flow engine to ground.
-            unknown = unknown || calls.iter().any(|c| flow::may_hold_sql(linter, c));
+            // (Asked only of a turn still known, so perfect: its calls take only their steps'
+            // parameters.)
+            unknown = unknown || (turn.sql && calls.iter().any(|c| flow::may_hold_sql(linter, c)));
         }
         if unknown || (repeats && !self.no_redundant_repeat(sc, t)) {
             return (Outcome::Unknown, false);
