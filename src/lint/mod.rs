@@ -150,17 +150,30 @@ pub(crate) fn looks_refused(v: &Value) -> bool {
 
 /// The text of a tool's answer: a `CallToolResult`'s text items (joined by newlines), or the
 /// answer itself when it is a string; `None` for structured data without text.
-pub(crate) fn answer_text(output: &Value) -> Option<String> {
+pub(crate) fn answer_text(output: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
     match output {
-        Value::String(s) => Some(s.clone()),
+        Value::String(s) => Some(Cow::Borrowed(s)),
         Value::Object(m) => {
-            let items = m.get("content")?.as_array()?;
-            let texts: Vec<&str> = items
+            let mut texts = m
+                .get("content")?
+                .as_array()?
                 .iter()
                 .filter(|i| i.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|i| i.get("text").and_then(Value::as_str))
-                .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
+                .filter_map(|i| i.get("text").and_then(Value::as_str));
+            // One text part, the usual answer, is read in place.
+            let first = texts.next()?;
+            match texts.next() {
+                None => Some(Cow::Borrowed(first)),
+                Some(second) => {
+                    let mut all = [first, second].join("\n");
+                    for t in texts {
+                        all.push('\n');
+                        all.push_str(t);
+                    }
+                    Some(Cow::Owned(all))
+                }
+            }
         }
         _ => None,
     }

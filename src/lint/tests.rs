@@ -376,3 +376,27 @@ fn error_text_is_read_as_its_regex_reads_it() {
         assert_eq!(looks_like_error_text(text), re.is_match(text), "{text:?}");
     }
 }
+
+/// An answer's text: a string itself, a result's one text part in place, several joined by
+/// newlines (other parts skipped), none for structured data.
+#[test]
+fn an_answers_text_is_its_text_parts() {
+    use std::borrow::Cow;
+    let text = |v: Value| answer_text(&v).map(Cow::into_owned);
+    assert_eq!(text(json!("no such file")), Some("no such file".into()));
+    let one = json!({"content": [{"type": "text", "text": "Error: gone"}]});
+    assert!(matches!(
+        answer_text(&one),
+        Some(Cow::Borrowed("Error: gone"))
+    ));
+    let parts = json!({"content": [
+        {"type": "text", "text": "a"}, {"type": "image", "data": "…"},
+        {"type": "text", "text": "b"}, {"type": "text", "text": "c"}]});
+    assert_eq!(text(parts), Some("a\nb\nc".into()));
+    assert_eq!(
+        text(json!({"content": [{"type": "image", "data": "…"}]})),
+        None
+    );
+    assert_eq!(text(json!({"rows": [1, 2]})), None);
+    assert_eq!(text(json!(3)), None);
+}
