@@ -45,6 +45,7 @@ use serde_json::Value;
 
 use crate::flow;
 use crate::harness::{Call, Harness, MatchPolicy, OracleCall, Transcript};
+use crate::hash::same_bytes;
 use crate::lint::Linter;
 use crate::score::oracle;
 
@@ -1065,30 +1066,6 @@ impl Rule {
             }
         }
         out
-    }
-}
-
-/// Byte-string equality without a call into libc's `memcmp`: argument names and values are short,
-/// and the call costs more than the comparison (this was a third of the fast path's time).
-#[inline]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    let u64_at = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().expect("8 bytes"));
-    let u32_at = |s: &[u8], i: usize| u32::from_ne_bytes(s[i..i + 4].try_into().expect("4 bytes"));
-    if n > 16 {
-        // Whole words, then the last word (overlapping the one before).
-        (0..n / 8).all(|w| u64_at(a, w * 8) == u64_at(b, w * 8))
-            && u64_at(a, n - 8) == u64_at(b, n - 8)
-    } else if n >= 8 {
-        // The first and the last word, overlapping: no loop for most names.
-        u64_at(a, 0) == u64_at(b, 0) && u64_at(a, n - 8) == u64_at(b, n - 8)
-    } else if n >= 4 {
-        u32_at(a, 0) == u32_at(b, 0) && u32_at(a, n - 4) == u32_at(b, n - 4)
-    } else {
-        a.iter().zip(b).all(|(p, q)| p == q)
     }
 }
 
