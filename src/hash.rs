@@ -203,6 +203,25 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// `a == b` as `serde_json` compares values (numbers by kind and value, an object's members
+/// in key order), strings and keys through [`same_bytes`]: a call against its step's own.
+pub(crate) fn same_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|((k, v), (l, w))| {
+                    same_bytes(k.as_bytes(), l.as_bytes()) && same_value(v, w)
+                })
+        }
+        _ => a == b,
+    }
+}
+
 /// Two names equal, through [`same_bytes`].
 #[inline]
 fn same_name(a: &str, b: &str) -> bool {
@@ -374,6 +393,48 @@ pub(crate) enum Exact {
 #[cfg(test)]
 mod tests {
     use super::NameCounts;
+
+    /// [`super::same_value`] is `==` on values that differ anywhere: a key, a string's length
+    /// or a byte in any word of it, a number's kind, an array's length, a nesting.
+    #[test]
+    fn same_value_is_equality() {
+        use serde_json::json;
+        let values = [
+            json!(null),
+            json!(true),
+            json!(1),
+            json!(1.0),
+            json!(-1),
+            json!("a"),
+            json!("abcd"),
+            json!("abce"),
+            json!("abcdefgh"),
+            json!("abcdefgi"),
+            json!("bbcdefgh"),
+            json!("a long value of twenty-four"),
+            json!("a long value of twenty-fouR"),
+            json!("a long valuE of twenty-four"),
+            json!([]),
+            json!([1, "a"]),
+            json!([1, "b"]),
+            json!([1, "a", null]),
+            json!({}),
+            json!({"a": 1}),
+            json!({"b": 1}),
+            json!({"a": 1.0}),
+            json!({"a": 1, "b": [1, {"c": "x"}]}),
+            json!({"a": 1, "b": [1, {"c": "y"}]}),
+            json!({"a": 1, "b": [1, {"d": "x"}]}),
+        ];
+        let mut equal = 0;
+        for a in &values {
+            for b in &values {
+                assert_eq!(super::same_value(a, b), a == b, "{a} {b}");
+                equal += usize::from(a == b);
+            }
+        }
+        assert_eq!(equal, values.len());
+    }
 
     /// Numbered names hash apart: the length marked in a short name's padding once made
     /// "Note 10" hash as "Note 108", and FxHash's upward-only multiply "Note 1092" as

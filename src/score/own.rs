@@ -233,7 +233,9 @@ pub(crate) fn at_place(sc: &Scenario, t: &Transcript) -> Option<AtPlace> {
 
 /// Whether `a` is step `o`'s own call: the same tool, equal arguments.
 pub(crate) fn is_own(o: &OracleCall, a: &Call) -> bool {
-    o.call.tool == a.tool && o.call.arguments == a.arguments
+    use crate::hash::{same_bytes, same_value};
+    same_bytes(o.call.tool.as_bytes(), a.tool.as_bytes())
+        && same_value(&o.call.arguments, &a.arguments)
 }
 
 #[cfg(test)]
