@@ -1611,6 +1611,11 @@ fn asks_for_music(prompt: &str) -> bool {
 fn outputs<'a>(t: &'a Transcript, scenario: Option<&'a Scenario>) -> Vec<Option<&'a Value>> {
     let mut out = Vec::new();
     for (ti, turn) in t.turns.iter().enumerate() {
+        // A turn whose every call recorded its output takes no mock output.
+        if turn.calls.iter().all(|c| c.output.is_some()) {
+            out.extend(turn.calls.iter().map(|c| c.output.as_ref()));
+            continue;
+        }
         let mut used: smallvec::SmallVec<[bool; 16]> = smallvec::smallvec![
             false;
             scenario
@@ -1624,10 +1629,10 @@ fn outputs<'a>(t: &'a Transcript, scenario: Option<&'a Scenario>) -> Vec<Option<
             let recorded = call.output.as_ref();
             let mock = scenario.and_then(|s| s.turns.get(ti)).and_then(|st| {
                 let start = from.get(&call.tool).unwrap_or(0);
-                let found = st.workflow[start..]
-                    .iter()
-                    .enumerate()
-                    .position(|(j, o)| !used[start + j] && o.call.tool == call.tool);
+                let found = st.workflow[start..].iter().enumerate().position(|(j, o)| {
+                    !used[start + j]
+                        && crate::hash::same_bytes(o.call.tool.as_bytes(), call.tool.as_bytes())
+                });
                 let Some(j) = found.map(|k| start + k) else {
                     *from.entry(&call.tool) = st.workflow.len();
                     return None;
