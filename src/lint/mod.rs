@@ -354,6 +354,10 @@ impl Linter {
     /// and `matches:` hold for these arguments (defaults applied).
     pub fn effect(&self, tool: &str, args: &Map<String, Value>) -> Effect {
         let mut a = self.tool(tool).map(|s| s.annotations).unwrap_or_default();
+        if self.caps.is_empty() {
+            // No matrix: the tool's annotations alone.
+            return a.effect();
+        }
         let own = self.facts(tool).map(|(_, f)| f.effects.as_slice());
         let rules = self
             .matrices_of(tool)
@@ -414,6 +418,10 @@ impl Linter {
         let Some(text) = answer_text(output) else {
             return false;
         };
+        if self.caps.is_empty() {
+            // No matrix: the SDKs' shapes alone (no lookup of the tool).
+            return looks_like_error_text(&text);
+        }
         let own = self.facts(tool).map(|(_, f)| f.errors.as_slice());
         let mut defaults = true;
         for m in self.matrices_of(tool) {
