@@ -172,8 +172,14 @@ fn expand(facts: &TurnFacts, variant: &[usize]) -> (SmallVec<[usize; 8]>, SmallV
     let mut optional = SmallVec::with_capacity(variant.len());
     for &i in variant {
         let o = &facts.workflow[i];
-        let made = facts.calls_of(o);
-        let copies = made.clamp(o.min, o.max.unwrap_or(u32::MAX).max(o.min));
+        let copies = match o.max {
+            // A step bounded at its least (a plain step: once) takes that many, however many
+            // calls its tools made: none counted.
+            Some(max) if max <= o.min => o.min,
+            max => facts
+                .calls_of(o)
+                .clamp(o.min, max.unwrap_or(u32::MAX).max(o.min)),
+        };
         for k in 0..copies {
             steps.push(i);
             optional.push(o.optional || k >= o.min);
