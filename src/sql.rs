@@ -57,6 +57,12 @@ pub fn is_dialect(name: &str) -> bool {
     DIALECTS.contains(&name) && dialect_from_str(name).is_some()
 }
 
+/// Whether an argument of this name is read as SQL when its text reads as SQL
+/// ([`looks_like_sql`]): `query`, `sql`, `statement`, `sql_query`.
+pub(crate) fn sql_name(name: &[u8]) -> bool {
+    matches!(name, b"query" | b"sql" | b"statement" | b"sql_query")
+}
+
 /// Whether a string looks like SQL at all (its first word is a statement keyword): the cheap
 /// test before a parse.
 pub(crate) fn looks_like_sql(text: &str) -> bool {

@@ -105,30 +105,7 @@ impl Known<fn(usize) -> bool, fn(usize) -> bool> {
     };
 }
 
-/// How many of a turn's calls one reference step takes: a plain step once ([`Times::ONCE`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Times {
-    /// Required: 0 for an optional step.
-    pub min: usize,
-    /// Allowed at most; `None` for any number.
-    pub max: Option<usize>,
-}
-
-impl Times {
-    /// A plain step: done once, required.
-    pub const ONCE: Times = Times {
-        min: 1,
-        max: Some(1),
-    };
-
-    /// A workflow step's: `count:`, `min:` and `max:` as written, `min` 0 when `optional`.
-    pub fn of(o: &OracleCall) -> Self {
-        Self {
-            min: if o.optional { 0 } else { o.min as usize },
-            max: o.max.map(|m| m as usize),
-        }
-    }
-}
+pub use crate::harness::Times;
 
 impl Metrics {
     /// A turn's metrics, from its reference `steps` (in order, each with how many calls it

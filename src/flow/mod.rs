@@ -1844,17 +1844,10 @@ pub(crate) fn may_hold_sql(linter: &Linter, call: &Call) -> bool {
     if !linter.may_take_sql() {
         return false;
     }
-    let named = call
-        .args()
-        .iter()
-        .any(|(k, v)| sql_name(k.as_bytes()) && v.as_str().is_some_and(crate::sql::looks_like_sql));
+    let named = call.args().iter().any(|(k, v)| {
+        crate::sql::sql_name(k.as_bytes()) && v.as_str().is_some_and(crate::sql::looks_like_sql)
+    });
     named || (linter.declares_sql() && !sql_arguments(linter, call).is_empty())
-}
-
-/// Whether an argument of this name is read as SQL when its text reads as SQL: `query`,
-/// `sql`, `statement`, `sql_query`.
-pub(crate) fn sql_name(name: &[u8]) -> bool {
-    matches!(name, b"query" | b"sql" | b"statement" | b"sql_query")
 }
 
 /// Records a finding about a name or id inside call `i`'s SQL. A guess the server refused did
@@ -1890,7 +1883,7 @@ pub(crate) fn sql_arguments<'c>(
     let mut out = Vec::new();
     for (k, v) in call.args() {
         let Some(text) = v.as_str() else { continue };
-        let named = sql_name(k.as_bytes());
+        let named = crate::sql::sql_name(k.as_bytes());
         let is_sql = (!declared.is_empty() && names(declared, k))
             || (named && crate::sql::looks_like_sql(text));
         if is_sql && !names(literal, k) {

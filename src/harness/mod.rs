@@ -30,8 +30,8 @@ pub use discover::{Layout, SuiteFiles, discover, suite_transcripts};
 pub use drift::touch;
 pub use model::{
     AnyOf, Call, CertifyBar, Expect, Forbid, Ground, Grounding, Harness, Label, MatchPolicy,
-    OracleCall, Order, Scenario, Thresholds, Tier, TraceLink, TrajectoryGate, TrajectoryMatch,
-    Transcript, TranscriptTurn, Turn,
+    OracleCall, Order, Scenario, Thresholds, Tier, Times, TraceLink, TrajectoryGate,
+    TrajectoryMatch, Transcript, TranscriptTurn, Turn,
 };
 pub use trial::{RESERVED_SUITES, RESERVED_TRANSCRIPTS, TrialId, TrialIdError, TrialKind};
 pub use write::{

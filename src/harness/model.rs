@@ -427,7 +427,7 @@ pub(crate) struct Compiled {
     pub(crate) variants: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,
     /// Per turn, per step list, how many calls each of its steps takes
     /// (`score::oracle::variant_times`).
-    pub(crate) variant_times: std::sync::OnceLock<Vec<Vec<Vec<crate::trajectory::Times>>>>,
+    pub(crate) variant_times: std::sync::OnceLock<Vec<Vec<Vec<Times>>>>,
     /// Per turn, per workflow step, its values hashed (`score::oracle::step_keys`).
     pub(crate) keys: std::sync::OnceLock<Vec<Vec<crate::hash::StepKey>>>,
 }
@@ -1640,6 +1640,31 @@ fn forbids(file: &SourceFile, list: &[Spanned<String>]) -> Result<Vec<Forbid>, S
             })
         })
         .collect()
+}
+
+/// How many of a turn's calls one reference step takes: a plain step once ([`Times::ONCE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    /// Required: 0 for an optional step.
+    pub min: usize,
+    /// Allowed at most; `None` for any number.
+    pub max: Option<usize>,
+}
+
+impl Times {
+    /// A plain step: done once, required.
+    pub const ONCE: Times = Times {
+        min: 1,
+        max: Some(1),
+    };
+
+    /// A workflow step's: `count:`, `min:` and `max:` as written, `min` 0 when `optional`.
+    pub fn of(o: &OracleCall) -> Self {
+        Self {
+            min: if o.optional { 0 } else { o.min as usize },
+            max: o.max.map(|m| m as usize),
+        }
+    }
 }
 
 #[cfg(test)]

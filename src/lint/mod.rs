@@ -259,7 +259,7 @@ impl Linter {
             .any(|m| m.tools.values().any(|t| !t.sql.is_empty()));
         let named_sql = tools.tools().iter().any(|t| {
             t.properties()
-                .is_some_and(|p| p.keys().any(|k| crate::flow::sql_name(k.as_bytes())))
+                .is_some_and(|p| p.keys().any(|k| crate::sql::sql_name(k.as_bytes())))
         });
         Ok(Self {
             declares_sql,

@@ -33,11 +33,10 @@ use super::pairing::{Steps, TurnFacts, scalars};
 use super::turn::Turn;
 use crate::finding::{Code, Finding, Severity};
 use crate::flow::{Flow, generalize};
-use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
+use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Times, Transcript};
 use crate::hash::{Exact, StepKey, name_hash, value_hash};
 use crate::lint::Linter;
 use crate::source::json::child;
-use crate::trajectory::Times;
 
 /// Scores a transcript against its scenario. `findings` are the linter's and the flow
 /// engine's, with `call` set. Returns the conversation score, each turn's, and the oracle's

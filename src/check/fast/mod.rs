@@ -297,7 +297,7 @@ impl FastPath {
                             && plan.steps[steps.range()].iter().any(|s| {
                                 plan.params[s.params.range()]
                                     .iter()
-                                    .any(|p| flow::sql_name(plan.bytes(p.name)))
+                                    .any(|p| crate::sql::sql_name(plan.bytes(p.name)))
                             })),
                 });
             }
