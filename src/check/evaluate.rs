@@ -339,7 +339,7 @@ pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError
     let mut at_place = own::AtPlace::new();
     match as_reference(suite, t, &mut at_place) {
         Some(ev) => Ok(ev),
-        None => engines(suite, t, Some(&at_place)),
+        None => engines(suite, t, OwnResults::Known(&at_place)),
     }
 }
 
@@ -497,31 +497,44 @@ pub(super) fn as_reference(
 /// Runs every engine over a transcript, never [`evaluate`]'s shortcut: the reference the
 /// shortcut and the fast path are tested against.
 pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, Some(&[]))
+    engines(suite, t, OwnResults::Compared)
 }
 
 /// [`evaluate_with_engines`] working out every call afresh, a step's own call too: what the
 /// own calls' results (`crate::score::own`) are tested against. Not for use.
 #[doc(hidden)]
 pub fn evaluate_every_call(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, None)
+    engines(suite, t, OwnResults::Afresh)
 }
 
-/// Every engine over `t`. `own_calls`: whether calls equal to their steps' own take the
-/// results worked out once per scenario (`None`: every call worked out afresh), with which
-/// calls are their steps' own at their places where that is known already
-/// ([`own::at_place`]; empty: compared here).
+/// Whether [`engines`] takes a call equal to its step's own call from the results worked out
+/// once per scenario ([`own::OwnCalls`]).
+#[derive(Clone, Copy)]
+enum OwnResults<'a> {
+    /// No: every call worked out afresh.
+    Afresh,
+    /// Yes, each call compared with the steps' own calls here.
+    Compared,
+    /// Yes, with which calls are the own calls of the steps at their places known already
+    /// ([`own::at_place`]).
+    Known(&'a [bool]),
+}
+
+/// Every engine over `t`, taking the steps' own calls' results as `own_results` says.
 fn engines(
     suite: &Suite,
     t: &Transcript,
-    own_calls: Option<&[bool]>,
+    own_results: OwnResults,
 ) -> Result<Evaluation, SourceError> {
     let found = scenario_of(suite, t)?;
     let scenario = found.map(|(_, sc)| sc);
     // Which calls are their steps' own, whose findings are worked out once per scenario.
-    let own = match (found, own_calls) {
-        (Some((index, sc)), Some(at_place)) => own::align(sc, t, suite.own_calls(index), at_place),
-        _ => own::Own::none(),
+    let own = match (found, own_results) {
+        (None, _) | (_, OwnResults::Afresh) => own::Own::none(),
+        (Some((index, sc)), OwnResults::Compared) => own::align(sc, t, suite.own_calls(index), &[]),
+        (Some((index, sc)), OwnResults::Known(at_place)) => {
+            own::align(sc, t, suite.own_calls(index), at_place)
+        }
     };
     let calls: Vec<(usize, &Call)> = t.calls().collect();
     let mut findings = Vec::new();
