@@ -883,18 +883,24 @@ fn json_equal(x: &Value, y: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Pseudo-random numbers from `seed` (a linear congruential generator): `next(n)` is
+    /// below `n`.
+    fn numbers(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut state = seed;
+        move |n| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        }
+    }
+
     /// The in-order pairing, when kept, counts what the Hungarian algorithm counts: random
     /// match relations over steps with every kind of bound.
     #[test]
     fn the_walked_pairing_counts_as_the_optimal_one() {
         let mut knew_done = 0;
-        let mut state = 17u64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = numbers(17);
         for _ in 0..3000 {
             let steps: Vec<Times> = (0..1 + next(5))
                 .map(|_| match next(4) {
@@ -952,13 +958,7 @@ mod tests {
     /// relations, runs that follow their workflow among them.
     #[test]
     fn plain_steps_count_as_the_general_walk() {
-        let mut state = 29u64;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) % n
-        };
+        let mut next = numbers(29);
         let (mut follows, mut partial) = (0, 0);
         for round in 0..4000 {
             let steps = next(7) as usize;

@@ -419,6 +419,21 @@ fn long_turns_and_their_mutations() {
 /// as references. A value the scenario's prompt or artifacts ground is decided by the calls
 /// alone; an ungrounded one, or a transcript with a prompt of its own, goes to the engines. A
 /// call the workflow asks for twice, made twice, is no redundancy.
+/// A folder with suite `name`: its tools (`<name>.tools.json`) and harness (`<name>.yaml`).
+fn suite_dir(name: &str, tools: &str, harness: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(format!("{name}.tools.json")), tools).unwrap();
+    std::fs::write(dir.path().join(format!("{name}.yaml")), harness).unwrap();
+    dir
+}
+
+/// Transcript `name`, written into `dir` and loaded.
+fn written(dir: &tempfile::TempDir, name: &str, text: &str) -> Transcript {
+    let p = dir.path().join(format!("{name}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    Transcript::load(&p).unwrap()
+}
+
 #[test]
 fn references_grounded_by_the_prompt_and_asked_repeats() {
     const TOOLS: &str = r#"[{"name": "resize", "inputSchema": {"type": "object",
@@ -426,14 +441,8 @@ fn references_grounded_by_the_prompt_and_asked_repeats() {
         "images": {"type": "array", "items": {"type": "string"}}},
       "required": ["image_path", "width"], "additionalProperties": false}}]"#;
     const HARNESS: &str = "tools: [ground.tools.json]\nthresholds: {pass: 1.0, min_gap: 0.3}\nscenarios:\n  - id: named\n    turns:\n      - prompt: Make photos/cat.png 200 pixels wide\n        workflow:\n          - tool: resize\n            arguments: {image_path: photos/cat.png, width: 200}\n  - id: unnamed\n    turns:\n      - prompt: Make my picture 100 pixels wide\n        workflow:\n          - tool: resize\n            arguments: {image_path: photos/dog.png, width: 100}\n  - id: listed\n    artifacts: [gs://bucket/a.png]\n    turns:\n      - prompt: Shrink the stored image and the one at gs://bucket/b.png.\n        workflow:\n          - tool: resize\n            arguments: {image_path: gs://bucket/a.png, width: 10, images: [gs://bucket/b.png, gs://bucket/a.png]}\n  - id: twice\n    turns:\n      - prompt: Two copies of photos/cat.png, 50 wide\n        workflow:\n          - tool: resize\n            arguments: {image_path: photos/cat.png, width: 50}\n          - tool: resize\n            arguments: {image_path: photos/cat.png, width: 50}\n";
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("ground.tools.json"), TOOLS).unwrap();
-    std::fs::write(dir.path().join("ground.yaml"), HARNESS).unwrap();
-    let transcript = |name: &str, text: &str| {
-        let p = dir.path().join(format!("{name}.yaml"));
-        std::fs::write(&p, text).unwrap();
-        Transcript::load(&p).unwrap()
-    };
+    let dir = suite_dir("ground", TOOLS, HARNESS);
+    let transcript = |name: &str, text: &str| written(&dir, name, text);
     let named = transcript(
         "named",
         "scenario: named\ncalls:\n  - tool: resize\n    arguments: {image_path: photos/cat.png, width: 200}\n",
@@ -505,14 +514,8 @@ fn sql_in_a_perfect_call_is_the_flow_engines() {
      {"name": "list_tables", "inputSchema": {"type": "object",
       "properties": {"schema": {"type": "string"}}, "additionalProperties": false}}]"#;
     const HARNESS: &str = "tools: [sql.tools.json]\nthresholds: {pass: 1.0, min_gap: 0.3}\nscenarios:\n  - id: names\n    turns:\n      - prompt: Who are the users?\n        workflow:\n          - tool: read_query\n            arguments: {query: SELECT name FROM users}\n            match: {query: {any_of: [SELECT name FROM users, SELECT name FROM people]}}\n  - id: tables\n    turns:\n      - prompt: List the tables of main\n        workflow:\n          - tool: list_tables\n            arguments: {schema: main}\n";
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("sql.tools.json"), TOOLS).unwrap();
-    std::fs::write(dir.path().join("sql.yaml"), HARNESS).unwrap();
-    let transcript = |name: &str, text: &str| {
-        let p = dir.path().join(format!("{name}.yaml"));
-        std::fs::write(&p, text).unwrap();
-        Transcript::load(&p).unwrap()
-    };
+    let dir = suite_dir("sql", TOOLS, HARNESS);
+    let transcript = |name: &str, text: &str| written(&dir, name, text);
     let own = transcript(
         "own",
         "scenario: names\ncalls:\n  - tool: read_query\n    arguments: {query: SELECT name FROM users}\n",
