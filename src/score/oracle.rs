@@ -147,8 +147,8 @@ pub(crate) fn score_turn(
         let cx = Turn {
             facts,
             after: after(&steps, consumed),
-            steps,
-            optional,
+            steps: &steps,
+            optional: &optional,
             forbid: &st.forbid,
             severity,
         };

@@ -22,9 +22,9 @@ use SubDimension::*;
 pub(crate) struct Turn<'t, 'a> {
     pub(crate) facts: &'t TurnFacts<'a>,
     /// The variant's steps, as workflow indices, each repeated as its count allows.
-    pub(crate) steps: SmallVec<[usize; 8]>,
+    pub(crate) steps: &'t [usize],
     /// Per step, whether it may be left out.
-    pub(crate) optional: SmallVec<[bool; 8]>,
+    pub(crate) optional: &'t [bool],
     /// Per step, the earlier steps (indices into `steps`) it must follow; empty when no step
     /// consumes another's output (the usual turn).
     pub(crate) after: Vec<Vec<usize>>,
