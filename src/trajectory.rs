@@ -534,10 +534,7 @@ pub fn turn(
 ) -> TurnTrajectory {
     let steps = &st.workflow;
     let variants = st.variants();
-    let times: Vec<Vec<Times>> = variants
-        .iter()
-        .map(|v| v.iter().map(|&w| Times::of(&steps[w])).collect())
-        .collect();
+    let times = Times::of_lists(steps, &variants);
     of_turn(
         st,
         Lists {

@@ -382,20 +382,15 @@ fn long_turns_and_their_mutations() {
             "  - tool: create_note\n    arguments: {{title: Note {k}}}\n    output: {out}\n  - tool: tag_note\n    arguments: {{uri: 'https://notes.example/n/{k}', tag: t{k}}}\n"
         ));
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.tools.json"), TOOLS).unwrap();
-    std::fs::write(
-        dir.path().join("notes.yaml"),
-        format!("tools: [notes.tools.json]\nscenarios:\n  - id: chain\n    turns:\n      - prompt: Make and tag seventeen notes.\n        workflow:\n{workflow}"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("chain.yaml"),
-        format!("scenario: chain\ncalls:\n{calls}"),
-    )
-    .unwrap();
+    let dir = suite_dir(
+        "notes",
+        TOOLS,
+        &format!(
+            "tools: [notes.tools.json]\nscenarios:\n  - id: chain\n    turns:\n      - prompt: Make and tag seventeen notes.\n        workflow:\n{workflow}"
+        ),
+    );
     let suite = Suite::load(&dir.path().join("notes.yaml")).unwrap();
-    let chain = Transcript::load(&dir.path().join("chain.yaml")).unwrap();
+    let chain = written(&dir, "chain", &format!("scenario: chain\ncalls:\n{calls}"));
     assert_eq!(evaluate(&suite, &chain).unwrap().verdict, Verdict::Pass);
     runs.push((suite, chain));
     assert!(runs.len() >= 5, "{} runs", runs.len());
@@ -415,10 +410,6 @@ fn long_turns_and_their_mutations() {
     assert!(seen.own > 500, "{seen:?}");
 }
 
-/// Parameters named like inputs (no capability matrix): the flow engine checks their strings
-/// as references. A value the scenario's prompt or artifacts ground is decided by the calls
-/// alone; an ungrounded one, or a transcript with a prompt of its own, goes to the engines. A
-/// call the workflow asks for twice, made twice, is no redundancy.
 /// A folder with suite `name`: its tools (`<name>.tools.json`) and harness (`<name>.yaml`).
 fn suite_dir(name: &str, tools: &str, harness: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -434,6 +425,10 @@ fn written(dir: &tempfile::TempDir, name: &str, text: &str) -> Transcript {
     Transcript::load(&p).unwrap()
 }
 
+/// Parameters named like inputs (no capability matrix): the flow engine checks their strings
+/// as references. A value the scenario's prompt or artifacts ground is decided by the calls
+/// alone; an ungrounded one, or a transcript with a prompt of its own, goes to the engines. A
+/// call the workflow asks for twice, made twice, is no redundancy.
 #[test]
 fn references_grounded_by_the_prompt_and_asked_repeats() {
     const TOOLS: &str = r#"[{"name": "resize", "inputSchema": {"type": "object",

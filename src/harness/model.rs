@@ -1665,6 +1665,14 @@ impl Times {
             max: o.max.map(|m| m as usize),
         }
     }
+
+    /// Per step list of a turn (its `variants`, indices into `workflow`), each step's.
+    pub(crate) fn of_lists(workflow: &[OracleCall], lists: &[Vec<usize>]) -> Vec<Vec<Self>> {
+        lists
+            .iter()
+            .map(|v| v.iter().map(|&w| Self::of(&workflow[w])).collect())
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::Mode;
 use crate::check::{Evaluation, Suite};
 use crate::finding::SubDimension;
 use crate::harness::{Scenario, Transcript};
+use crate::source::json::text as compact;
 use crate::spec::capability::{Constraint, Outcome};
 
 /// Bumped whenever the prompt or the schema changes meaning: it is part of every cache key.
@@ -288,11 +289,6 @@ fn describe(c: &Constraint) -> String {
     };
     let rule = c.rule.as_ref().map_or(String::new(), |r| format!(" [{r}]"));
     format!("{}; {outcome}{rule}", parts.join(", "))
-}
-
-/// A value's compact JSON text.
-fn compact(v: &Value) -> String {
-    crate::source::json::text(v)
 }
 
 fn truncate(s: &str, n: usize) -> String {

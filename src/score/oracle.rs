@@ -238,13 +238,7 @@ pub(crate) fn consumed(sc: &Scenario, turn: usize) -> &[Vec<usize>] {
 pub(crate) fn variant_times(sc: &Scenario, turn: usize) -> &[Vec<Times>] {
     let all = sc.compiled.variant_times.get_or_init(|| {
         (0..sc.turns.len())
-            .map(|ti| {
-                let workflow = &sc.turns[ti].workflow;
-                variants(sc, ti)
-                    .iter()
-                    .map(|v| v.iter().map(|&w| Times::of(&workflow[w])).collect())
-                    .collect()
-            })
+            .map(|ti| Times::of_lists(&sc.turns[ti].workflow, variants(sc, ti)))
             .collect()
     });
     all.get(turn).map_or(&[], Vec::as_slice)
