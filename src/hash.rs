@@ -203,6 +203,17 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
+/// common case, through [`same_bytes`].
+#[inline]
+pub(crate) fn order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    if same_bytes(a, b) {
+        std::cmp::Ordering::Equal
+    } else {
+        a.cmp(b)
+    }
+}
+
 /// `a == b` as `serde_json` compares values (numbers by kind and value, an object's members
 /// in key order), strings and keys through [`same_bytes`]: a call against its step's own.
 pub(crate) fn same_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {

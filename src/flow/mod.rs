@@ -214,7 +214,11 @@ impl<'w, 'a> Walk<'w, 'a> {
             inferred: scenario.map(inferred_references),
             flow,
             prompts_read: 0,
-            seen: SameMap::with_capacity_and_hasher(calls.len(), Default::default()),
+            // (A lone call repeats nothing: no map for it.)
+            seen: SameMap::with_capacity_and_hasher(
+                if calls.len() > 1 { calls.len() } else { 0 },
+                Default::default(),
+            ),
             asked: scenario.map(asked_calls),
             own,
         }
@@ -504,6 +508,10 @@ impl<'w, 'a> Walk<'w, 'a> {
     /// An identical call to an earlier successful one does the same work twice.
     /// `hash`: the call's [`Same::hash_of`], when known.
     fn repeat(&mut self, i: usize, hash: Option<u64>, cf: &CallFlow) {
+        // A transcript's only call repeats nothing, and nothing after it can repeat it.
+        if self.calls.len() == 1 {
+            return;
+        }
         let call = self.calls[i].1;
         let hash = hash.unwrap_or_else(|| Same::hash_of(&call.tool, &call.arguments));
         let key = Same::hashed(&call.tool, &call.arguments, hash);

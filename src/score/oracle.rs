@@ -497,10 +497,85 @@ impl<'a> StepCall<'a> {
         value_matches(self.selector_for(p), a, p, got, policy, want, self.from)
     }
 
+    /// [`StepCall::mismatch`] of each of `params` (sorted byte-wise, as [`compared_params`]
+    /// gives them), in order. Where policies are keyed by name only, the step's value, its
+    /// policy and the call's value are found by one walk over each map (all three in key
+    /// order), where a search per parameter compared several names each.
+    pub(crate) fn mismatches<'p>(
+        &self,
+        params: &'p [Box<str>],
+    ) -> impl Iterator<Item = (&'p str, Option<String>)> {
+        let mut walk = Walk::new(self);
+        params.iter().map(move |p| {
+            let bad = if self.pointer_keys {
+                self.mismatch(p)
+            } else {
+                (!walk.matches(self, p)).then(|| child("", p))
+            };
+            (&**p, bad)
+        })
+    }
+
+    /// Whether every one of `params` (sorted byte-wise) matches, up to the first that does
+    /// not: [`StepCall::mismatches`] without wording where a value breaks.
+    pub(crate) fn all_match(&self, params: &[Box<str>]) -> bool {
+        if self.pointer_keys {
+            return params.iter().all(|p| self.mismatch(p).is_none());
+        }
+        let mut walk = Walk::new(self);
+        params.iter().all(|p| walk.matches(self, p))
+    }
+
     /// The linter, when `p` selects the call's model (two names of one model then match).
     fn selector_for(&self, p: &str) -> Option<&'a Linter> {
         Some(self.linter).filter(|_| self.selector == Some(p))
     }
+}
+
+/// A step's and a call's maps (the step's values and policies, the call's values) walked
+/// together in key order, for parameters asked in that order ([`StepCall::mismatches`]).
+struct Walk<'a> {
+    want: std::iter::Peekable<serde_json::map::Iter<'a>>,
+    got: std::iter::Peekable<serde_json::map::Iter<'a>>,
+    policies: std::iter::Peekable<std::collections::btree_map::Iter<'a, String, MatchPolicy>>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(pair: &StepCall<'a>) -> Self {
+        Self {
+            want: pair.o.call.args().iter().peekable(),
+            got: pair.a.args().iter().peekable(),
+            policies: pair.o.match_policies.iter().peekable(),
+        }
+    }
+
+    /// [`StepCall::matches`] of `p`, the next parameter in key order.
+    fn matches(&mut self, pair: &StepCall<'a>, p: &str) -> bool {
+        let (want, got) = (seek(&mut self.want, p), seek(&mut self.got, p));
+        let policy = seek(&mut self.policies, p);
+        value_matches(pair.selector_for(p), pair.a, p, got, policy, want, pair.from)
+    }
+}
+
+/// The value under `key` in a map walked in key order, the walk left past it: asked for keys
+/// in ascending order, each map is walked once (a key before `key` is one nobody asked for).
+fn seek<'m, V>(
+    it: &mut std::iter::Peekable<impl Iterator<Item = (&'m String, &'m V)>>,
+    key: &str,
+) -> Option<&'m V> {
+    while let Some(&(k, v)) = it.peek() {
+        match crate::hash::order(k.as_bytes(), key.as_bytes()) {
+            std::cmp::Ordering::Less => {
+                it.next();
+            }
+            std::cmp::Ordering::Equal => {
+                it.next();
+                return Some(v);
+            }
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
 }
 
 /// What one comparison of a call with a step needs, below the parameter.

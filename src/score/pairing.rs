@@ -767,12 +767,7 @@ impl<'a> TurnFacts<'a> {
         self.compared.get((w, j), || {
             // Collected straight into the `Rc` (one allocation: the map over a slice has its
             // length).
-            self.with_pair(w, j, |pair| {
-                self.params[w]
-                    .iter()
-                    .map(|p| (&**p, pair.mismatch(p)))
-                    .collect()
-            })
+            self.with_pair(w, j, |pair| pair.mismatches(&self.params[w]).collect())
         })
     }
 
@@ -818,7 +813,7 @@ impl<'a> TurnFacts<'a> {
             return all;
         }
         self.policy.get((w, j), || {
-            self.with_pair(w, j, |pair| self.params[w].iter().all(|p| pair.matches(p)))
+            self.with_pair(w, j, |pair| pair.all_match(&self.params[w]))
         })
     }
 

@@ -45,7 +45,7 @@ use serde_json::Value;
 
 use crate::flow;
 use crate::harness::{Call, Harness, MatchPolicy, OracleCall, Transcript};
-use crate::hash::same_bytes;
+use crate::hash::{order, same_bytes};
 use crate::lint::Linter;
 use crate::score::oracle;
 
@@ -941,17 +941,6 @@ enum Pairs<'a> {
     /// Per call of the transcript, whether it is the own call of the step at its place
     /// (empty where not known).
     AtPlace(&'a [bool]),
-}
-
-/// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
-/// common case, through [`same_bytes`].
-#[inline]
-fn order(a: &[u8], b: &[u8]) -> Ordering {
-    if same_bytes(a, b) {
-        Ordering::Equal
-    } else {
-        a.cmp(b)
-    }
 }
 
 /// A scenario id's hash: the length, then each 8-byte word (the last one overlapping the one
