@@ -5,11 +5,11 @@
 #
 # In CI (the default): an unoptimised build without a sanitizer, each target fuzzed for
 # FUZZ_SECONDS (default 10). The crate has no unsafe code (`#![forbid(unsafe_code)]`), so what
-# a run here can find is a panic, an abort or a hang, which this build finds as well; it built
-# in 4 min 12 s on a fresh 2-core machine (8 min beside another install), against 18 min 43 s
-# for the optimised AddressSanitizer build (BENCHMARKS.md, "Fuzzing").
+# a run here can find is a panic, an abort or a hang, which this build finds as well, without
+# the optimised AddressSanitizer build's time (BENCHMARKS.md, "Fuzzing", has a run's inputs
+# per target).
 # FUZZ_ASAN=1: that optimised AddressSanitizer build; FUZZ_RUNS=N: N inputs per target instead
-# of a time. `FUZZ_ASAN=1 FUZZ_RUNS=20000 bash .ci/fuzz.sh` reproduces BENCHMARKS.md's table.
+# of a time (`FUZZ_ASAN=1 FUZZ_RUNS=20000 bash .ci/fuzz.sh`: the deeper run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo-fuzz >/dev/null; then

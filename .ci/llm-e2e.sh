@@ -12,7 +12,7 @@
 #            (tests/llm/agent.rs, wiremock)
 #   smollm2  SmolLM2 for all four (409 s on 2026-12-04, a slow day)
 #   qwen     Qwen for all four
-# The timings behind the split: BENCHMARKS.md, "A real 1.5B model".
+# The timings behind the split: bench/llm-quality.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${AGENT_SEER_E2E_MODEL:-both}
@@ -22,7 +22,7 @@ cargo test --no-run --test llm -q
 # e2e MODEL_FILE THREADS [TEST_FILTER…]. Qwen's threads: AGENT_SEER_QWEN_THREADS, default 2,
 # for a machine doing nothing else (in .ci/run this is the last step, after every background
 # job has ended); on a busy machine use 1: there two threads waited on each other and
-# generation fell from 1.4 to 0.26 tok/s (BENCHMARKS.md, whose Qwen timings are with -t 1; the
+# generation fell from 1.4 to 0.26 tok/s (bench/llm-quality.md, whose Qwen timings are with -t 1; the
 # tests' client timeout is 900 s).
 qwen_threads=${AGENT_SEER_QWEN_THREADS:-2}
 e2e() {

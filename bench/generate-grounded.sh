@@ -11,7 +11,7 @@
 #
 # Prints one line per run (suite, build, kept, coverage, grounding tiers, calls, wall seconds)
 # and leaves each run's JSON report in OUT. Without BASE only NEW runs. Slow: a run is minutes
-# of CPU on a 2-core machine (BENCHMARKS.md has the figures).
+# of CPU on a 2-core machine (bench/llm-quality.md has the figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NEW=${NEW:-target/debug/agent-seer}

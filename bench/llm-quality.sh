@@ -2,8 +2,8 @@
 # The judge, the generator and the agent runner measured on a real 1.5B model (issue 21):
 # Qwen2.5-Coder-1.5B-Instruct Q4_K_M (.ci/llm-server.sh qwen) in llama-server, inside a
 # loopback-only network namespace, telemetry off, every model process under `nice` (QUALITY_NICE, QUALITY_CPUS).
-# Writes its figures, each with its command and wall time, into BENCHMARKS.md (the section
-# between the llm-quality markers). Runs outside `cargo test`; statistics in bench/llm_quality.py.
+# Writes its figures, each with its command and wall time, into bench/llm-quality.md (the
+# section between the llm-quality markers). Runs outside `cargo test`; statistics in bench/llm_quality.py.
 #
 #   bash bench/llm-quality.sh
 #
@@ -26,7 +26,7 @@
 #                     .agent-seer/llm-cache]: an answer found there is not asked again (the
 #                     ledger in each figure counts such answers as cached)
 #   AGENT_SEER_BIN    the agent-seer binary [built: cargo build --release]
-#   QUALITY_NO_WRITE  set: leave BENCHMARKS.md alone
+#   QUALITY_NO_WRITE  set: leave bench/llm-quality.md alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -141,6 +141,6 @@ p = sys.argv[1] + "/meta.json"
 m = json.load(open(p)); m["wall_s"] = float(sys.argv[2]); json.dump(m, open(p, "w"))
 PY
 if [[ -z ${QUALITY_NO_WRITE:-} ]]; then
-  python3 bench/llm_quality.py write ${QUALITY_MERGE:-} "$OUT" BENCHMARKS.md
+  python3 bench/llm_quality.py write ${QUALITY_MERGE:-} "$OUT" bench/llm-quality.md
 fi
 echo "llm-quality: done in $(( $(date +%s) - start )) s; results in $OUT" >&2

@@ -4,8 +4,9 @@
   llm_quality.py judge  CHECK.json JUDGE.json [--label L]     judge vs oracle and vs the labels
   llm_quality.py run    RUN.json                              pass^k / pass@k of `agent-seer run`
   llm_quality.py generate REPORT.json                         a `generate` report, summarised
-  llm_quality.py write  RESULTS_DIR BENCHMARKS.md             the figures as a BENCHMARKS.md section
-  llm_quality.py compact BENCHMARKS.md                        re-apply `compact` to the written section
+  llm_quality.py write  RESULTS_DIR REPORT.md                 the figures as REPORT.md's section
+                                                              (bench/llm-quality.md)
+  llm_quality.py compact REPORT.md                            re-apply `compact` to the written section
 
 CHECK.json is `agent-seer check --format json` over the same transcripts (labels: each
 transcript's `expect`, and the suite's pass threshold); JUDGE.json is `agent-seer judge

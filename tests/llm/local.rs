@@ -25,7 +25,7 @@ fn local(cache: &Path, mode: CacheMode) -> Client {
         },
         model: "smollm2-135m-instruct".into(),
         // A 1.5B model on one thread of a busy 2-core machine took up to 477 s for a judge
-        // answer (BENCHMARKS.md): the timeout leaves room for that.
+        // answer (bench/llm-quality.md): the timeout leaves room for that.
         timeout: Duration::from_secs(900),
         concurrency: 1,
         max_retries: 2,
