@@ -505,7 +505,8 @@ impl<'a> StepCall<'a> {
         &self,
         params: &'p [Box<str>],
     ) -> impl Iterator<Item = (&'p str, Option<String>)> {
-        let mut walk = Walk::new(self);
+        debug_assert!(params.is_sorted(), "parameters in key order");
+        let mut walk = KeyWalk::new(self);
         params.iter().map(move |p| {
             let bad = if self.pointer_keys {
                 self.mismatch(p)
@@ -519,10 +520,11 @@ impl<'a> StepCall<'a> {
     /// Whether every one of `params` (sorted byte-wise) matches, up to the first that does
     /// not: [`StepCall::mismatches`] without wording where a value breaks.
     pub(crate) fn all_match(&self, params: &[Box<str>]) -> bool {
+        debug_assert!(params.is_sorted(), "parameters in key order");
         if self.pointer_keys {
             return params.iter().all(|p| self.mismatch(p).is_none());
         }
-        let mut walk = Walk::new(self);
+        let mut walk = KeyWalk::new(self);
         params.iter().all(|p| walk.matches(self, p))
     }
 
@@ -534,13 +536,13 @@ impl<'a> StepCall<'a> {
 
 /// A step's and a call's maps (the step's values and policies, the call's values) walked
 /// together in key order, for parameters asked in that order ([`StepCall::mismatches`]).
-struct Walk<'a> {
+struct KeyWalk<'a> {
     want: std::iter::Peekable<serde_json::map::Iter<'a>>,
     got: std::iter::Peekable<serde_json::map::Iter<'a>>,
     policies: std::iter::Peekable<std::collections::btree_map::Iter<'a, String, MatchPolicy>>,
 }
 
-impl<'a> Walk<'a> {
+impl<'a> KeyWalk<'a> {
     fn new(pair: &StepCall<'a>) -> Self {
         Self {
             want: pair.o.call.args().iter().peekable(),
@@ -553,7 +555,15 @@ impl<'a> Walk<'a> {
     fn matches(&mut self, pair: &StepCall<'a>, p: &str) -> bool {
         let (want, got) = (seek(&mut self.want, p), seek(&mut self.got, p));
         let policy = seek(&mut self.policies, p);
-        value_matches(pair.selector_for(p), pair.a, p, got, policy, want, pair.from)
+        value_matches(
+            pair.selector_for(p),
+            pair.a,
+            p,
+            got,
+            policy,
+            want,
+            pair.from,
+        )
     }
 }
 
