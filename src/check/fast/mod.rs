@@ -808,49 +808,76 @@ impl FastPath {
                 Edge::Mismatch => Outcome::Imperfect,
                 Edge::Rejected => Outcome::Rejected,
             },
-            // Calls in the workflow's order, the common case, need n edges.
-            _ if steps
-                .iter()
-                .zip(calls)
-                .all(|(s, c)| self.edge(linter, s, c) == Edge::Perfect) =>
-            {
-                return (Outcome::Perfect, true);
-            }
-            // Bitsets below; a turn this long is left to the engines.
-            33.. => Outcome::Unknown,
             _ => {
-                let mut perfect = [0u32; 32];
-                let mut accepted = [0u32; 32];
-                for (j, call) in calls.iter().enumerate() {
-                    let mut any = false;
-                    for (i, step) in steps.iter().enumerate() {
-                        let edge = self.edge(linter, step, call);
-                        if edge == Edge::Rejected {
-                            return (Outcome::Rejected, false);
-                        }
-                        if edge == Edge::Perfect {
-                            perfect[i] |= 1 << j;
-                        }
-                        if edge != Edge::Mismatch {
-                            accepted[i] |= 1 << j;
-                            any = true;
-                        }
-                    }
-                    // A call no step accepts: no pairing can take it.
-                    if !any {
-                        return (Outcome::Imperfect, false);
-                    }
-                }
-                if pairs_all(&perfect[..n]) {
-                    Outcome::Perfect
-                } else if pairs_all(&accepted[..n]) {
-                    Outcome::Unknown
-                } else {
-                    Outcome::Imperfect
-                }
+                // Calls in the workflow's order, the common case, need n edges. Else the
+                // edges up to the first call off its step are known (perfect, then that
+                // call's), and the bitsets (`turn_apart`) do not ask them again.
+                let (off, off_edge) = match steps
+                    .iter()
+                    .zip(calls)
+                    .map(|(s, c)| self.edge(linter, s, c))
+                    .enumerate()
+                    .find(|(_, e)| *e != Edge::Perfect)
+                {
+                    None => return (Outcome::Perfect, true),
+                    Some(first) => first,
+                };
+                self.turn_apart(linter, steps, calls, off, off_edge)
             }
         };
         (outcome, false)
+    }
+
+    /// [`FastPath::turn`]'s outcome for `n` ≥ 2 calls not each perfect for the step at its
+    /// place: perfect when some pairing of calls with steps is, unknown when one is at least
+    /// unverified, else imperfect. Calls `..off` are known perfect for the steps at their
+    /// places, and call `off`'s edge with its step is `off_edge`.
+    fn turn_apart(
+        &self,
+        linter: &Linter,
+        steps: &[Step],
+        calls: &[Call],
+        off: usize,
+        off_edge: Edge,
+    ) -> Outcome {
+        let n = steps.len();
+        // Bitsets below; a turn this long is left to the engines.
+        if n > 32 {
+            return Outcome::Unknown;
+        }
+        let mut perfect = [0u32; 32];
+        let mut accepted = [0u32; 32];
+        for (j, call) in calls.iter().enumerate() {
+            let mut any = false;
+            for (i, step) in steps.iter().enumerate() {
+                let edge = match (i == j, j.cmp(&off)) {
+                    (true, Ordering::Less) => Edge::Perfect,
+                    (true, Ordering::Equal) => off_edge,
+                    _ => self.edge(linter, step, call),
+                };
+                if edge == Edge::Rejected {
+                    return Outcome::Rejected;
+                }
+                if edge == Edge::Perfect {
+                    perfect[i] |= 1 << j;
+                }
+                if edge != Edge::Mismatch {
+                    accepted[i] |= 1 << j;
+                    any = true;
+                }
+            }
+            // A call no step accepts: no pairing can take it.
+            if !any {
+                return Outcome::Imperfect;
+            }
+        }
+        if pairs_all(&perfect[..n]) {
+            Outcome::Perfect
+        } else if pairs_all(&accepted[..n]) {
+            Outcome::Unknown
+        } else {
+            Outcome::Imperfect
+        }
     }
 
     /// How call `a` stands against a step. Arguments and parameters are both sorted by name,
@@ -1166,6 +1193,71 @@ mod tests {
             exclusive >= 20 && not >= 4,
             "{exclusive} exclusive, {not} not"
         );
+    }
+
+    /// A turn whose calls leave their steps' order is decided by every pairing of calls with
+    /// steps, the edges the in-order pass already asked taken as it found them: calls
+    /// perfect in another order are perfect, a call no step accepts is imperfect, wherever
+    /// the first call off its step stands; and each outcome is the engines' verdict.
+    #[test]
+    fn a_turn_off_its_order_is_decided_by_every_pairing() {
+        use super::Outcome::{Imperfect, Perfect, Rejected};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("tools.json"),
+            r#"[{"name": "t", "inputSchema": {"type": "object", "properties": {"a": {}}, "additionalProperties": false}}]"#,
+        )
+        .unwrap();
+        let harness = dir.path().join("h.yaml");
+        std::fs::write(
+            &harness,
+            "suite: h
+tools: [tools.json]
+thresholds: {pass: 1}
+scenarios:
+  - id: s
+    turns:
+      - prompt: p
+        workflow:
+          - {tool: t, arguments: {a: 1}}
+          - {tool: t, arguments: {a: 2}}
+          - {tool: t, arguments: {a: 3}}
+",
+        )
+        .unwrap();
+        let suite = Suite::load(&harness).unwrap();
+        let cases: [(&str, super::Outcome); 8] = [
+            ("[1, 2, 3]", Perfect),
+            // The first call off its step second, third, first.
+            ("[1, 3, 2]", Perfect),
+            ("[2, 1, 3]", Perfect),
+            ("[3, 1, 2]", Perfect),
+            ("[1, 2, 4]", Imperfect),
+            ("[1, 4, 3]", Imperfect),
+            ("[4, 2, 3]", Imperfect),
+            ("[1, 3, b]", Rejected),
+        ];
+        for (calls, want) in cases {
+            let calls: Vec<String> = calls
+                .trim_matches(['[', ']'])
+                .split(", ")
+                .map(|a| match a {
+                    "b" => "  - {tool: t, arguments: {a: 2, b: 1}}\n".to_owned(),
+                    a => format!("  - {{tool: t, arguments: {{a: {a}}}}}\n"),
+                })
+                .collect();
+            let text = format!("scenario: s\ncalls:\n{}", calls.concat());
+            let t =
+                Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap();
+            assert_eq!(
+                suite.fast().outcome(&suite.linter, 0, &t),
+                want,
+                "{calls:?}"
+            );
+            let engines = crate::check::evaluate_with_engines(&suite, &t).unwrap();
+            let quick = crate::check::quick_verdict(&suite, &t).unwrap();
+            assert_eq!(quick, Some(engines.verdict), "{calls:?}");
+        }
     }
 
     /// Every `Matcher::Options` parameter judges a grid of scalars as the oracle's rule does.
