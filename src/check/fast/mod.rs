@@ -829,9 +829,10 @@ impl FastPath {
     }
 
     /// [`FastPath::turn`]'s outcome for `n` ≥ 2 calls not each perfect for the step at its
-    /// place: perfect when some pairing of calls with steps is, unknown when one is at least
-    /// unverified, else imperfect. Calls `..off` are known perfect for the steps at their
-    /// places, and call `off`'s edge with its step is `off_edge`.
+    /// place: rejected at an edge that says so, perfect when some pairing of calls with steps
+    /// is, unknown when one is at least unverified, else imperfect (at once for a call no
+    /// step accepts). Calls `..off` are known perfect for the steps at their places, and call
+    /// `off`'s edge with its step is `off_edge`: neither is asked again.
     fn turn_apart(
         &self,
         linter: &Linter,
