@@ -1113,6 +1113,16 @@ mod tests {
     use crate::harness::Transcript;
     use crate::source::SourceFile;
 
+    /// A suite of one tool spec (`tools.json`) and one harness (`h.yaml`, which names it),
+    /// loaded from a folder of its own.
+    fn suite(tools: &str, harness: &str) -> Suite {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tools.json"), tools).unwrap();
+        let path = dir.path().join("h.yaml");
+        std::fs::write(&path, harness).unwrap();
+        Suite::load(&path).unwrap()
+    }
+
     /// The exclusive turns found through the index of shared values are the ones every pair
     /// of steps says: on every shipped suite's turns and on workflows whose steps share values
     /// (repeated steps, a step that must have nothing, values shared at one parameter and not
@@ -1123,13 +1133,8 @@ mod tests {
             let steps = &fast.steps[turn.steps.range()];
             (0..steps.len()).all(|i| (0..i).all(|j| !fast.not_apart(&steps[i], &steps[j])))
         };
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("tools.json"),
-            r#"[{"name": "t", "inputSchema": {"type": "object", "required": ["a"], "properties": {"a": {}, "b": {}}}},
-                {"name": "u", "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}}}]"#,
-        )
-        .unwrap();
+        const TOOLS: &str = r#"[{"name": "t", "inputSchema": {"type": "object", "required": ["a"], "properties": {"a": {}, "b": {}}}},
+                {"name": "u", "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}}}]"#;
         let workflows = [
             "[{tool: t, arguments: {a: 1}}, {tool: t, arguments: {a: 2}}, {tool: t, arguments: {a: 3}}]",
             "[{tool: t, arguments: {a: 1, b: x}}, {tool: t, arguments: {a: 2, b: x}}, {tool: t, arguments: {a: 1, b: y}}]",
@@ -1150,9 +1155,7 @@ mod tests {
                 "  - id: s{k}\n    turns:\n      - prompt: p\n        workflow: {w}\n"
             ));
         }
-        let harness = dir.path().join("h.yaml");
-        std::fs::write(&harness, text).unwrap();
-        let made = Suite::load(&harness).unwrap();
+        let made = suite(TOOLS, &text);
         let fast = made.fast();
         let indexed = |t: &super::TurnPlan| fast.exclusive_by_index(&fast.steps[t.steps.range()]);
         let found: Vec<bool> = fast.turns.iter().map(indexed).collect();
@@ -1203,30 +1206,10 @@ mod tests {
     #[test]
     fn a_turn_off_its_order_is_decided_by_every_pairing() {
         use super::Outcome::{Imperfect, Perfect, Rejected};
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("tools.json"),
+        let suite = suite(
             r#"[{"name": "t", "inputSchema": {"type": "object", "properties": {"a": {}}, "additionalProperties": false}}]"#,
-        )
-        .unwrap();
-        let harness = dir.path().join("h.yaml");
-        std::fs::write(
-            &harness,
-            "suite: h
-tools: [tools.json]
-thresholds: {pass: 1}
-scenarios:
-  - id: s
-    turns:
-      - prompt: p
-        workflow:
-          - {tool: t, arguments: {a: 1}}
-          - {tool: t, arguments: {a: 2}}
-          - {tool: t, arguments: {a: 3}}
-",
-        )
-        .unwrap();
-        let suite = Suite::load(&harness).unwrap();
+            "suite: h\ntools: [tools.json]\nthresholds: {pass: 1}\nscenarios:\n  - id: s\n    turns:\n      - prompt: p\n        workflow:\n          - {tool: t, arguments: {a: 1}}\n          - {tool: t, arguments: {a: 2}}\n          - {tool: t, arguments: {a: 3}}\n",
+        );
         let cases: [(&str, super::Outcome); 8] = [
             ("[1, 2, 3]", Perfect),
             // The first call off its step second, third, first.
@@ -1264,19 +1247,10 @@ scenarios:
     /// Every `Matcher::Options` parameter judges a grid of scalars as the oracle's rule does.
     #[test]
     fn options_match_as_the_oracle_does() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("tools.json"),
+        let suite = suite(
             r#"[{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {}, "y": {}, "z": {}}}}]"#,
-        )
-        .unwrap();
-        let harness = dir.path().join("h.yaml");
-        std::fs::write(
-            &harness,
             "suite: h\ntools: [tools.json]\nscenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: 3, y: 2.5, z: a}\n            match:\n              x: {any_of: [3, -4, 2.5, 1e300, a, true, null, [1]]}\n              y: {any_of: [3, -4, 2.5, x], strict_integer: true}\n",
-        )
-        .unwrap();
-        let suite = Suite::load(&harness).unwrap();
+        );
         let fast = suite.fast();
         let t = Transcript::from_source(
             SourceFile::from_text(
