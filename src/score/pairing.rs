@@ -996,8 +996,24 @@ fn in_order(
     // Calls the walk stepped over to reach a perfect match, the latest few, earliest first:
     // a later step may be theirs (two calls swapped, a consumer made before its producer).
     let mut passed: SmallVec<[usize; LOOKAHEAD]> = SmallVec::new();
+    // Per step, its cap: asked once (the checks after the walk ask it again per step).
+    let caps: SmallVec<[f64; 8]> = (0..steps).map(cap).collect();
     for i in 0..steps {
-        let best = cap(i);
+        let best = caps[i];
+        // The run following its steps, no call passed over: the next call a perfect match
+        // takes the step as the search below would (a long correct stretch costs a weight a
+        // step, no bookkeeping).
+        let ahead = if passed.is_empty() && next < calls {
+            let w = weight(i, next);
+            if w == best {
+                (pairing[i], got[i]) = (Some(next), best);
+                next += 1;
+                continue;
+            }
+            Some(w)
+        } else {
+            None
+        };
         // (A call passed over long ago is an extra call: no later step asks about it again.)
         passed.retain(|j| *j + LOOKAHEAD >= next);
         // A call passed over that matches perfectly, else the first call within reach that
@@ -1010,7 +1026,10 @@ fn in_order(
         }
         let (mut first, mut perfect) = (None, None);
         for j in next..calls.min(next + LOOKAHEAD) {
-            let w = weight(i, j);
+            let w = match ahead {
+                Some(w) if j == next => w,
+                _ => weight(i, j),
+            };
             if j == next {
                 first = Some(w);
             }
@@ -1056,7 +1075,7 @@ fn in_order(
     let mut perfect: SmallVec<[bool; 8]> = smallvec![false; calls];
     for (i, j) in pairing.iter().enumerate() {
         if let Some(j) = *j
-            && got[i] == cap(i)
+            && got[i] == caps[i]
         {
             perfect[j] = true;
         }
@@ -1066,7 +1085,7 @@ fn in_order(
     let mut more: SmallVec<[f64; 8]> = SmallVec::new();
     for (i, j) in pairing.iter().enumerate() {
         let got = got[i];
-        if got == cap(i) {
+        if got == caps[i] {
             continue;
         }
         let free = |k: usize| Some(k) == *j || !perfect[k];
@@ -1109,8 +1128,8 @@ fn in_order(
     if !more.is_empty() {
         for (s, j) in pairing.iter().enumerate() {
             let Some(k) = *j else { continue };
-            if got[s] == cap(s) && more[k] > 0.0 {
-                let room = cap(s) - more[k];
+            if got[s] == caps[s] && more[k] > 0.0 {
+                let room = caps[s] - more[k];
                 if rival(s, Some(k)).is_none_or(|r| r >= room) {
                     return None;
                 }
