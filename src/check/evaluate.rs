@@ -435,7 +435,7 @@ pub(super) fn as_reference(
     let (index, sc) = suite
         .scenario(t.scenario.as_deref()?)
         .filter(|(_, sc)| t.turns.len() <= sc.turns.len())?;
-    *at_place = own::at_place(sc, t)?;
+    *at_place = own::at_place(sc, suite.own_calls(index)?, t)?;
     let same_calls = at_place.iter().all(|&own| own);
     let mut same_run = true;
     for (st, tt) in sc.turns.iter().zip(&t.turns) {
@@ -677,7 +677,7 @@ mod tests {
         // asked), is its answer asking every call; `differ` calls are not their steps' own.
         let in_order_alike = |suite: &Suite, t: &Transcript, differ: usize| {
             let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
-            let known = own::at_place(sc, t).unwrap();
+            let known = own::at_place(sc, suite.own_calls(index).unwrap(), t).unwrap();
             assert_eq!(
                 known.iter().filter(|own| !**own).count(),
                 differ,
