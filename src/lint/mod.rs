@@ -151,31 +151,52 @@ pub(crate) fn looks_refused(v: &Value) -> bool {
 /// The text of a tool's answer: a `CallToolResult`'s text items (joined by newlines), or the
 /// answer itself when it is a string; `None` for structured data without text.
 pub(crate) fn answer_text(output: &Value) -> Option<std::borrow::Cow<'_, str>> {
-    use std::borrow::Cow;
     match output {
-        Value::String(s) => Some(Cow::Borrowed(s)),
-        Value::Object(m) => {
-            let mut texts = m
-                .get("content")?
-                .as_array()?
-                .iter()
-                .filter(|i| i.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|i| i.get("text").and_then(Value::as_str));
-            // One text part, the usual answer, is read in place.
-            let first = texts.next()?;
-            match texts.next() {
-                None => Some(Cow::Borrowed(first)),
-                Some(second) => {
-                    let mut all = [first, second].join("\n");
-                    for t in texts {
-                        all.push('\n');
-                        all.push_str(t);
-                    }
-                    Some(Cow::Owned(all))
-                }
-            }
-        }
+        Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+        Value::Object(m) => content_text(m.get("content")?),
         _ => None,
+    }
+}
+
+/// An answer read once for a refusal: whether it says `isError: true`, and its text
+/// ([`answer_text`]). Its fields are walked once (two lookups cost twice that: every output
+/// of every run is read so).
+fn error_and_text(output: &Value) -> (bool, Option<std::borrow::Cow<'_, str>>) {
+    use crate::hash::same_bytes;
+    let Value::Object(m) = output else {
+        return (false, answer_text(output));
+    };
+    let (mut error, mut content) = (false, None);
+    for (k, v) in m {
+        if same_bytes(k.as_bytes(), b"isError") {
+            error = v.as_bool() == Some(true);
+        } else if same_bytes(k.as_bytes(), b"content") {
+            content = Some(v);
+        }
+    }
+    (error, content.and_then(content_text))
+}
+
+/// The text items of a `CallToolResult`'s `content`, joined by newlines.
+fn content_text(content: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    let mut texts = content
+        .as_array()?
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|i| i.get("text").and_then(Value::as_str));
+    // One text part, the usual answer, is read in place.
+    let first = texts.next()?;
+    match texts.next() {
+        None => Some(Cow::Borrowed(first)),
+        Some(second) => {
+            let mut all = [first, second].join("\n");
+            for t in texts {
+                all.push('\n');
+                all.push_str(t);
+            }
+            Some(Cow::Owned(all))
+        }
     }
 }
 
@@ -412,10 +433,11 @@ impl Linter {
     /// `ERR …`/`WRONGTYPE …`, a Python traceback). A refused call did nothing and produced
     /// nothing.
     pub fn refuses(&self, tool: &str, output: &Value) -> bool {
-        if is_error_output(output) {
+        let (error, text) = error_and_text(output);
+        if error {
             return true;
         }
-        let Some(text) = answer_text(output) else {
+        let Some(text) = text else {
             return false;
         };
         if self.caps.is_empty() {
