@@ -284,16 +284,6 @@ impl<'a, V: Copy + Default> NameMap<'a, V> {
             Self::Map(map) => map.entry(name).or_default(),
         }
     }
-
-    fn get_mut(&mut self, name: &str) -> Option<&mut V> {
-        match self {
-            Self::List(list) => list
-                .iter_mut()
-                .find(|(k, _)| same_name(k, name))
-                .map(|(_, v)| v),
-            Self::Map(map) => map.get_mut(name),
-        }
-    }
 }
 
 impl<'a> NameMap<'a, u32> {
@@ -311,12 +301,14 @@ impl<'a> NameMap<'a, u32> {
         self.get(name).unwrap_or(0)
     }
 
-    /// Takes one of `name`'s items: whether it had one left.
-    pub(crate) fn take(&mut self, name: &str) -> bool {
-        self.get_mut(name)
-            .filter(|n| **n > 0)
-            .map(|n| *n -= 1)
-            .is_some()
+    /// Each name with its count, in no particular order.
+    pub(crate) fn counts(&self) -> impl Iterator<Item = (&'a str, u32)> + '_ {
+        let (list, map) = match self {
+            Self::List(list) => (Some(list), None),
+            Self::Map(map) => (None, Some(map)),
+        };
+        let listed = list.into_iter().flatten().map(|&(k, n)| (k, n));
+        listed.chain(map.into_iter().flatten().map(|(&k, &n)| (k, n)))
     }
 }
 
@@ -464,25 +456,26 @@ mod tests {
         }
     }
 
-    /// Counts and takes agree whether the names fit the list or spill into the map.
+    /// Counts, and the names listed with them, agree whether the names fit the list or spill
+    /// into the map.
     #[test]
     fn name_counts_are_the_same_in_the_list_and_the_map() {
         for distinct in [1, 8, 9, 40] {
             let names: Vec<String> = (0..3 * distinct)
                 .map(|i| format!("t{}", i % distinct))
                 .collect();
-            let mut counts = NameCounts::of(names.iter().map(String::as_str));
+            let counts = NameCounts::of(names.iter().map(String::as_str));
             assert_eq!(matches!(counts, NameCounts::Map(_)), distinct > 8);
             for i in 0..distinct {
                 assert_eq!(counts.count(&format!("t{i}")), 3);
             }
             assert_eq!(counts.count("absent"), 0);
-            assert!(!counts.take("absent"));
-            for _ in 0..3 {
-                assert!(counts.take("t0"));
-            }
-            assert!(!counts.take("t0"), "three taken of three");
-            assert_eq!(counts.count("t0"), 0);
+            let mut listed: Vec<(&str, u32)> = counts.counts().collect();
+            listed.sort_unstable();
+            let mut expected: Vec<(&str, u32)> =
+                names[..distinct].iter().map(|n| (n.as_str(), 3)).collect();
+            expected.sort_unstable();
+            assert_eq!(listed, expected);
         }
     }
 }

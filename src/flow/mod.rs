@@ -239,6 +239,8 @@ impl<'w, 'a> Walk<'w, 'a> {
         }
         let own = self.own.get(i).copied().flatten();
         let refs = match own {
+            // (Most calls reference nothing: no clone of an empty list.)
+            Some(s) if s.references.is_empty() => Vec::new(),
             Some(s) => s.references.clone(),
             None => {
                 let inferred = self.inferred.and_then(|m| m.get(&call.tool));

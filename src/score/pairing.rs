@@ -747,10 +747,15 @@ impl<'a> TurnFacts<'a> {
         self.effect(j).read_only && !self.step_effect(w).read_only
     }
 
+    /// How many of the turn's calls are of `tool`.
+    pub(crate) fn calls_of_tool(&self, tool: &str) -> u32 {
+        self.per_tool.count(tool)
+    }
+
     /// How many of the turn's calls a step's tools made.
     pub(crate) fn calls_of(&self, o: &OracleCall) -> u32 {
         if o.alternatives.is_empty() {
-            self.per_tool.count(&o.call.tool)
+            self.calls_of_tool(&o.call.tool)
         } else {
             self.calls
                 .iter()

@@ -252,18 +252,18 @@ impl Turn<'_, '_> {
             .iter()
             .all(|&w| self.facts.workflow[w].alternatives.is_empty())
         {
-            // One tool a step: each tool's calls take its steps, as many as there are.
-            let mut left = crate::hash::NameCounts::of(
+            // One tool a step: each tool's calls take its steps, as many as there are — per
+            // tool the fewer of its calls and its steps (whichever calls come first), from the
+            // turn's counts of its calls' tools (no pass over the calls).
+            let steps_of = crate::hash::NameCounts::of(
                 steps
                     .iter()
                     .map(|&w| self.facts.workflow[w].call.tool.as_str()),
             );
-            return self
-                .facts
-                .calls
-                .iter()
-                .filter(|c| left.take(&c.tool))
-                .count();
+            return steps_of
+                .counts()
+                .map(|(tool, n)| n.min(self.facts.calls_of_tool(tool)) as usize)
+                .sum();
         }
         // Alternatives: a greedy pass over a pool of steps (O(steps × calls)).
         let mut pool: Vec<&OracleCall> = (0..steps.len()).map(|i| self.step(i)).collect();
