@@ -195,9 +195,15 @@ pub fn scenario_of<'s>(
 /// agent loop's guard needs. Equal to `evaluate(suite, t)?.verdict`; [`quick_verdict`] decides
 /// most transcripts, the engines the rest.
 pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
-    match quick_verdict(suite, t)? {
+    let Some(index) = scenario_index(suite, t)? else {
+        return Ok(evaluate(suite, t)?.verdict);
+    };
+    // What the calls say, asked once: the evaluation that decides what they cannot takes it
+    // along (its shortcut asks the same).
+    let outcome = suite.fast().outcome(&suite.linter, index, t);
+    match decided(suite, outcome) {
         Some(v) => Ok(v),
-        None => Ok(evaluate(suite, t)?.verdict),
+        None => Ok(evaluate_knowing(suite, t, Some(outcome))?.verdict),
     }
 }
 
@@ -210,11 +216,19 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
     let Some(index) = scenario_index(suite, t)? else {
         return Ok(None);
     };
+    Ok(decided(
+        suite,
+        suite.fast().outcome(&suite.linter, index, t),
+    ))
+}
+
+/// The verdict the fast path's `outcome` decides, under the suite's thresholds.
+fn decided(suite: &Suite, outcome: Outcome) -> Option<Verdict> {
     // A trajectory gate compares literally, which the fast path's policy matching does not:
     // a perfect transcript may still fall below it (a gate only ever adds a failure, so a
     // failing one still fails).
     let gated = suite.harness.thresholds.trajectory.is_some();
-    Ok(match suite.fast().outcome(&suite.linter, index, t) {
+    match outcome {
         Outcome::Perfect if gated => None,
         Outcome::Perfect => Some(crate::score::verdict(
             Some(1.0),
@@ -227,7 +241,7 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
         // A call with an argument its tool does not declare: an error finding.
         Outcome::Rejected => Some(Verdict::Fail),
         _ => None,
-    })
+    }
 }
 
 /// [`scenario_of`]'s index, through the fast path's compact lookup when it finds the id (the
@@ -334,10 +348,19 @@ fn below_gate(kind: &str, value: f64, min: f64) -> String {
 /// everything else goes through every engine ([`evaluate_with_engines`], which the tests hold
 /// this equal to). For the verdict alone, [`verdict`] is a fraction of the cost.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
+    evaluate_knowing(suite, t, None)
+}
+
+/// [`evaluate`], `known` the fast path's outcome for `t` where it was asked already.
+fn evaluate_knowing(
+    suite: &Suite,
+    t: &Transcript,
+    known: Option<Outcome>,
+) -> Result<Evaluation, SourceError> {
     // Which calls are their steps' own at their places, as the shortcut compared them: the
     // engines' own calls need not compare them again.
     let mut at_place = own::AtPlace::new();
-    match as_reference(suite, t, &mut at_place) {
+    match as_reference(suite, t, known, &mut at_place) {
         Some(ev) => Ok(ev),
         None => engines(suite, t, OwnResults::Known(&at_place)),
     }
@@ -424,10 +447,12 @@ fn reference_run(sc: &Scenario) -> Transcript {
 /// call, and the fast path's walk when the outputs are not the mock ones or a call differs.
 ///
 /// `at_place` gets, per call, whether it is its step's own call ([`own::at_place`]), where the
-/// transcript has the shape to be compared.
+/// transcript has the shape to be compared. `known`: the fast path's outcome for `t`, where
+/// it was asked already (the verdict asks it first).
 pub(super) fn as_reference(
     suite: &Suite,
     t: &Transcript,
+    known: Option<Outcome>,
     at_place: &mut own::AtPlace,
 ) -> Option<Evaluation> {
     // The suite's own index, which the fast path's `find` answers alike: the fast path is
@@ -449,12 +474,15 @@ pub(super) fn as_reference(
     let r = suite.references[index]
         .get_or_init(|| Reference::of(suite, sc))
         .as_ref()?;
+    let outcome = || known.unwrap_or_else(|| suite.fast().outcome(&suite.linter, index, t));
     let same = if same_calls {
-        same_run || (r.perfect && suite.fast().outcome(&suite.linter, index, t) == Outcome::Perfect)
+        same_run || (r.perfect && outcome() == Outcome::Perfect)
     } else {
         // Perfect with the calls the steps in order: every step matched by the call at its
         // place, so the trajectory under the policies is the reference run's (every metric 1).
+        // (Never where any pairing is imperfect: a known outcome other than perfect says no.)
         r.perfect
+            && known.is_none_or(|o| o == Outcome::Perfect)
             && suite
                 .fast()
                 .perfect_in_order(&suite.linter, index, t, at_place)
@@ -696,7 +724,7 @@ mod tests {
             for t in runs {
                 in_order_alike(&suite, &t, 0);
                 let engines = evaluate_with_engines(&suite, &t).unwrap();
-                let Some(quick) = as_reference(&suite, &t, &mut Default::default()) else {
+                let Some(quick) = as_reference(&suite, &t, None, &mut Default::default()) else {
                     continue;
                 };
                 shortcut += 1;
@@ -713,8 +741,8 @@ mod tests {
                 for (tt, st) in prompted.turns.iter_mut().zip(&sc.turns) {
                     tt.prompt = Some(st.prompt.clone());
                 }
-                let quick =
-                    as_reference(&suite, &prompted, &mut Default::default()).expect("the shortcut");
+                let quick = as_reference(&suite, &prompted, None, &mut Default::default())
+                    .expect("the shortcut");
                 let engines = evaluate_with_engines(&suite, &prompted).unwrap();
                 assert_eq!(
                     serde_json::to_value(&quick).unwrap(),
@@ -733,7 +761,7 @@ mod tests {
                     *v = serde_json::json!("a value no workflow holds");
                     in_order_alike(&suite, &other, 1);
                     let engines = evaluate_with_engines(&suite, &other).unwrap();
-                    match as_reference(&suite, &other, &mut Default::default()) {
+                    match as_reference(&suite, &other, None, &mut Default::default()) {
                         Some(quick) => {
                             assert_eq!(
                                 serde_json::to_value(&quick).unwrap(),

@@ -497,7 +497,7 @@ turns:
             "t".into(),
         )
         .unwrap();
-        let quick = super::evaluate::as_reference(&c.suite, &t, &mut Default::default())
+        let quick = super::evaluate::as_reference(&c.suite, &t, None, &mut Default::default())
             .expect("the shortcut: perfect under the policies");
         let engines = evaluate_with_engines(&c.suite, &t).unwrap();
         assert_eq!(
