@@ -195,15 +195,12 @@ pub fn scenario_of<'s>(
 /// agent loop's guard needs. Equal to `evaluate(suite, t)?.verdict`; [`quick_verdict`] decides
 /// most transcripts, the engines the rest.
 pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
-    let Some(index) = scenario_index(suite, t)? else {
-        return Ok(evaluate(suite, t)?.verdict);
-    };
     // What the calls say, asked once: the evaluation that decides what they cannot takes it
     // along (its shortcut asks the same).
-    let outcome = suite.fast().outcome(&suite.linter, index, t);
-    match decided(suite, outcome) {
+    let outcome = fast_outcome(suite, t)?;
+    match outcome.and_then(|o| decided(suite, o)) {
         Some(v) => Ok(v),
-        None => Ok(evaluate_knowing(suite, t, Some(outcome))?.verdict),
+        None => Ok(evaluate_knowing(suite, t, outcome)?.verdict),
     }
 }
 
@@ -213,13 +210,12 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
 /// pair with the workflow's steps fails. `None` when only the engines can tell. A fraction of
 /// [`evaluate`]'s cost: matchers compiled per suite, no finding worded.
 pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
-    let Some(index) = scenario_index(suite, t)? else {
-        return Ok(None);
-    };
-    Ok(decided(
-        suite,
-        suite.fast().outcome(&suite.linter, index, t),
-    ))
+    Ok(fast_outcome(suite, t)?.and_then(|o| decided(suite, o)))
+}
+
+/// What the fast path says of `t`'s calls, where it knows `t`'s scenario.
+fn fast_outcome(suite: &Suite, t: &Transcript) -> Result<Option<Outcome>, SourceError> {
+    Ok(scenario_index(suite, t)?.map(|index| suite.fast().outcome(&suite.linter, index, t)))
 }
 
 /// The verdict the fast path's `outcome` decides, under the suite's thresholds.

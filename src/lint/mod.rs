@@ -86,11 +86,6 @@ impl std::fmt::Display for LintError {
 
 impl std::error::Error for LintError {}
 
-/// Whether an answer is an MCP error (`isError: true`).
-pub(crate) fn is_error_output(v: &Value) -> bool {
-    v.get("isError").and_then(Value::as_bool) == Some(true)
-}
-
 /// The refusals MCP servers answer as text with `isError: false` (issue 29, 3), by the shapes
 /// their SDKs and libraries print: `Error: …`/`Error executing tool …` (many Python servers),
 /// `Database error: …` (mcp-server-sqlite), Redis's `ERR …` and `WRONGTYPE …`, an uncaught
@@ -145,7 +140,8 @@ pub(crate) fn looks_like_error_text(text: &str) -> bool {
 /// Whether an answer is a refusal by its shape alone (no matrix): `isError`, or the text of a
 /// common refusal (the scenario's own inference has no matrix to ask).
 pub(crate) fn looks_refused(v: &Value) -> bool {
-    is_error_output(v) || answer_text(v).is_some_and(|t| looks_like_error_text(&t))
+    let (error, text) = error_and_text(v);
+    error || text.is_some_and(|t| looks_like_error_text(&t))
 }
 
 /// The text of a tool's answer: a `CallToolResult`'s text items (joined by newlines), or the
@@ -158,9 +154,9 @@ pub(crate) fn answer_text(output: &Value) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
-/// An answer read once for a refusal: whether it says `isError: true`, and its text
-/// ([`answer_text`]). Its fields are walked once (two lookups cost twice that: every output
-/// of every run is read so).
+/// An answer read once for a refusal: whether it is an MCP error (`isError: true`), and its
+/// text ([`answer_text`]). Its fields are walked once (two lookups cost twice that: every
+/// output of every run is read so).
 fn error_and_text(output: &Value) -> (bool, Option<std::borrow::Cow<'_, str>>) {
     use crate::hash::same_bytes;
     let Value::Object(m) = output else {
