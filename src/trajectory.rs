@@ -59,6 +59,7 @@ use crate::flow::Flow;
 use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
 use crate::hash::PairCache;
 use crate::lint::Linter;
+use crate::score::own::{OwnCalls, OwnStep};
 use crate::score::pairing::TurnFacts;
 use crate::score::{assign, oracle};
 
@@ -820,15 +821,99 @@ pub(crate) fn with_policy(
             steps: st.workflow.len(),
             calls: calls.len(),
             policy: *policy,
-            literal: best_variant(
-                st,
-                Lists::of(sc, ti),
-                calls.len(),
-                Relation::asking(&|w, j| literal_matches(&st.workflow[w], calls[j])),
-            ),
+            literal: literal_turn(sc, ti, calls, &|_, _| false, None),
         })
         .collect();
     Trajectory::of_turns(turns)
+}
+
+/// The literal metrics alone, the mean over the scenario's turns (`turn_calls`, per turn):
+/// what a trajectory gate reads, without the metrics under the policies. `own`, when given:
+/// the scenario's steps' own calls, and per call (in transcript order, every turn with as
+/// many calls as steps) whether it is the own call of the step at its place
+/// ([`crate::score::own::at_place`]) — a literal match known without comparing, and in a long
+/// turn the arguments' hashes telling which steps no call can match and which calls match no
+/// step (a run wrong in one place asks about that place, not every call).
+pub(crate) fn literal(
+    sc: &Scenario,
+    turn_calls: &[&[&Call]],
+    own: Option<(&OwnCalls, &[bool])>,
+) -> Metrics {
+    let mut first = 0;
+    let turns: SmallVec<[Metrics; 4]> = sc
+        .turns
+        .iter()
+        .zip(turn_calls)
+        .enumerate()
+        .map(|(ti, (st, calls))| {
+            let at = own
+                .and_then(|(_, at)| at.get(first..first + calls.len()))
+                .unwrap_or(&[]);
+            first += calls.len();
+            let known = |w: usize, j: usize| w == j && at.get(j) == Some(&true);
+            let apart = own
+                .filter(|_| !at.is_empty() && st.workflow.len() * calls.len() > MEMO)
+                .map(|(own, _)| Apart::of(own.turn(ti), calls, at));
+            literal_turn(sc, ti, calls, &known, apart.as_ref())
+        })
+        .collect();
+    Metrics::mean(&turns)
+}
+
+/// A long turn's steps and calls by their arguments' hashes: a step no call's hash equals
+/// can match no call literally, a call no step's hash equals no step (equal arguments hash
+/// alike: [`crate::hash::value_hash`] reads numbers by value, as [`json_equal`] does).
+struct Apart {
+    /// Per step, whether no call can match it.
+    none: Vec<bool>,
+    /// Per call, whether it can match no step.
+    unmatched: Vec<bool>,
+}
+
+impl Apart {
+    /// The steps' own calls `own`, the turn's `calls`, `at[j]` whether call `j` is step
+    /// `j`'s own (its hash then the step's, not worked out).
+    fn of(own: &[OwnStep], calls: &[&Call], at: &[bool]) -> Self {
+        use std::collections::HashSet;
+        let steps: Vec<u64> = own.iter().map(|s| s.hashes.arguments()).collect();
+        let calls: Vec<u64> = calls
+            .iter()
+            .enumerate()
+            .map(|(j, c)| match steps.get(j) {
+                Some(&h) if at.get(j) == Some(&true) => h,
+                _ => crate::hash::value_hash(&c.arguments),
+            })
+            .collect();
+        let of_steps: HashSet<u64, crate::hash::Hashed> = steps.iter().copied().collect();
+        let of_calls: HashSet<u64, crate::hash::Hashed> = calls.iter().copied().collect();
+        Self {
+            none: steps.iter().map(|h| !of_calls.contains(h)).collect(),
+            unmatched: calls.iter().map(|h| !of_steps.contains(h)).collect(),
+        }
+    }
+}
+
+/// Turn `ti`'s literal metrics against its `calls`; `known(w, j)`: call `j` is known to be
+/// step `w` literally (its own call), not compared; `apart`, what the hashes rule out.
+fn literal_turn(
+    sc: &Scenario,
+    ti: usize,
+    calls: &[&Call],
+    known: &dyn Fn(usize, usize) -> bool,
+    apart: Option<&Apart>,
+) -> Metrics {
+    let st = &sc.turns[ti];
+    best_variant(
+        st,
+        Lists::of(sc, ti),
+        calls.len(),
+        Relation {
+            matches: &|w, j| known(w, j) || literal_matches(&st.workflow[w], calls[j]),
+            none: &|w| apart.is_some_and(|a| a.none.get(w) == Some(&true)),
+            unmatched: &|j| apart.is_some_and(|a| a.unmatched.get(j) == Some(&true)),
+            matched: known,
+        },
+    )
 }
 
 /// Whether call `a` does step `o` under the step's match policies: one of the step's tools

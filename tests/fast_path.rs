@@ -15,7 +15,9 @@ use agent_seer::check::{
     Suite, Verdict, evaluate, evaluate_every_call, evaluate_with_engines, quick_verdict, verdict,
 };
 use agent_seer::finding::Code;
-use agent_seer::harness::{Harness, Layout, MatchPolicy, Transcript, discover};
+use agent_seer::harness::{
+    Harness, Layout, MatchPolicy, TrajectoryGate, TrajectoryMatch, Transcript, discover,
+};
 use serde_json::{Value, json};
 
 fn repo() -> PathBuf {
@@ -271,22 +273,37 @@ fn changed(v: &Value) -> Vec<(&'static str, Value)> {
     out
 }
 
-/// The suite as loaded, and again with a pass threshold of 1.
-fn both_thresholds(harness: &Path) -> [Suite; 2] {
+/// The suite as loaded, again with a pass threshold of 1, and again under a trajectory gate
+/// of `gate`'s kind at a minimum of 1 (what an imported ADK criterion asks; the verdict then
+/// fails a run whose literal match is below it from its calls).
+fn thresholds(harness: &Path, gate: TrajectoryMatch) -> [Suite; 3] {
     let h = Harness::load(harness).unwrap();
     let mut exact = h.clone();
     exact.thresholds.pass = 1.0;
+    let mut gated = h.clone();
+    gated.thresholds.trajectory = Some(TrajectoryGate {
+        kind: gate,
+        min: 1.0,
+    });
     [
         Suite::from_harness(h).unwrap(),
         Suite::from_harness(exact).unwrap(),
+        Suite::from_harness(gated).unwrap(),
     ]
 }
+
+/// The gate kinds in turn, one a suite.
+const GATES: [TrajectoryMatch; 3] = [
+    TrajectoryMatch::InOrder,
+    TrajectoryMatch::Exact,
+    TrajectoryMatch::AnyOrder,
+];
 
 #[test]
 fn shipped_suites_and_their_mutations() {
     let layout = Layout::under(&repo());
     let mut seen = Seen::default();
-    for files in discover(&layout).unwrap() {
+    for (k, files) in discover(&layout).unwrap().into_iter().enumerate() {
         let Some(harness) = &files.harness else {
             continue;
         };
@@ -296,7 +313,7 @@ fn shipped_suites_and_their_mutations() {
             .iter()
             .map(|(_, p)| agent_seer::check::load_transcript(&loaded, p).unwrap())
             .collect();
-        for suite in both_thresholds(harness) {
+        for suite in thresholds(harness, GATES[k % GATES.len()]) {
             for t in &transcripts {
                 for v in variants(&suite, t) {
                     compare(&suite, &v, &mut seen);
@@ -402,8 +419,16 @@ fn long_turns_and_their_mutations() {
         // from its start, after a stretch of its own calls, and at its end); the others in
         // the middle (their repeated steps make every mutation a long Hungarian pairing).
         let at = |ci: usize| ci == n / 2 || (k == chain && (ci == 0 || ci == n - 1));
+        // And under a trajectory gate (its kind in turn), which the verdict decides literally.
+        let mut h = suite.harness.clone();
+        h.thresholds.trajectory = Some(TrajectoryGate {
+            kind: GATES[k % GATES.len()],
+            min: 1.0,
+        });
+        let gated = Suite::from_harness(h).unwrap();
         for v in variants_at(suite, t, &at) {
             compare(suite, &v, &mut seen);
+            compare(&gated, &v, &mut seen);
         }
     }
     eprintln!("{seen:?}");
@@ -459,7 +484,7 @@ fn references_grounded_by_the_prompt_and_asked_repeats() {
     // The scenario's prompt, written out: the same text, so still decided by the calls.
     let mut same_prompt = named.clone();
     same_prompt.turns[0].prompt = Some("Make photos/cat.png 200 pixels wide".into());
-    let [loaded, exact] = both_thresholds(&dir.path().join("ground.yaml"));
+    let [loaded, exact, _] = thresholds(&dir.path().join("ground.yaml"), TrajectoryMatch::InOrder);
     for (suite, lenient) in [(loaded, false), (exact, false)]
         .into_iter()
         .chain(std::iter::once({
@@ -523,7 +548,7 @@ fn sql_in_a_perfect_call_is_the_flow_engines() {
         "tables",
         "scenario: tables\ncalls:\n  - tool: list_tables\n    arguments: {schema: main}\n",
     );
-    let [suite, _] = both_thresholds(&dir.path().join("sql.yaml"));
+    let [suite, ..] = thresholds(&dir.path().join("sql.yaml"), TrajectoryMatch::InOrder);
     let quick = |t: &Transcript| quick_verdict(&suite, t).unwrap();
     let full = |t: &Transcript| evaluate_with_engines(&suite, t).unwrap();
     // The option is one the step accepts, but the table is one nobody showed.

@@ -195,9 +195,15 @@ pub fn scenario_of<'s>(
 /// agent loop's guard needs. Equal to `evaluate(suite, t)?.verdict`; [`quick_verdict`] decides
 /// most transcripts, the engines the rest.
 pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
+    let index = scenario_index(suite, t)?;
+    if let Some(index) = index
+        && literally_below_gate(suite, index, t)
+    {
+        return Ok(Verdict::Fail);
+    }
     // What the calls say, asked once: the evaluation that decides what they cannot takes it
     // along (its shortcut asks the same).
-    let outcome = fast_outcome(suite, t)?;
+    let outcome = index.map(|index| suite.fast().outcome(&suite.linter, index, t));
     match outcome.and_then(|o| decided(suite, o)) {
         Some(v) => Ok(v),
         None => Ok(evaluate_knowing(suite, t, outcome)?.verdict),
@@ -211,6 +217,31 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
 /// [`evaluate`]'s cost: matchers compiled per suite, no finding worded.
 pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
     Ok(fast_outcome(suite, t)?.and_then(|o| decided(suite, o)))
+}
+
+/// Whether the suite's trajectory gate fails `t`, the answer to scenario `index`, with an
+/// error: a failing verdict whatever else the engines find (a gate only adds a failure). The
+/// literal metrics alone, from the calls (the engines' own, which a policy match or a finding
+/// does not change), each call that is its step's own at its place known to match without
+/// comparing: a long run with a wrong argument fails an `in_order` gate at the cost of a walk
+/// of its calls, not every engine's.
+fn literally_below_gate(suite: &Suite, index: usize, t: &Transcript) -> bool {
+    if suite.harness.thresholds.trajectory.is_none() {
+        return false;
+    }
+    let sc = &suite.harness.scenarios[index];
+    let own = suite.own_calls(index);
+    let at_place = own.and_then(|own| own::at_place(sc, own, t));
+    let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+    let literal = trajectory::literal(
+        sc,
+        &oracle::per_turn(&flat, t, sc.turns.len()),
+        own.zip(at_place.as_deref()),
+    );
+    gate_on(suite, &literal).is_some_and(|mut f| {
+        suite_severity(suite, &mut f);
+        f.severity == Severity::Error
+    })
 }
 
 /// What the fast path says of `t`'s calls, where it knows `t`'s scenario.
@@ -263,8 +294,12 @@ fn suite_severity(suite: &Suite, f: &mut Finding) {
 /// The suite's trajectory gate (`thresholds.trajectory`): a finding when the transcript's
 /// trajectory match of the gate's kind is below its minimum.
 fn trajectory_gate(suite: &Suite, trajectory: Option<&Trajectory>) -> Option<Finding> {
-    let (gate, tr) = (suite.harness.thresholds.trajectory?, trajectory?);
-    let m = &tr.literal;
+    gate_on(suite, &trajectory?.literal)
+}
+
+/// [`trajectory_gate`] on the trajectory's literal metrics `m` (the turns' mean).
+fn gate_on(suite: &Suite, m: &trajectory::Metrics) -> Option<Finding> {
+    let gate = suite.harness.thresholds.trajectory?;
     let value = match gate.kind {
         crate::harness::TrajectoryMatch::Exact => m.exact_match,
         crate::harness::TrajectoryMatch::InOrder => m.in_order_match,
@@ -636,6 +671,7 @@ fn engines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     /// The gate's words are the formatter's, for the figures worded without it and others.
     #[test]
@@ -692,6 +728,122 @@ mod tests {
             out.push((suite, runs));
         }
         out
+    }
+
+    /// The literal metrics worked out alone, at-place own calls known without comparing, are
+    /// the engines' literal trajectory, and a gate below them fails the verdict where the
+    /// engines' gate finding does: every shipped scenario's reference run, and it with one
+    /// call's argument changed, under a gate of each kind.
+    #[test]
+    fn the_literal_metrics_alone_are_the_engines() {
+        let (mut compared, mut below) = (0, 0);
+        // Every scenario, and its first turn's steps repeated to a long turn (33 steps or
+        // more: more pairs than a turn keeps in one table, so the hashes rule pairs out).
+        let mut suites = reference_runs();
+        let long: Vec<_> = suites
+            .iter()
+            .map(|(suite, _)| {
+                let mut h = suite.harness.clone();
+                h.scenarios.retain(|sc| {
+                    sc.turns.first().is_some_and(|t| {
+                        !t.workflow.is_empty() && t.workflow.iter().all(|o| !o.optional)
+                    })
+                });
+                for sc in &mut h.scenarios {
+                    sc.turns.truncate(1);
+                    let steps = sc.turns[0].workflow.clone();
+                    // Each copy its own: a first string argument numbered (no two steps
+                    // alike, where the steps have one).
+                    for copy in 1.. {
+                        if sc.turns[0].workflow.len() >= 33 {
+                            break;
+                        }
+                        sc.turns[0]
+                            .workflow
+                            .extend(steps.iter().cloned().map(|mut o| {
+                                if let Some(Value::String(s)) = o
+                                    .call
+                                    .arguments
+                                    .as_object_mut()
+                                    .and_then(|m| m.values_mut().next())
+                                {
+                                    s.push_str(&format!(" {copy}"));
+                                }
+                                o
+                            }));
+                    }
+                }
+                let suite = Suite::from_harness(h).unwrap();
+                let runs = suite.harness.scenarios.iter().map(reference_run).collect();
+                (suite, runs)
+            })
+            .collect();
+        suites.extend(long);
+        for (suite, runs) in suites {
+            for t in runs {
+                let mut other = t.clone();
+                let n = other.calls().count();
+                if let Some(obj) = other
+                    .turns
+                    .iter_mut()
+                    .flat_map(|tt| &mut tt.calls)
+                    .nth(n / 2)
+                    .and_then(|c| c.arguments.as_object_mut())
+                    && let Some(v) = obj.values_mut().next()
+                {
+                    *v = serde_json::json!("a value no workflow holds");
+                }
+                // And the middle call swapped with the one after it: each another step's.
+                let mut swapped = t.clone();
+                if let Some(tt) = swapped.turns.iter_mut().find(|tt| tt.calls.len() >= 2) {
+                    let k = tt.calls.len() / 2;
+                    tt.calls.swap(k - 1, k);
+                }
+                for t in [t, other, swapped] {
+                    let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
+                    let at_place = own::at_place(sc, suite.own_calls(index).unwrap(), &t).unwrap();
+                    let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
+                    let per_turn = oracle::per_turn(&flat, &t, sc.turns.len());
+                    let engines = evaluate_with_engines(&suite, &t).unwrap();
+                    let literal = engines.trajectory.unwrap().literal;
+                    let own = suite.own_calls(index).unwrap();
+                    let alone = trajectory::literal(sc, &per_turn, Some((own, &at_place)));
+                    assert_eq!(alone, literal, "{}", t.id);
+                    assert_eq!(
+                        trajectory::literal(sc, &per_turn, None),
+                        literal,
+                        "{}",
+                        t.id
+                    );
+                    compared += 1;
+                    for kind in [
+                        crate::harness::TrajectoryMatch::Exact,
+                        crate::harness::TrajectoryMatch::InOrder,
+                        crate::harness::TrajectoryMatch::AnyOrder,
+                    ] {
+                        let mut h = suite.harness.clone();
+                        h.thresholds.trajectory =
+                            Some(crate::harness::TrajectoryGate { kind, min: 1.0 });
+                        let gated = Suite::from_harness(h).unwrap();
+                        let engines = evaluate_with_engines(&gated, &t).unwrap();
+                        let fails = engines
+                            .findings
+                            .iter()
+                            .any(|f| f.code == crate::finding::Code::TrajectoryBelow);
+                        assert_eq!(literally_below_gate(&gated, index, &t), fails, "{}", t.id);
+                        below += usize::from(fails);
+                        // A gate the suite makes a warning fails nothing.
+                        let mut h = gated.harness.clone();
+                        h.severity
+                            .insert(crate::finding::Code::TrajectoryBelow, Severity::Warning);
+                        let warned = Suite::from_harness(h).unwrap();
+                        assert!(!literally_below_gate(&warned, index, &t), "{}", t.id);
+                    }
+                }
+            }
+        }
+        assert!(compared >= 80, "{compared} runs compared");
+        assert!(below >= 40, "{below} runs below a gate");
     }
 
     #[test]

@@ -252,6 +252,11 @@ pub(crate) struct CallHashes {
 }
 
 impl CallHashes {
+    /// The arguments' hash ([`crate::hash::value_hash`]).
+    pub(crate) fn arguments(&self) -> u64 {
+        self.arguments
+    }
+
     /// Call `a`'s.
     pub(crate) fn of(a: &Call) -> Self {
         let values: SmallVec<[(u64, u64); 4]> = a
