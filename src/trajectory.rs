@@ -87,7 +87,7 @@ pub struct Metrics {
 }
 
 /// What [`Metrics::of_known`] is told without asking whether a call matches a step.
-pub(crate) struct Known<N, U> {
+pub(crate) struct Known<N, U, A> {
     /// Whether no call matches step `i` (`false` where unknown).
     pub(crate) none: N,
     /// Whether no step matches call `j` (`false` where unknown).
@@ -95,14 +95,19 @@ pub(crate) struct Known<N, U> {
     /// The first `done` steps, each done once, are each matched by the call at its place (a
     /// run that follows its workflow up to where it first differs).
     pub(crate) done: usize,
+    /// Whether step `i`, done once, is matched by call `i`, the call at its place (`false`
+    /// where unknown): after a place where the run differs, the steps it does as its
+    /// workflow again are not asked about.
+    pub(crate) at: A,
 }
 
-impl Known<fn(usize) -> bool, fn(usize) -> bool> {
+impl Known<fn(usize) -> bool, fn(usize) -> bool, fn(usize) -> bool> {
     /// Nothing known.
     pub(crate) const NOTHING: Self = Known {
         none: |_| false,
         unmatched: |_| false,
         done: 0,
+        at: |_| false,
     };
 }
 
@@ -125,21 +130,24 @@ impl Metrics {
         steps: &[Times],
         calls: usize,
         matches: impl Fn(usize, usize) -> bool,
-        known: Known<impl Fn(usize) -> bool, impl Fn(usize) -> bool>,
+        known: Known<impl Fn(usize) -> bool, impl Fn(usize) -> bool, impl Fn(usize) -> bool>,
     ) -> Self {
         let Known {
             none,
             unmatched,
             done,
+            at,
         } = known;
         debug_assert!(
             done <= calls && steps[..done].iter().all(|t| *t == Times::ONCE),
             "steps known done are done once, each by the call at its place"
         );
         let matches = |i: usize, j: usize| !none(i) && matches(i, j);
+        // A step known matched at its place is matched: asked there, `matches` is true.
+        let matches = |i: usize, j: usize| (i == j && at(i)) || matches(i, j);
         let exact = exact(steps, calls, &matches, done);
-        let in_order = in_order(steps, calls, &matches, &none, done);
-        let (matched, required) = pairing(steps, calls, &matches, &none, &unmatched, done);
+        let in_order = in_order(steps, calls, &matches, &none, &at, done);
+        let (matched, required) = pairing(steps, calls, &matches, &none, &unmatched, &at, done);
         let wanted: usize = steps.iter().map(|t| t.min).sum();
         let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
         let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
@@ -280,11 +288,17 @@ fn in_order(
     calls: usize,
     matches: &impl Fn(usize, usize) -> bool,
     none: &impl Fn(usize) -> bool,
+    at: &impl Fn(usize) -> bool,
     done: usize,
 ) -> bool {
     // The first `done` steps take the first `done` calls: each the earliest that matches.
     let mut next = done;
     for (i, t) in steps.iter().enumerate().skip(done) {
+        // The next call is the step's, known: the earliest that matches.
+        if next == i && at(i) {
+            next += 1;
+            continue;
+        }
         if t.min > 0 && none(i) {
             return false;
         }
@@ -312,6 +326,7 @@ fn pairing(
     matches: &impl Fn(usize, usize) -> bool,
     none: &impl Fn(usize) -> bool,
     unmatched: &impl Fn(usize) -> bool,
+    at: &impl Fn(usize) -> bool,
     done: usize,
 ) -> (usize, usize) {
     let rows: SmallVec<[usize; 8]> = steps
@@ -326,6 +341,12 @@ fn pairing(
     let (mut matched, mut required) = (done, done);
     let mut next = done;
     for (i, t) in steps.iter().enumerate().skip(done) {
+        // The next call is the step's, known, and free: the one the search below finds.
+        if next == i && at(i) && !used[i] {
+            (used[i], taken[i], next) = (true, 1, i + 1);
+            (matched, required) = (matched + 1, required + 1);
+            continue;
+        }
         let mut j = next;
         while taken[i] < t.min && !none(i) {
             let Some(k) = (j..calls).find(|&k| !used[k] && matches(i, k)) else {
@@ -773,6 +794,7 @@ fn best_of(variants: Lists, calls: usize, r: Relation) -> Metrics {
             none: |a: usize| (r.none)(v[a]),
             unmatched: r.unmatched,
             done,
+            at: |a: usize| a < calls && times[a] == Times::ONCE && (r.matched)(v[a], a),
         };
         Metrics::of_known(times, calls, |a, j| (r.matches)(v[a], j), known)
     };
@@ -981,7 +1003,7 @@ mod tests {
     /// match relations over steps with every kind of bound.
     #[test]
     fn the_walked_pairing_counts_as_the_optimal_one() {
-        let mut knew_done = 0;
+        let (mut knew_done, mut knew_at) = (0, 0);
         let mut next = numbers(17);
         for _ in 0..3000 {
             let steps: Vec<Times> = (0..1 + next(5))
@@ -1005,7 +1027,15 @@ mod tests {
             let matches = |i: usize, j: usize| m[i][j];
             let optimal = hungarian(&steps, calls, &matches);
             assert_eq!(
-                pairing(&steps, calls, &matches, &|_| false, &|_| false, 0),
+                pairing(
+                    &steps,
+                    calls,
+                    &matches,
+                    &|_| false,
+                    &|_| false,
+                    &|_| false,
+                    0
+                ),
                 optimal,
                 "{steps:?} {m:?}"
             );
@@ -1016,24 +1046,31 @@ mod tests {
                 .count();
             let unmatched = |j: usize| !(0..steps.len()).any(|i| m[i][j]);
             let none = |_: usize| false;
-            assert_eq!(
-                pairing(&steps, calls, &matches, &none, &unmatched, done),
-                optimal,
-                "{steps:?} {m:?} done {done}"
-            );
+            // And every step done once that the call at its place matches, past `done` too.
+            let at = |i: usize| i < calls && steps[i] == Times::ONCE && m[i][i];
+            let nothing = |_: usize| false;
+            for at in [&at as &dyn Fn(usize) -> bool, &nothing] {
+                assert_eq!(
+                    pairing(&steps, calls, &matches, &none, &unmatched, &at, done),
+                    optimal,
+                    "{steps:?} {m:?} done {done}"
+                );
+                assert_eq!(
+                    in_order(&steps, calls, &matches, &none, &at, done),
+                    in_order(&steps, calls, &matches, &none, &nothing, 0),
+                    "{steps:?} {m:?} done {done}"
+                );
+            }
+            knew_at += usize::from((done..steps.len()).any(at));
             assert_eq!(
                 exact(&steps, calls, &matches, done),
                 exact(&steps, calls, &matches, 0),
                 "{steps:?} {m:?} done {done}"
             );
-            assert_eq!(
-                in_order(&steps, calls, &matches, &none, done),
-                in_order(&steps, calls, &matches, &none, 0),
-                "{steps:?} {m:?} done {done}"
-            );
             knew_done += usize::from(done > 0);
         }
         assert!(knew_done > 300, "{knew_done}");
+        assert!(knew_at > 300, "{knew_at}");
     }
 
     /// Plain steps' metrics read from bit sets are those of the general walk: random
