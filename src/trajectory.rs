@@ -873,8 +873,9 @@ pub(crate) fn literal(
                 .unwrap_or(&[]);
             first += calls.len();
             let known = |w: usize, j: usize| w == j && at.get(j) == Some(&true);
+            // (Where every call is its step's own at its place, the hashes rule nothing out.)
             let apart = own
-                .filter(|_| !at.is_empty() && st.workflow.len() * calls.len() > MEMO)
+                .filter(|_| st.workflow.len() * calls.len() > MEMO && at.contains(&false))
                 .map(|(own, _)| Apart::of(own.turn(ti), calls, at));
             literal_turn(sc, ti, calls, &known, apart.as_ref())
         })

@@ -196,17 +196,33 @@ pub fn scenario_of<'s>(
 /// most transcripts, the engines the rest.
 pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
     let index = scenario_index(suite, t)?;
+    // Under a trajectory gate, which calls are their steps' own at their places: what the
+    // gate's literal metrics know without comparing, and the evaluation's shortcut then.
+    let mut at_place = None;
     if let Some(index) = index
-        && literally_below_gate(suite, index, t)
+        && suite.harness.thresholds.trajectory.is_some()
     {
-        return Ok(Verdict::Fail);
+        let sc = &suite.harness.scenarios[index];
+        at_place = suite
+            .own_calls(index)
+            .and_then(|own| own::at_place(sc, own, t));
+        // Every call its step's own at its place: the evaluation's shortcut (the reference
+        // run's, whose literal metrics these calls share), which asks the fast path only
+        // where the outputs are not the steps' mock ones (a perfect outcome decides nothing
+        // under a gate).
+        if at_place.as_ref().is_some_and(|a| !a.contains(&false)) {
+            return Ok(evaluate_knowing(suite, t, None, at_place)?.verdict);
+        }
+        if literally_below_gate(suite, index, t, at_place.as_deref()) {
+            return Ok(Verdict::Fail);
+        }
     }
     // What the calls say, asked once: the evaluation that decides what they cannot takes it
     // along (its shortcut asks the same).
     let outcome = index.map(|index| suite.fast().outcome(&suite.linter, index, t));
     match outcome.and_then(|o| decided(suite, o)) {
         Some(v) => Ok(v),
-        None => Ok(evaluate_knowing(suite, t, outcome)?.verdict),
+        None => Ok(evaluate_knowing(suite, t, outcome, at_place)?.verdict),
     }
 }
 
@@ -222,21 +238,24 @@ pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, S
 /// Whether the suite's trajectory gate fails `t`, the answer to scenario `index`, with an
 /// error: a failing verdict whatever else the engines find (a gate only adds a failure). The
 /// literal metrics alone, from the calls (the engines' own, which a policy match or a finding
-/// does not change), each call that is its step's own at its place known to match without
-/// comparing: a long run with a wrong argument fails an `in_order` gate at the cost of a walk
-/// of its calls, not every engine's.
-fn literally_below_gate(suite: &Suite, index: usize, t: &Transcript) -> bool {
+/// does not change), each call that is its step's own at its place (`at_place`,
+/// [`own::at_place`]) known to match without comparing: a long run with a wrong argument
+/// fails an `in_order` gate at the cost of a walk of its calls, not every engine's.
+fn literally_below_gate(
+    suite: &Suite,
+    index: usize,
+    t: &Transcript,
+    at_place: Option<&[bool]>,
+) -> bool {
     if suite.harness.thresholds.trajectory.is_none() {
         return false;
     }
     let sc = &suite.harness.scenarios[index];
-    let own = suite.own_calls(index);
-    let at_place = own.and_then(|own| own::at_place(sc, own, t));
     let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
     let literal = trajectory::literal(
         sc,
         &oracle::per_turn(&flat, t, sc.turns.len()),
-        own.zip(at_place.as_deref()),
+        suite.own_calls(index).zip(at_place),
     );
     gate_on(suite, &literal).is_some_and(|mut f| {
         suite_severity(suite, &mut f);
@@ -379,18 +398,20 @@ fn below_gate(kind: &str, value: f64, min: f64) -> String {
 /// everything else goes through every engine ([`evaluate_with_engines`], which the tests hold
 /// this equal to). For the verdict alone, [`verdict`] is a fraction of the cost.
 pub fn evaluate(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    evaluate_knowing(suite, t, None)
+    evaluate_knowing(suite, t, None, None)
 }
 
-/// [`evaluate`], `known` the fast path's outcome for `t` where it was asked already.
+/// [`evaluate`], `known` the fast path's outcome for `t` and `compared` which calls are their
+/// steps' own at their places ([`own::at_place`]), where they were asked already.
 fn evaluate_knowing(
     suite: &Suite,
     t: &Transcript,
     known: Option<Outcome>,
+    compared: Option<own::AtPlace>,
 ) -> Result<Evaluation, SourceError> {
     // Which calls are their steps' own at their places, as the shortcut compared them: the
     // engines' own calls need not compare them again.
-    let mut at_place = own::AtPlace::new();
+    let mut at_place = compared.unwrap_or_default();
     match as_reference(suite, t, known, &mut at_place) {
         Some(ev) => Ok(ev),
         None => engines(suite, t, OwnResults::Known(&at_place)),
@@ -478,7 +499,7 @@ fn reference_run(sc: &Scenario) -> Transcript {
 /// call, and the fast path's walk when the outputs are not the mock ones or a call differs.
 ///
 /// `at_place` gets, per call, whether it is its step's own call ([`own::at_place`]), where the
-/// transcript has the shape to be compared. `known`: the fast path's outcome for `t`, where
+/// transcript has the shape to be compared (kept where it holds them already). `known`: the fast path's outcome for `t`, where
 /// it was asked already (the verdict asks it first).
 pub(super) fn as_reference(
     suite: &Suite,
@@ -491,7 +512,9 @@ pub(super) fn as_reference(
     let (index, sc) = suite
         .scenario(t.scenario.as_deref()?)
         .filter(|(_, sc)| t.turns.len() <= sc.turns.len())?;
-    *at_place = own::at_place(sc, suite.own_calls(index)?, t)?;
+    if at_place.is_empty() {
+        *at_place = own::at_place(sc, suite.own_calls(index)?, t)?;
+    }
     let same_calls = at_place.iter().all(|&own| own);
     let mut same_run = true;
     for (st, tt) in sc.turns.iter().zip(&t.turns) {
@@ -830,14 +853,23 @@ mod tests {
                             .findings
                             .iter()
                             .any(|f| f.code == crate::finding::Code::TrajectoryBelow);
-                        assert_eq!(literally_below_gate(&gated, index, &t), fails, "{}", t.id);
+                        assert_eq!(
+                            literally_below_gate(&gated, index, &t, Some(&at_place)),
+                            fails,
+                            "{}",
+                            t.id
+                        );
                         below += usize::from(fails);
                         // A gate the suite makes a warning fails nothing.
                         let mut h = gated.harness.clone();
                         h.severity
                             .insert(crate::finding::Code::TrajectoryBelow, Severity::Warning);
                         let warned = Suite::from_harness(h).unwrap();
-                        assert!(!literally_below_gate(&warned, index, &t), "{}", t.id);
+                        assert!(
+                            !literally_below_gate(&warned, index, &t, Some(&at_place)),
+                            "{}",
+                            t.id
+                        );
                     }
                 }
             }
