@@ -2,8 +2,9 @@
 //! outputs under each import switch, and on thousands of mutations of both, `verdict` and
 //! `quick_verdict` give the verdict `evaluate` (every engine) gives, and a transcript the fast
 //! path calls perfect is one the engines find nothing in and score 1 on every sub-dimension —
-//! with each suite's own pass threshold and with a threshold of 1, where imperfect transcripts
-//! are failed without the engines.
+//! with each suite's own pass threshold, with a threshold of 1, where imperfect transcripts
+//! are failed without the engines, and under a trajectory gate, where a run below it is failed
+//! from its calls' literal metrics.
 //!
 //! `AGENT_SEER_BFCL_DATA` (BFCL's data directory, from bfcl-eval) adds BFCL's real four
 //! categories; `.ci/run` sets it (in a release build: ~850,000 transcripts).

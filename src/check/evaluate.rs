@@ -499,8 +499,9 @@ fn reference_run(sc: &Scenario) -> Transcript {
 /// call, and the fast path's walk when the outputs are not the mock ones or a call differs.
 ///
 /// `at_place` gets, per call, whether it is its step's own call ([`own::at_place`]), where the
-/// transcript has the shape to be compared (kept where it holds them already). `known`: the fast path's outcome for `t`, where
-/// it was asked already (the verdict asks it first).
+/// transcript has the shape to be compared (kept where it holds them already: the verdict
+/// under a trajectory gate compares them first). `known`: the fast path's outcome for `t`,
+/// where it was asked already (the verdict asks it first).
 pub(super) fn as_reference(
     suite: &Suite,
     t: &Transcript,
