@@ -60,7 +60,7 @@ use crate::harness::{Call, OracleCall, Scenario, Transcript, Turn};
 use crate::hash::PairCache;
 use crate::lint::Linter;
 use crate::score::own::{OwnCalls, OwnStep};
-use crate::score::pairing::TurnFacts;
+use crate::score::pairing::{OwnTallies, TurnFacts};
 use crate::score::{assign, oracle};
 
 /// One trajectory's six metrics, each 0–1: a turn's (the three matches 0 or 1) or the mean of a
@@ -876,7 +876,9 @@ pub(crate) fn literal(
             // (Where every call is its step's own at its place, the hashes rule nothing out.)
             let apart = own
                 .filter(|_| st.workflow.len() * calls.len() > MEMO && at.contains(&false))
-                .map(|(own, _)| Apart::of(own.turn(ti), calls, at));
+                .and_then(|(own, _)| {
+                    Some(Apart::of(own.turn(ti), own.tallies(sc, ti)?, calls, at))
+                });
             literal_turn(sc, ti, calls, &known, apart.as_ref())
         })
         .collect();
@@ -894,9 +896,10 @@ struct Apart {
 }
 
 impl Apart {
-    /// The steps' own calls `own`, the turn's `calls`, `at[j]` whether call `j` is step
-    /// `j`'s own (its hash then the step's, not worked out).
-    fn of(own: &[OwnStep], calls: &[&Call], at: &[bool]) -> Self {
+    /// The steps' own calls `own` and their hashes counted (`tallies`, kept per scenario),
+    /// the turn's `calls`, `at[j]` whether call `j` is step `j`'s own (its hash then the
+    /// step's, not worked out).
+    fn of(own: &[OwnStep], tallies: &OwnTallies, calls: &[&Call], at: &[bool]) -> Self {
         use std::collections::HashSet;
         let steps: Vec<u64> = own.iter().map(|s| s.hashes.arguments()).collect();
         let calls: Vec<u64> = calls
@@ -907,11 +910,10 @@ impl Apart {
                 _ => crate::hash::value_hash(&c.arguments),
             })
             .collect();
-        let of_steps: HashSet<u64, crate::hash::Hashed> = steps.iter().copied().collect();
         let of_calls: HashSet<u64, crate::hash::Hashed> = calls.iter().copied().collect();
         Self {
             none: steps.iter().map(|h| !of_calls.contains(h)).collect(),
-            unmatched: calls.iter().map(|h| !of_steps.contains(h)).collect(),
+            unmatched: calls.iter().map(|&h| !tallies.has_arguments(h)).collect(),
         }
     }
 }

@@ -219,7 +219,7 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
     }
     // What the calls say, asked once: the evaluation that decides what they cannot takes it
     // along (its shortcut asks the same).
-    let outcome = index.map(|index| suite.fast().outcome(&suite.linter, index, t));
+    let outcome = fast_outcome(suite, index, t);
     match outcome.and_then(|o| decided(suite, o)) {
         Some(v) => Ok(v),
         None => Ok(evaluate_knowing(suite, t, outcome, at_place)?.verdict),
@@ -232,7 +232,7 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
 /// pair with the workflow's steps fails. `None` when only the engines can tell. A fraction of
 /// [`evaluate`]'s cost: matchers compiled per suite, no finding worded.
 pub fn quick_verdict(suite: &Suite, t: &Transcript) -> Result<Option<Verdict>, SourceError> {
-    Ok(fast_outcome(suite, t)?.and_then(|o| decided(suite, o)))
+    Ok(fast_outcome(suite, scenario_index(suite, t)?, t).and_then(|o| decided(suite, o)))
 }
 
 /// Whether the suite's trajectory gate fails `t`, the answer to scenario `index`, with an
@@ -263,9 +263,9 @@ fn literally_below_gate(
     })
 }
 
-/// What the fast path says of `t`'s calls, where it knows `t`'s scenario.
-fn fast_outcome(suite: &Suite, t: &Transcript) -> Result<Option<Outcome>, SourceError> {
-    Ok(scenario_index(suite, t)?.map(|index| suite.fast().outcome(&suite.linter, index, t)))
+/// What the fast path says of `t`'s calls, where `t` answers scenario `index`.
+fn fast_outcome(suite: &Suite, index: Option<usize>, t: &Transcript) -> Option<Outcome> {
+    index.map(|index| suite.fast().outcome(&suite.linter, index, t))
 }
 
 /// The verdict the fast path's `outcome` decides, under the suite's thresholds.

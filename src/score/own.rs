@@ -74,6 +74,14 @@ impl OwnCalls {
         Self { turns, tallies }
     }
 
+    /// Turn `turn`'s tallies of its steps' own calls' hashes ([`OwnTallies`]), made at the
+    /// first long turn that asks (the oracle's facts, or a trajectory gate's literal metrics).
+    pub(crate) fn tallies(&self, sc: &Scenario, turn: usize) -> Option<&OwnTallies> {
+        use super::oracle::{compared_in, step_keys};
+        let tallies = self.tallies.get(turn)?;
+        Some(tallies.get_or_init(|| OwnTallies::of(compared_in(sc, turn), step_keys(sc, turn))))
+    }
+
     /// Turn `turn`'s steps (none past the scenario's turns).
     pub(crate) fn turn(&self, turn: usize) -> &[OwnStep] {
         self.turns.get(turn).map_or(&[], Vec::as_slice)

@@ -170,6 +170,12 @@ struct OwnList {
 }
 
 impl OwnTallies {
+    /// Whether some step's own call has arguments hashing to `h` (a call whose arguments do
+    /// not equals no step's literally).
+    pub(crate) fn has_arguments(&self, h: u64) -> bool {
+        self.arguments.contains_key(&h)
+    }
+
     /// The tallies of a turn's workflow, given the parameters each step compares and their
     /// keys (a step's own call hashes as its step: [`StepKey::arguments`]).
     pub(crate) fn of(params: &[Vec<Box<str>>], keys: &[StepKey]) -> Self {
@@ -702,8 +708,7 @@ impl<'a> TurnFacts<'a> {
         let Some(h) = self.arguments_hash(j) else {
             return false;
         };
-        self.tallies()
-            .is_some_and(|t| !t.arguments.contains_key(&h))
+        self.tallies().is_some_and(|t| !t.has_arguments(h))
     }
 
     /// Whether call `j`'s arguments cannot equal step `w`'s, by their hashes (in a turn of
