@@ -100,6 +100,16 @@ impl std::error::Error for LintError {}
 pub(crate) fn looks_like_error_text(text: &str) -> bool {
     use crate::pattern::{is_space, is_word, literal_ignore_case, word_boundary};
     let t = text.trim_start_matches(is_space);
+    // Every form below starts with one of these letters, in either case (`ſ`, not ASCII,
+    // folds onto `s`): an answer that starts otherwise (`{`, a digit, most words) is none,
+    // without trying each.
+    match t.bytes().next() {
+        None => return false,
+        Some(b) if b.is_ascii() && !b"bcdenpqstw".contains(&b.to_ascii_lowercase()) => {
+            return false;
+        }
+        _ => {}
+    }
     // `Error:`, or `Error executing …:` with the colon on its line.
     if let Some(after) = literal_ignore_case(t, 0, "error") {
         let rest = &t[after..];
