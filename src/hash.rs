@@ -288,8 +288,8 @@ impl<'a, V: Copy + Default> NameMap<'a, V> {
 
 impl<'a> NameMap<'a, u32> {
     /// The count of each of `names`. A run of one name (a long run's calls of one tool) is
-    /// counted in place and added once: a comparison with the name before, not a lookup, a
-    /// name.
+    /// counted in place and added once: each name of it costs a comparison with the one
+    /// before, not a lookup.
     pub(crate) fn of(names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut counts = Self::new();
         let mut run: Option<(&'a str, u32)> = None;
