@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::config::{HarnessConfig, JudgeSetup};
 use super::discrimination::{Discrimination, Row};
-use super::evaluate::{Evaluation, Verdict, evaluate};
+use super::evaluate::{Evaluation, Verdict, evaluate, evaluate_alone};
 use super::prepared::Prepared;
 use super::record::{HarnessRecord, JudgeRecord, Status, TranscriptRecord, TrialRecord};
 use super::render;
@@ -670,7 +670,13 @@ impl LazySuite {
             if suite.harness.thresholds.mutation.is_some() && is_yaml(path) {
                 self.note_source(i, &t);
             }
-            check_transcript(suite, &t, path)
+            // The one transcript of a trial's process (`plan_exact`) is evaluated alone.
+            let ev = if self.transcripts.len() == 1 {
+                evaluate_alone(suite, &t)
+            } else {
+                evaluate(suite, &t)
+            };
+            ev.and_then(|ev| check_transcript(suite, ev, &t, path))
         });
         let row = match &r {
             Ok(r) => Ok(Row::of(&r.evaluation)),
@@ -1044,16 +1050,17 @@ pub fn load_transcript(suite: &Suite, path: &Path) -> Result<Transcript, SourceE
 
 /// Loads and evaluates one transcript of a loaded suite.
 pub fn check_loaded(suite: &Suite, path: &Path) -> Result<CheckResult, SourceError> {
-    check_transcript(suite, &load_transcript(suite, path)?, path)
+    let t = load_transcript(suite, path)?;
+    check_transcript(suite, evaluate(suite, &t)?, &t, path)
 }
 
-/// Evaluates a transcript of a loaded suite, read from `path`.
+/// The result of `ev`, the evaluation of transcript `t` of a loaded suite, read from `path`.
 fn check_transcript(
     suite: &Suite,
+    ev: Evaluation,
     t: &Transcript,
     path: &Path,
 ) -> Result<CheckResult, SourceError> {
-    let ev = evaluate(suite, t)?;
     let scenario = suite.scenario_of(t);
     let agrees = ev
         .agrees_with_label()

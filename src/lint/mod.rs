@@ -18,6 +18,7 @@ mod schema;
 pub use crate::finding::{did_you_mean, nearest, type_name};
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -214,9 +215,10 @@ pub struct Linter {
     caps: Vec<Capabilities>,
     // tool index -> matrix index
     caps_of: Vec<Option<usize>>,
-    // tool index -> the parameters with rules, per resolved model (computed once: sorting and
-    // filtering them per call was most of a valid call's cost)
-    plans: Vec<Option<caps::Plan>>,
+    // tool index -> the parameters with rules, per resolved model (computed at the tool's first
+    // call: sorting and filtering them per call was most of a valid call's cost, and a trial's
+    // process calls a few of a suite's tools)
+    plans: Vec<OnceLock<caps::Plan>>,
     // Whether any matrix declares a `sql:` parameter, and whether any tool has a parameter
     // SQL may come in by name (`query`, `sql`, …): computed once, the fast path asks per call.
     declares_sql: bool,
@@ -274,13 +276,7 @@ impl Linter {
                 }
             }
         }
-        let plans = (0..tools.len())
-            .map(|ti| {
-                let matrix = &caps[caps_of[ti]?];
-                let spec = &tools.tools()[ti];
-                Some(caps::Plan::new(matrix, matrix.tool(&spec.name)?, spec))
-            })
-            .collect();
+        let plans = (0..tools.len()).map(|_| OnceLock::new()).collect();
         let declares_sql = caps
             .iter()
             .any(|m| m.tools.values().any(|t| !t.sql.is_empty()));
@@ -489,9 +485,11 @@ impl Linter {
         };
         let compiled = &self.tools[ti];
         compiled.check(args, arguments, &mut out);
-        if let (Some(mi), Some(plan)) = (self.caps_of[ti], &self.plans[ti]) {
+        if let Some(mi) = self.caps_of[ti] {
             let matrix = &self.caps[mi];
             if let Some(tool_caps) = matrix.tool(tool) {
+                let plan = self.plans[ti]
+                    .get_or_init(|| caps::Plan::new(matrix, tool_caps, &compiled.spec));
                 caps::check(matrix, tool_caps, plan, &compiled.spec, args, &mut out);
             }
         }

@@ -234,7 +234,7 @@ impl ToolSet {
     }
 
     fn read(file: &SourceFile, check_keys: bool) -> Result<Self, SourceError> {
-        let (value, lines) = match serde_json::from_str::<Value>(&file.text) {
+        let (mut value, lines) = match serde_json::from_str::<Value>(&file.text) {
             Ok(v) => {
                 if check_keys {
                     file.check_json_keys()?;
@@ -288,7 +288,7 @@ impl ToolSet {
             }
         };
         let (mut set, places) =
-            Self::parse(&value).map_err(|e| locate(e.pointer(), e.to_string()))?;
+            Self::parse(&mut value).map_err(|e| locate(e.pointer(), e.to_string()))?;
         if lines.is_none() {
             set.origins = places
                 .into_iter()
@@ -333,52 +333,58 @@ impl ToolSet {
 
     /// Builds a tool set from an already-parsed spec document.
     pub fn from_json(value: &Value) -> Result<Self, SpecError> {
-        Self::parse(value).map(|(set, _)| set)
+        Self::parse(&mut value.clone()).map(|(set, _)| set)
     }
 
     /// The tool set, and for each tool the JSON pointers of the tool and of its input schema
     /// as written (`None` for a translated BFCL schema).
     #[allow(clippy::type_complexity)]
-    fn parse(value: &Value) -> Result<(Self, Vec<(String, Option<String>)>), SpecError> {
+    fn parse(value: &mut Value) -> Result<(Self, Vec<(String, Option<String>)>), SpecError> {
         let doc = |m: &str| SpecError::Document {
             message: m.to_owned(),
             pointer: String::new(),
         };
-        let items: &[Value] = match value {
+        let key = match value {
+            Value::Object(obj) if obj.contains_key("tools") => "tools",
+            _ => "functions",
+        };
+        // Where the tools are in the document: `/tools/3`, `/3`, or the document itself.
+        let (prefix, single) = match value {
+            Value::Array(_) => ("", false),
+            Value::Object(obj) if obj.contains_key(key) => (
+                if key == "tools" {
+                    "/tools"
+                } else {
+                    "/functions"
+                },
+                false,
+            ),
+            _ => ("", true),
+        };
+        // The tools, read and then taken apart: their schemas are moved out of the document.
+        let items: &mut [Value] = match value {
             Value::Array(items) => items,
-            Value::Object(obj) => match obj.get("tools").or_else(|| obj.get("functions")) {
+            Value::Object(obj) if obj.contains_key(key) => match obj.get_mut(key) {
                 Some(Value::Array(items)) => items,
-                Some(_) => {
-                    let key = if obj.contains_key("tools") {
-                        "tools"
-                    } else {
-                        "functions"
-                    };
+                _ => {
                     return Err(SpecError::Document {
                         message: format!("`{key}` must be an array"),
                         pointer: format!("/{key}"),
                     });
                 }
-                None if obj.contains_key("name") => std::slice::from_ref(value),
-                None => {
-                    return Err(doc(
-                        "expected a tools/list result (`{\"tools\": [...]}`), an array \
-                                of tools, or a function doc",
-                    ));
-                }
             },
+            Value::Object(obj) if obj.contains_key("name") => std::slice::from_mut(value),
+            Value::Object(_) => {
+                return Err(doc(
+                    "expected a tools/list result (`{\"tools\": [...]}`), an array \
+                     of tools, or a function doc",
+                ));
+            }
             _ => return Err(doc("expected a JSON object or array of tools")),
         };
-        let prefix = match value {
-            Value::Array(_) => "",
-            Value::Object(obj) if obj.contains_key("tools") => "/tools",
-            Value::Object(obj) if obj.contains_key("functions") => "/functions",
-            _ => "",
-        };
-        let single = !value.is_array() && prefix.is_empty();
         let mut set = ToolSet::default();
         let mut places = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
+        for (index, item) in items.iter_mut().enumerate() {
             let tool_pointer = if single {
                 String::new()
             } else {
@@ -469,7 +475,7 @@ fn strip_at(e: &serde_json::Error) -> String {
 /// Recognises one tool in any supported dialect.
 /// One tool, and the pointer (relative to the tool) of its input schema as written. Errors are
 /// [`SpecError::Tool`] with the pointer of what is wrong.
-fn parse_tool(item: &Value) -> Result<(ToolSpec, Option<String>), SpecError> {
+fn parse_tool(item: &mut Value) -> Result<(ToolSpec, Option<String>), SpecError> {
     let err = |pointer: &str, message: String| SpecError::Tool {
         message,
         pointer: pointer.to_owned(),
@@ -563,12 +569,24 @@ fn parse_tool(item: &Value) -> Result<(ToolSpec, Option<String>), SpecError> {
             ));
         }
     };
+    let output_key = if obj.contains_key("outputSchema") {
+        "outputSchema"
+    } else {
+        "output_schema"
+    };
+    let annotations = Annotations::from_json(obj.get("annotations"));
+    // The schemas are taken out of the document, which is dropped after.
+    let obj = match dialect {
+        Dialect::OpenAi => item.get_mut("function").and_then(Value::as_object_mut),
+        _ => item.as_object_mut(),
+    }
+    .expect("an object, as found above");
+    let output = obj.get_mut(output_key).map(Value::take);
     // Only OpenAI's `parameters` is optional: "omitting parameters defines a function with an
     // empty parameter list" (OpenAI API reference), so no argument is accepted.
-    let written = obj.get(params_key);
-    let raw = written
-        .cloned()
-        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let written = obj.get_mut(params_key).map(Value::take);
+    let as_written = dialect != Dialect::Bfcl && written.is_some();
+    let raw = written.unwrap_or_else(|| json!({"type": "object", "properties": {}}));
     let schema_pointer = format!("{base}/{params_key}");
     let input_schema = match dialect {
         Dialect::Bfcl => bfcl_to_json_schema(&raw),
@@ -580,26 +598,20 @@ fn parse_tool(item: &Value) -> Result<(ToolSpec, Option<String>), SpecError> {
             format!("`{name}`: the input schema must be a JSON object"),
         ));
     }
-    let output_key = if obj.contains_key("outputSchema") {
-        "outputSchema"
-    } else {
-        "output_schema"
-    };
-    let output_schema = match obj.get(output_key) {
+    let output_schema = match output {
         None | Some(Value::Null) => None,
-        Some(v @ Value::Object(_)) => Some(v.clone()),
+        Some(v @ Value::Object(_)) => Some(v),
         Some(other) => {
             return Err(err(
                 &format!("{base}/{output_key}"),
                 format!(
                     "`{name}`: the output schema must be a JSON object, not {}",
-                    kind_of(other)
+                    kind_of(&other)
                 ),
             ));
         }
     };
-    let annotations = Annotations::from_json(obj.get("annotations"));
-    let as_written = (dialect != Dialect::Bfcl && written.is_some()).then_some(schema_pointer);
+    let as_written = as_written.then_some(schema_pointer);
     Ok((
         ToolSpec {
             name,
