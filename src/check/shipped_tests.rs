@@ -110,3 +110,49 @@ fn long_runs_are_graded_like_short_ones() {
         );
     }
 }
+
+/// A mutation gate graded each mutant by writing its YAML and reading it back, most of the
+/// gate's time; it now builds the transcript from the document ([`TranscriptDoc::to_transcript`]).
+/// Every mutant of every shipped suite grades alike both ways (`mutate --write` writes the
+/// YAML, and `check` reads it): the verdict, the scores, the trajectory and every finding,
+/// places aside (a document has no lines).
+#[test]
+fn every_shipped_mutant_grades_alike_read_from_its_yaml() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // An evaluation as JSON, places and the transcript's file name aside.
+    let graded = |ev: &Evaluation| {
+        let mut v = serde_json::to_value(ev).unwrap();
+        for f in v["findings"].as_array_mut().unwrap() {
+            f.as_object_mut().unwrap().remove("location");
+        }
+        v
+    };
+    let mut mutants = 0;
+    for files in discover(&Layout::under(root)).unwrap() {
+        let Some(harness) = files.harness.as_deref() else {
+            continue;
+        };
+        let suite = Suite::load(harness).unwrap();
+        let transcripts: Vec<Transcript> = files
+            .transcripts
+            .iter()
+            .filter_map(|(_, p)| load_transcript(&suite, p).ok())
+            .collect();
+        for o in mutate_suite(&suite, &transcripts).outcomes {
+            let text = o.mutant.doc.to_yaml_text().unwrap();
+            let mut read =
+                Transcript::from_source(SourceFile::from_text("mutant.yaml", text), "m".into())
+                    .unwrap();
+            let what = format!("{}: {}", suite.harness.suite, o.mutant.what);
+            let ev = o.evaluation.unwrap_or_else(|| panic!("{what}: not graded"));
+            read.id = ev.transcript.clone();
+            let again = evaluate(&suite, &read).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(graded(&ev), graded(&again), "{what}");
+            mutants += 1;
+        }
+    }
+    assert!(
+        mutants > 800,
+        "the shipped mutants were not found ({mutants})"
+    );
+}

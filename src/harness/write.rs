@@ -18,7 +18,11 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::model::{Expect, Grounding, MatchPolicy, Order, Tier};
+use super::model::{
+    Call, Expect, Grounding, Label, MatchPolicy, Order, Tier, Transcript, TranscriptTurn,
+};
+use crate::finding::is_known_fault;
+use crate::source::SourceFile;
 
 /// Why a document could not be written.
 ///
@@ -431,6 +435,68 @@ impl TranscriptDoc {
     /// The transcript file's text, for a caller that writes it (`mutate --write`).
     pub fn to_yaml_text(&self) -> Result<String, WriteError> {
         self.to_yaml()
+    }
+
+    /// The transcript this document is, as [`Transcript::from_source`] reads it from
+    /// [`TranscriptDoc::to_yaml`]'s text, without writing and reading that text (a mutant is
+    /// graded, not read: the YAML was most of a mutation gate). Every place is the start of
+    /// `file`, which holds no text of it. `None` where that read would fail: a document with
+    /// neither `scenario:` nor `prompt:`, or a label the reader refuses.
+    pub(crate) fn to_transcript(&self, file: SourceFile, id: String) -> Option<Transcript> {
+        let label = &self.label;
+        let label_holds = label.faults.iter().all(|f| is_known_fault(f))
+            && (label.expect != Some(Expect::Pass) || label.faults.is_empty());
+        if (self.scenario.is_none() && self.prompt.is_none()) || !label_holds {
+            return None;
+        }
+        let start = file.location(1, 1);
+        let calls = |calls: &[CallDoc]| {
+            calls
+                .iter()
+                .map(|c| {
+                    Call::recorded(
+                        c.tool.clone(),
+                        Value::Object(c.arguments.clone()),
+                        // `output: null` reads as no output.
+                        c.output.clone().filter(|o| !o.is_null()),
+                        c.id.clone(),
+                        start.clone(),
+                    )
+                })
+                .collect()
+        };
+        let turns = match &self.body {
+            TranscriptBody::Turns { turns } => turns
+                .iter()
+                .map(|t| TranscriptTurn {
+                    prompt: t.prompt.clone(),
+                    calls: calls(&t.calls),
+                    reply: t.reply.clone(),
+                })
+                .collect(),
+            TranscriptBody::Calls { calls: cs, reply } => vec![TranscriptTurn {
+                prompt: None,
+                calls: calls(cs),
+                reply: reply.clone(),
+            }],
+        };
+        Some(Transcript {
+            id,
+            path: file.path.to_path_buf(),
+            scenario_location: self.scenario.as_ref().map(|_| start.clone()),
+            scenario: self.scenario.clone(),
+            prompt: self.prompt.clone(),
+            agent: self.agent.clone(),
+            note: self.note.clone(),
+            label: Label {
+                expect: label.expect,
+                faults: label.faults.clone(),
+                xfail: label.xfail.clone(),
+            },
+            turns,
+            trace: None,
+            source: file,
+        })
     }
 }
 

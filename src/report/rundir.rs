@@ -7,8 +7,9 @@
 //! per process (`20261129T153000Z-4242`). `AGENT_SEER_REPORT_DIR` names the run directory
 //! outright; `AGENT_SEER_REPORT=off` writes nothing. Each record is one
 //! `write` of a whole line in append mode; a reader drops a last line a killed process left
-//! unfinished. A process that ends normally closes its file with an end marker
-//! (`records-<pid>-<start>.end`, [`RunDir::close`]) holding the number of bytes it wrote; a record
+//! unfinished. A process that ends normally closes its file with an end marker, a last line
+//! `{"end":N}` holding the number of bytes it wrote before it ([`RunDir::close`]; `check`'s
+//! run file, and earlier versions, write it beside as `records-<pid>-<start>.end`); a record
 //! file without one, with a torn last line, or of another length, was left by a killed process
 //! (or a crashed machine), and [`RunDir::read_run`] names it so a report on the run says it is
 //! incomplete (and does not pass). (One file per trial, written by rename, cost 4× the whole
@@ -208,10 +209,12 @@ impl RunDir {
         if WRITE_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(());
         }
-        let files = FILES.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((file, _, wrote)) = files.as_ref().and_then(|f| f.get(&self.path)) {
-            let end = file.with_extension("end");
-            std::fs::write(&end, wrote.to_string()).map_err(io_err(&end))?;
+        let mut files = FILES.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((file, handle, wrote)) = files.as_mut().and_then(|f| f.get_mut(&self.path)) {
+            // In the file itself: a second file per process was a tenth of a trial's time
+            // under nextest (creating a file is the costly part).
+            let end = format!("{END}{wrote}}}\n");
+            handle.write_all(end.as_bytes()).map_err(io_err(file))?;
         }
         Ok(())
     }
@@ -270,27 +273,40 @@ impl RunDir {
                 continue;
             }
             let name = p.file_name().unwrap_or_default().to_string_lossy();
+            // The records, up to the end marker where the file has one.
+            let mut records = text.as_str();
             if !text.is_empty() && !text.ends_with('\n') {
                 incomplete.push(format!("{name}: its last record was cut off"));
             } else {
-                // The marker holds the length the process wrote (empty from an agent-seer that
-                // synced the records before writing it).
-                match std::fs::read_to_string(p.with_extension("end")) {
-                    Err(_) => incomplete.push(format!(
+                // The marker holds the length the process wrote before it: the file's last
+                // line, or a file beside it (`.end`: `check`'s run files, earlier versions;
+                // empty from an agent-seer that synced the records before writing it).
+                let body = text.strip_suffix('\n').unwrap_or_default();
+                let last = body.rfind('\n').map_or(0, |i| i + 1);
+                let marker = match body[last..].strip_prefix(END) {
+                    Some(n) => {
+                        records = &text[..last];
+                        Some(n.strip_suffix('}').unwrap_or_default().to_owned())
+                    }
+                    None => std::fs::read_to_string(p.with_extension("end")).ok(),
+                };
+                match marker {
+                    None => incomplete.push(format!(
                         "{name}: the process writing it did not finish (killed, or still running)"
                     )),
-                    Ok(m) => match m.trim().parse::<usize>() {
-                        Ok(wrote) if wrote != text.len() => incomplete.push(format!(
+                    Some(m) => match m.trim().parse::<usize>() {
+                        Ok(wrote) if wrote != records.len() => incomplete.push(format!(
                             "{name}: holds {} bytes of the {wrote} its process wrote (lost in a crash?)",
-                            text.len()
+                            records.len()
                         )),
                         _ => {}
                     },
                 }
             }
-            let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+            let complete = records.rfind('\n').map_or("", |end| &records[..end]);
             for (i, line) in complete.lines().enumerate() {
-                if !line.trim().is_empty() {
+                // (An end marker before the last line: the process wrote on after it.)
+                if !line.trim().is_empty() && !line.starts_with(END) {
                     out.push(parse(line, i + 1)?);
                 }
             }
@@ -341,6 +357,10 @@ pub(super) fn process_nonce() -> u128 {
             .map_or(0, |d| d.as_nanos())
     })
 }
+
+/// How a record file's end marker line starts (`{"end":1679}`, the bytes written before it):
+/// no record's line starts so (a record's first key is `name`).
+const END: &str = "{\"end\":";
 
 /// This process's open record files, by run directory: (file, handle, bytes written).
 type OpenFiles = HashMap<PathBuf, (PathBuf, std::fs::File, u64)>;
@@ -469,31 +489,42 @@ mod tests {
         let rec = |s| TrialRecord::new(&crate::harness::TrialId::harness(s), Status::Passed, None);
         let file = run.write(&rec("a")).unwrap();
         run.write(&rec("b")).unwrap();
+        let (_, incomplete) = RunDir::read_run(&run.path).unwrap();
+        let name = file.file_name().unwrap().to_string_lossy();
+        let unfinished =
+            format!("{name}: the process writing it did not finish (killed, or still running)");
+        assert_eq!(incomplete, vec![unfinished.clone()]);
+        let records = std::fs::read_to_string(&file).unwrap();
         run.close().unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
-        let marker = file.with_extension("end");
-        assert_eq!(
-            std::fs::read_to_string(&marker).unwrap(),
-            text.len().to_string()
-        );
-        let (records, incomplete) = RunDir::read_run(&run.path).unwrap();
-        assert_eq!((records.len(), incomplete), (2, vec![]));
+        assert_eq!(text, format!("{records}{{\"end\":{}}}\n", records.len()));
+        let (read, incomplete) = RunDir::read_run(&run.path).unwrap();
+        assert_eq!((read.len(), incomplete), (2, vec![]));
         // A crash of the machine kept the marker but lost the second record: whole lines, so
         // only the length tells.
-        let first = &text[..text.find('\n').unwrap() + 1];
-        std::fs::write(&file, first).unwrap();
-        let (records, incomplete) = RunDir::read_run(&run.path).unwrap();
-        assert_eq!(records.len(), 1);
-        let name = file.file_name().unwrap().to_string_lossy();
-        assert_eq!(
-            incomplete,
-            vec![format!(
-                "{name}: holds {} bytes of the {} its process wrote (lost in a crash?)",
-                first.len(),
-                text.len()
-            )]
+        let first = &records[..records.find('\n').unwrap() + 1];
+        let lost = |marker: &str| format!("{first}{marker}");
+        std::fs::write(&file, lost(&text[records.len()..])).unwrap();
+        let (read, incomplete) = RunDir::read_run(&run.path).unwrap();
+        assert_eq!(read.len(), 1);
+        let short = format!(
+            "{name}: holds {} bytes of the {} its process wrote (lost in a crash?)",
+            first.len(),
+            records.len()
         );
-        // An empty marker (an agent-seer that synced before writing it) ends a whole file.
+        assert_eq!(incomplete, vec![short.clone()]);
+        // A record written after the marker: the process went on, and did not end again.
+        std::fs::write(&file, format!("{text}{}", &records[first.len()..])).unwrap();
+        let (read, incomplete) = RunDir::read_run(&run.path).unwrap();
+        assert_eq!((read.len(), incomplete), (2, vec![unfinished.clone()]));
+        // A marker beside the file (`check`'s run file, earlier versions) ends it alike; an
+        // empty one (an agent-seer that synced before writing it) ends a whole file.
+        let marker = file.with_extension("end");
+        std::fs::write(&file, &records).unwrap();
+        std::fs::write(&marker, records.len().to_string()).unwrap();
+        assert!(RunDir::read_run(&run.path).unwrap().1.is_empty());
+        std::fs::write(&file, first).unwrap();
+        assert_eq!(RunDir::read_run(&run.path).unwrap().1, vec![short]);
         std::fs::write(&marker, "").unwrap();
         assert!(RunDir::read_run(&run.path).unwrap().1.is_empty());
     }
