@@ -234,7 +234,10 @@ fn nextest_runs_every_trial_through_the_exact_fast_path() {
     for r in records {
         let text = std::fs::read_to_string(run_dir.path().join(r)).unwrap();
         let last = text.trim_end().rsplit('\n').next().unwrap_or_default();
-        assert!(last.starts_with("{\"end\":"), "{r} has no end marker: {text}");
+        assert!(
+            last.starts_with("{\"end\":"),
+            "{r} has no end marker: {text}"
+        );
     }
     let v = recorded(run_dir.path());
     assert_eq!(v["totals"]["trials"], n);
