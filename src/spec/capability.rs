@@ -466,12 +466,10 @@ impl Capabilities {
     /// Checks that every tool and parameter this matrix names exists in `spec`, so a typo in
     /// a matrix is an error instead of a rule that never fires.
     pub fn check_against(&self, spec: &ToolSet) -> Result<(), SourceError> {
-        // The matrix's file, made only for an error (it holds the whole text).
-        let error_at =
-            |l, c, msg| SourceFile::new(self.file.clone(), self.text.clone()).error_at(l, c, msg);
+        let file = SourceFile::new(self.file.clone(), self.text.clone());
         let at = |tool: &str, msg: String| {
             let (l, c) = self.tool_lines.get(tool).copied().unwrap_or((1, 1));
-            error_at(l, c, msg)
+            file.error_at(l, c, msg)
         };
         for name in self.tools.keys() {
             if spec.get(name).is_none() {
@@ -510,7 +508,7 @@ impl Capabilities {
                 tools.join(", ")
             );
             Err(match pos {
-                Some((l, c)) => error_at(l, c, msg),
+                Some((l, c)) => file.error_at(l, c, msg),
                 None => at(first, msg),
             })
         };
@@ -528,12 +526,10 @@ impl Capabilities {
                 .collect();
             if covered.is_empty() {
                 let pattern = e.tools.as_ref().map_or("", |p| p.0.as_str());
-                return Err(error_at(
+                return Err(file.error_at(
                     1,
                     1,
-                    format!(
-                        "the server-wide `effects:` entry for tools `{pattern}` matches no tool of the spec"
-                    ),
+                    format!("the server-wide `effects:` entry for tools `{pattern}` matches no tool of the spec"),
                 ));
             }
             for p in e.when.keys().chain(e.matches.keys()) {
