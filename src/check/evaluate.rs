@@ -583,17 +583,12 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
     engines(suite, t, OwnResults::Compared)
 }
 
-/// [`evaluate`] of a transcript its process grades alone (a trial nextest runs in a process of
-/// its own): every call worked out afresh. What [`evaluate`] reuses across transcripts — the
-/// scenario's reference run, the steps' own calls' results, the fast path's plan of every
-/// scenario of the suite — is made from the whole scenario or suite at its first use, more work
-/// than one transcript's calls.
-pub(crate) fn evaluate_alone(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, OwnResults::Afresh)
-}
-
 /// [`evaluate_with_engines`] working out every call afresh, a step's own call too: what the
-/// own calls' results (`crate::score::own`) are tested against. Not for use.
+/// own calls' results (`crate::score::own`) are tested against, and [`evaluate`] of a
+/// transcript its process grades alone (a trial nextest runs in a process of its own). What
+/// [`evaluate`] reuses across transcripts — the scenario's reference run, the steps' own
+/// calls' results, the fast path's plan of every scenario of the suite — is made from the
+/// whole scenario or suite at its first use, more work than one transcript's calls.
 #[doc(hidden)]
 pub fn evaluate_every_call(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
     engines(suite, t, OwnResults::Afresh)

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::config::{HarnessConfig, JudgeSetup};
 use super::discrimination::{Discrimination, Row};
-use super::evaluate::{Evaluation, Verdict, evaluate, evaluate_alone};
+use super::evaluate::{Evaluation, Verdict, evaluate, evaluate_every_call};
 use super::prepared::Prepared;
 use super::record::{HarnessRecord, JudgeRecord, Status, TranscriptRecord, TrialRecord};
 use super::render;
@@ -672,7 +672,7 @@ impl LazySuite {
             }
             // The one transcript of a trial's process (`plan_exact`) is evaluated alone.
             let ev = if self.transcripts.len() == 1 {
-                evaluate_alone(suite, &t)
+                evaluate_every_call(suite, &t)
             } else {
                 evaluate(suite, &t)
             };

@@ -896,24 +896,9 @@ impl Transcript {
         if raw.scenario.is_none() && raw.prompt.is_none() {
             return Err(file.error_at(1, 1, "a transcript needs `scenario:` (an id in the suite's harness) or an inline `prompt:`"));
         }
-        for f in &raw.faults {
-            if !is_known_fault(&f.value) {
-                return Err(at(
-                    &file,
-                    f,
-                    format!(
-                        "unknown fault `{}`: name a finding code (`cap.unsupported_value`), a sub-dimension (`argument_value`), a dimension (`selection`) or an engine (`lint`, `cap`, `flow`, `oracle`)",
-                        f.value
-                    ),
-                ));
-            }
-        }
-        if raw.expect == Some(Expect::Pass) && !raw.faults.is_empty() {
-            return Err(at(
-                &file,
-                &raw.faults[0],
-                "`faults` contradicts `expect: pass`".to_owned(),
-            ));
+        let faults = raw.faults.iter().map(|f| f.value.as_str());
+        if let Some((i, why)) = refused_fault(raw.expect, faults) {
+            return Err(at(&file, &raw.faults[i], why));
         }
         let turns = match (raw.turns, raw.calls) {
             (Some(_), Some(calls)) => {
@@ -984,6 +969,28 @@ impl Transcript {
             .enumerate()
             .flat_map(|(i, t)| t.calls.iter().map(move |c| (i, c)))
     }
+}
+
+/// The first of a label's faults a transcript may not give, and why: one no finding code,
+/// sub-dimension, dimension or engine names, else any under `expect: pass`.
+pub(super) fn refused_fault<'f>(
+    expect: Option<Expect>,
+    faults: impl IntoIterator<Item = &'f str>,
+) -> Option<(usize, String)> {
+    let mut any = false;
+    for (i, f) in faults.into_iter().enumerate() {
+        if !is_known_fault(f) {
+            return Some((
+                i,
+                format!(
+                    "unknown fault `{f}`: name a finding code (`cap.unsupported_value`), a sub-dimension (`argument_value`), a dimension (`selection`) or an engine (`lint`, `cap`, `flow`, `oracle`)"
+                ),
+            ));
+        }
+        any = true;
+    }
+    (any && expect == Some(Expect::Pass))
+        .then(|| (0, "`faults` contradicts `expect: pass`".to_owned()))
 }
 
 fn file_stem(path: &Path) -> String {

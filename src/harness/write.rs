@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use super::model::{
     Call, Expect, Grounding, Label, MatchPolicy, Order, Tier, Transcript, TranscriptTurn,
+    refused_fault,
 };
-use crate::finding::is_known_fault;
 use crate::source::SourceFile;
 
 /// Why a document could not be written.
@@ -444,9 +444,10 @@ impl TranscriptDoc {
     /// neither `scenario:` nor `prompt:`, or a label the reader refuses.
     pub(crate) fn to_transcript(&self, file: SourceFile, id: String) -> Option<Transcript> {
         let label = &self.label;
-        let label_holds = label.faults.iter().all(|f| is_known_fault(f))
-            && (label.expect != Some(Expect::Pass) || label.faults.is_empty());
-        if (self.scenario.is_none() && self.prompt.is_none()) || !label_holds {
+        let faults = label.faults.iter().map(String::as_str);
+        if (self.scenario.is_none() && self.prompt.is_none())
+            || refused_fault(label.expect, faults).is_some()
+        {
             return None;
         }
         let start = file.location(1, 1);

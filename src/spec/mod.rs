@@ -344,43 +344,38 @@ impl ToolSet {
             message: m.to_owned(),
             pointer: String::new(),
         };
-        let key = match value {
-            Value::Object(obj) if obj.contains_key("tools") => "tools",
-            _ => "functions",
-        };
-        // Where the tools are in the document: `/tools/3`, `/3`, or the document itself.
-        let (prefix, single) = match value {
-            Value::Array(_) => ("", false),
-            Value::Object(obj) if obj.contains_key(key) => (
-                if key == "tools" {
-                    "/tools"
-                } else {
-                    "/functions"
-                },
-                false,
-            ),
-            _ => ("", true),
-        };
+        // Where the tools are: under `tools` (a tools/list result) or `functions`, the
+        // document itself (an array of tools, or one function doc), at `/tools/3`, `/3` or ``.
+        let key = value.as_object().and_then(|obj| {
+            ["tools", "functions"]
+                .into_iter()
+                .find(|k| obj.contains_key(*k))
+        });
+        let single = value.is_object() && key.is_none();
+        if single && value.get("name").is_none() {
+            return Err(doc(
+                "expected a tools/list result (`{\"tools\": [...]}`), an array of tools, or a \
+                 function doc",
+            ));
+        }
+        let prefix = key.map_or(String::new(), |k| format!("/{k}"));
         // The tools, read and then taken apart: their schemas are moved out of the document.
-        let items: &mut [Value] = match value {
-            Value::Array(items) => items,
-            Value::Object(obj) if obj.contains_key(key) => match obj.get_mut(key) {
-                Some(Value::Array(items)) => items,
-                _ => {
-                    return Err(SpecError::Document {
-                        message: format!("`{key}` must be an array"),
-                        pointer: format!("/{key}"),
-                    });
-                }
-            },
-            Value::Object(obj) if obj.contains_key("name") => std::slice::from_mut(value),
-            Value::Object(_) => {
-                return Err(doc(
-                    "expected a tools/list result (`{\"tools\": [...]}`), an array \
-                     of tools, or a function doc",
-                ));
+        let items: &mut [Value] = if single {
+            std::slice::from_mut(value)
+        } else {
+            match (value, key) {
+                (Value::Array(items), _) => items,
+                (Value::Object(obj), Some(key)) => match obj.get_mut(key) {
+                    Some(Value::Array(items)) => items,
+                    _ => {
+                        return Err(SpecError::Document {
+                            message: format!("`{key}` must be an array"),
+                            pointer: format!("/{key}"),
+                        });
+                    }
+                },
+                _ => return Err(doc("expected a JSON object or array of tools")),
             }
-            _ => return Err(doc("expected a JSON object or array of tools")),
         };
         let mut set = ToolSet::default();
         let mut places = Vec::with_capacity(items.len());
