@@ -1,6 +1,7 @@
 //! Any bytes as what one client sends `serve --http` on a connection (request lines, headers,
-//! bodies, chunked or not, several requests kept alive): an HTTP/1.1 answer or a closed
-//! connection, never a panic or a hang, and the server still answers the next client.
+//! bodies, chunked or not, several requests kept alive): an HTTP/1.1 answer (HTTP/1.0 to a
+//! request that says 1.0) or a closed connection, never a panic or a hang, and the server still
+//! answers the next client.
 #![no_main]
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -60,7 +61,13 @@ fuzz_target!(|data: &[u8]| {
     let addr = server();
     let got = exchange(addr, data, true);
     if !got.is_empty() {
-        assert!(got.starts_with(b"HTTP/1.1 "), "not an HTTP answer: {:?}", String::from_utf8_lossy(&got));
+        // hyper answers a 1.0 client in 1.0, as it should; whether the answer comes at all races
+        // with our half-close.
+        assert!(
+            got.starts_with(b"HTTP/1.1 ") || got.starts_with(b"HTTP/1.0 "),
+            "not an HTTP answer: {:?}",
+            String::from_utf8_lossy(&got)
+        );
     }
     // Still answering after whatever came before.
     let ok = exchange(addr, PING, false);
