@@ -31,6 +31,8 @@ N=300 step bash bench/memory.sh
 CALLS="10 100" COPIES_CALLS=2000 step bash bench/calls.sh
 # A 2 MB OTLP trace graded by `check`.
 MB=2 step bash bench/ingest.sh
+# Runs stitched from many traces: 100 runs of 10 traces beside 10 of them.
+RUNS=100 ROUNDS=1 step bash bench/stitch.sh
 # The safety net of every engine change (bench/same-verdicts.sh compares two builds' grading
 # of every shipped suite and its mutants): here both sides are this build, so any difference
 # is grading that changes from run to run.

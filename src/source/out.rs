@@ -29,6 +29,9 @@ pub struct OutDir {
     root: PathBuf,
     force: bool,
     files: Vec<(PathBuf, Vec<u8>)>,
+    /// The paths of `files`, to refuse a second file at one in constant time (a recorded
+    /// file may hold thousands of runs).
+    added: std::collections::HashSet<PathBuf>,
 }
 
 /// Where a checked file goes.
@@ -49,6 +52,7 @@ impl OutDir {
             root: root.to_path_buf(),
             force,
             files: Vec::new(),
+            added: Default::default(),
         }
     }
 
@@ -66,7 +70,7 @@ impl OutDir {
                 format!("is not inside the output folder {}", self.root.display()),
             ));
         }
-        if self.files.iter().any(|(p, _)| *p == path) {
+        if !self.added.insert(path.clone()) {
             return Err(SourceError::about(
                 &path,
                 "two files would be written here; nothing was written",
@@ -74,6 +78,11 @@ impl OutDir {
         }
         self.files.push((path, bytes.into()));
         Ok(())
+    }
+
+    /// Whether a file was added at `path`.
+    pub fn contains(&self, path: &Path) -> bool {
+        self.added.contains(path)
     }
 
     /// The files added, in order.
@@ -434,7 +443,13 @@ mod tests {
         assert!(d.add(PathBuf::from("o/../a"), "").is_err());
         assert!(d.add(PathBuf::from("o"), "").is_err());
         d.add(PathBuf::from("o/a"), "").unwrap();
-        assert!(d.add(PathBuf::from("o/a"), "").is_err());
+        // The same path however written.
+        for twice in ["o/a", "o//a", "o/./a", "o/a/"] {
+            assert!(d.add(PathBuf::from(twice), "").is_err(), "{twice}");
+        }
+        d.add(PathBuf::from("o/b"), "").unwrap();
+        assert_eq!(d.paths().count(), 2);
+        assert!(d.contains(Path::new("o/./b")) && !d.contains(Path::new("o/c")));
     }
 
     #[test]

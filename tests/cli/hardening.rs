@@ -184,9 +184,9 @@ fn a_streamed_otlp_file_is_as_strict_and_placed_as_any_json_input() {
         "{\"resourceSpans\": [], \"resourceSpans\":",
         1,
     );
-    let e = read_otlp(repeated.as_bytes());
+    let e = read_otlp(format!("{line}\n{repeated}\n").as_bytes());
     assert!(e.contains("duplicate key `resourceSpans`"), "{e}");
-    assert!(e.contains("t.jsonl:1:"), "{e}");
+    assert!(e.contains("t.jsonl:2:"), "{e}");
     let mut bytes = format!("{line}\n").into_bytes();
     bytes.extend_from_slice(b"{\"a\": \"\xff\"}\n");
     let e = read_otlp(&bytes);

@@ -1110,20 +1110,6 @@ fn cut_logs_of_the_new_formats_never_panic() {
     }
 }
 
-/// Stitching's cost, measured by hand (the recorded-runs guide quotes it): `STITCH_FILE=…
-/// cargo test --test cli -- --ignored ingest::stitching_cost --nocapture` reads the file and
-/// prints runs and time.
-#[test]
-#[ignore = "a measurement, run by hand"]
-fn stitching_cost() {
-    let Ok(path) = std::env::var("STITCH_FILE") else {
-        return;
-    };
-    let started = std::time::Instant::now();
-    let (_, runs) = ingest::read_path(Path::new(&path), false).unwrap();
-    eprintln!("{} runs in {:?}", runs.len(), started.elapsed());
-}
-
 /// Traces that share a conversation id are one run, in start order, whatever their histories:
 /// a request sent with only the new items (`previous_response_id`) is appended to the run.
 #[test]
