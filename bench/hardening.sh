@@ -4,7 +4,8 @@
 #
 # - `serve`: N `tools/call`s on one stdio session of the memory suite, no `--scenario`
 #   (the attribution narrows as calls come): `read_graph` alone (no references), and
-#   `search_nodes` then `open_nodes` repeated (a reference each call). CALLS= sets the sizes.
+#   `search_nodes` then `open_nodes` repeated (a reference each call), and `read_graph` again
+#   with `--record` (the transcript rewritten as calls come). CALLS= sets the sizes.
 # - `audit`: a spec of TOOLS tools (each with a described parameter), one tool with a 1 MB
 #   description, and two specs whose one parameter name is 100,000 characters.
 #
@@ -70,6 +71,8 @@ for n in $CALLS; do
     sh -c "'$BIN' serve harnesses/memory.yaml < '$WORK/read_graph-$n.jsonl'"
   timed "serve, $n open_nodes calls (references)" \
     sh -c "'$BIN' serve harnesses/memory.yaml < '$WORK/open_nodes-$n.jsonl'"
+  timed "serve --record, $n read_graph calls" \
+    sh -c "'$BIN' serve harnesses/memory.yaml --record '$WORK/rec.yaml' < '$WORK/read_graph-$n.jsonl'"
 done
 timed "audit, $TOOLS tools" "$BIN" audit "$WORK/wide.tools.json"
 timed "audit, a 1 MB description" "$BIN" audit "$WORK/long.tools.json"

@@ -152,7 +152,7 @@ pub struct ServeArgs {
     /// `/mcp`, instead of stdio. The address is printed on stderr.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
-    /// Record every call received as a transcript here (rewritten after each call).
+    /// Record every call received as a transcript here (rewritten as calls come: each of the first 64 at once, then in batches or a second apart; and at the end).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Attribute every call to this scenario (without it, the calls tell which).

@@ -560,7 +560,14 @@ pub struct Session<'a> {
     candidates: Vec<usize>,
     findings: Vec<String>,
     rng: u64,
+    // The calls the recording file holds, and when it was last written ([`Session::record_due`]).
+    recorded: usize,
+    recorded_at: Option<std::time::Instant>,
 }
+
+/// The calls of a session each written to its recording as soon as it is made; past them, see
+/// [`Session::record_due`].
+const RECORD_EACH: usize = 64;
 
 impl<'a> Session<'a> {
     /// A session over the suite's twin, with default options; a twin that does not load (a
@@ -595,7 +602,30 @@ impl<'a> Session<'a> {
             client_name: "an MCP client".to_owned(),
             candidates,
             findings: Vec::new(),
+            recorded: 0,
+            recorded_at: None,
         }
+    }
+
+    /// Whether the recording is to be written now, a call having come: after each of the first
+    /// [`RECORD_EACH`] calls, then when a second has gone by since the last write (an agent that
+    /// thinks between calls has each one written as it is made) or when the calls not yet
+    /// written are an eighth of those written; and when the session ends ([`serve`],
+    /// [`serve_http`]). The file is rewritten whole each time: written after
+    /// every call, a session of 4,000 calls took 296 s, the square of its length; written so,
+    /// a session's writes add up to a few times its recording.
+    pub(crate) fn record_due(&self) -> bool {
+        let n = self.calls.len();
+        n <= RECORD_EACH
+            || (n - self.recorded) * 8 >= self.recorded
+            || self
+                .recorded_at
+                .is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(1))
+    }
+
+    /// Whether calls came since the recording was last written.
+    pub(crate) fn record_pending(&self) -> bool {
+        self.calls.len() > self.recorded
     }
 
     /// How many `tools/call`s the session has received.
@@ -988,35 +1018,64 @@ fn error_answer(id: &Value, e: RpcError) -> Answer {
 }
 
 /// Writes the session's recording to `path` (atomically).
-pub(crate) fn write_recording(session: &Session, path: &Path) -> std::io::Result<()> {
+pub(crate) fn write_recording(session: &mut Session, path: &Path) -> std::io::Result<()> {
     let text = session.recording().map_err(std::io::Error::other)?;
     crate::source::write_atomically(path, text.as_bytes()).map_err(|e| {
         std::io::Error::new(
             e.kind(),
             format!("cannot write the recording {}: {e}", path.display()),
         )
-    })
+    })?;
+    session.recorded = session.calls.len();
+    session.recorded_at = Some(std::time::Instant::now());
+    #[cfg(test)]
+    RECORDED.with(|n| n.set(n.get() + session.recorded));
+    Ok(())
 }
 
-/// Serves MCP over `input`/`output` until the client closes its side. Records every call in
-/// `record` (rewritten atomically after each call) when given. A line longer than
-/// [`MAX_LINE`](super::MAX_LINE) gets a parse error and is skipped. Gives the session back for
-/// its attribution and findings.
+// How many calls this thread's recording writes have written, added up over the writes: a
+// session's recording work, which must grow with its length, not its square.
+#[cfg(test)]
+thread_local! {
+    pub(crate) static RECORDED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Serves MCP over `input`/`output` until the client closes its side. Records the calls in
+/// `record` when given: rewritten atomically as they come ([`Session::record_due`]), and once
+/// more at the end for any not yet written, whether the session ends at the client's close or
+/// at an error (its output gone). A line longer than [`MAX_LINE`](super::MAX_LINE) gets a parse
+/// error and is skipped. Gives the session back for its attribution and findings.
 pub fn serve<'a>(
     suite: &'a Suite,
     twin: Twin,
     options: Options,
-    mut input: impl BufRead,
-    mut output: impl Write,
+    input: impl BufRead,
+    output: impl Write,
     record: Option<&Path>,
 ) -> std::io::Result<Session<'a>> {
     let mut session = Session::with(suite, twin, options);
+    let served = serve_lines(&mut session, input, output, record);
+    let written = match record {
+        Some(path) if session.record_pending() => write_recording(&mut session, path),
+        _ => Ok(()),
+    };
+    // The session's own error first: the output gone, say, before the recording.
+    served.and(written).map(|()| session)
+}
+
+/// [`serve`]'s loop, until the client closes its side (or an error).
+fn serve_lines(
+    session: &mut Session,
+    mut input: impl BufRead,
+    mut output: impl Write,
+    record: Option<&Path>,
+) -> std::io::Result<()> {
     let mut line = Vec::new();
     loop {
         line.clear();
         let cap = super::MAX_LINE as u64 + 1;
         if input.by_ref().take(cap).read_until(b'\n', &mut line)? == 0 {
-            return Ok(session);
+            return Ok(());
         }
         if line.len() > super::MAX_LINE {
             // Skip the rest of the line without holding it.
@@ -1043,8 +1102,9 @@ pub fn serve<'a>(
         let answer = session.answer_line(&line);
         if let Some(path) = record
             && session.calls() > before
+            && session.record_due()
         {
-            write_recording(&session, path)?;
+            write_recording(session, path)?;
         }
         if !answer.delay.is_zero() {
             std::thread::sleep(answer.delay);

@@ -41,7 +41,8 @@ struct State {
 }
 
 /// Serves `session` on `listener` until `shutdown` resolves, then gives the session back (for
-/// its attribution and findings). Calls are recorded in `record` after each one.
+/// its attribution and findings). Calls are recorded in `record` as they come
+/// ([`Session::record_due`]) and at the end.
 pub async fn serve_http(
     session: Session<'static>,
     listener: tokio::net::TcpListener,
@@ -116,11 +117,17 @@ pub async fn serve_http(
         return Err(e);
     }
     // Connections still open keep a clone; the session is taken out from under them.
-    let session = {
+    let mut session = {
         let mut guard = state.session.lock().unwrap_or_else(|p| p.into_inner());
         let empty = Session::with(guard.suite, guard.twin.clone(), guard.options.clone());
         std::mem::replace(&mut *guard, empty)
     };
+    // The calls not yet written ([`Session::record_due`]).
+    if let Some(path) = &state.record
+        && session.record_pending()
+    {
+        write_recording(&mut session, path)?;
+    }
     Ok(session)
 }
 
@@ -313,7 +320,8 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
         s.stateless = false;
         if let Some(path) = &state.record
             && s.calls() > before
-            && let Err(e) = write_recording(&s, path)
+            && s.record_due()
+            && let Err(e) = write_recording(&mut s, path)
         {
             a = error_answer(&id, RpcError::new(-32603, format!("Internal error: {e}")));
             let mut failed = state.failed.lock().unwrap_or_else(|p| p.into_inner());

@@ -165,3 +165,152 @@ fn work_per_call_does_not_grow_with_the_calls_so_far() {
     assert!((300..=3 * 300).contains(&probed), "{probed}");
     assert_eq!(s.calls(), 301);
 }
+
+fn read_graph_lines(n: usize) -> Vec<u8> {
+    let mut lines = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string()
+        + "\n";
+    for i in 1..=n {
+        lines += &json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "read_graph", "arguments": {}}})
+        .to_string();
+        lines.push('\n');
+    }
+    lines.into_bytes()
+}
+
+fn memory() -> Suite {
+    Suite::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/memory.yaml"))
+        .unwrap()
+}
+
+/// `--record` rewrites the file whole; written after every call, a session's writes grew with
+/// the square of its length (4,000 calls: 296 s). Now each of the first calls is written as it
+/// comes, later ones in batches (or after a second), and the end writes whatever is left: the
+/// file holds every call, and the calls written add up to a few times the session's.
+#[test]
+fn a_long_recording_is_written_in_time_linear_in_its_calls() {
+    let suite = memory();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.yaml");
+    let n = 2000;
+    RECORDED.with(|r| r.set(0));
+    let mut out = Vec::new();
+    let s = serve(
+        &suite,
+        Twin::load(&suite).unwrap(),
+        Options::default(),
+        &read_graph_lines(n)[..],
+        &mut out,
+        Some(&path),
+    )
+    .unwrap();
+    assert_eq!(s.calls(), n);
+    let t = load(std::fs::read_to_string(&path).unwrap());
+    assert_eq!(t.calls().count(), n);
+    let written = RECORDED.with(std::cell::Cell::get);
+    // Every one of the first 64 written as it came (2,080), then batches of an eighth (about
+    // 9 × n), and a write a second besides: far from n² / 2 (2,000,000).
+    assert!(
+        (n..16 * n).contains(&written),
+        "{written} calls written for {n}"
+    );
+}
+
+/// A session that ends at an error (the client gone, its output closed) still leaves every
+/// call it received in the recording.
+#[test]
+fn a_session_ended_by_an_error_records_every_call() {
+    struct Closes(usize);
+    impl Write for Closes {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if b.contains(&b'\n') {
+                if self.0 == 0 {
+                    return Err(std::io::ErrorKind::BrokenPipe.into());
+                }
+                self.0 -= 1;
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let suite = memory();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.yaml");
+    // The initialize reply and 99 calls' go out; the 100th call's reply fails.
+    let e = serve(
+        &suite,
+        Twin::load(&suite).unwrap(),
+        Options::default(),
+        &read_graph_lines(300)[..],
+        Closes(100),
+        Some(&path),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+    let t = load(std::fs::read_to_string(&path).unwrap());
+    assert_eq!(t.calls().count(), 100);
+}
+
+/// Over HTTP too: the calls a batch has not written yet are written when the server stops.
+#[test]
+fn serve_http_writes_the_calls_left_when_it_stops() {
+    use std::io::Read;
+    let suite: &'static Suite = Box::leak(Box::new(memory()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.yaml");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    // No write for the time gone by: the batches alone, whatever this machine's speed.
+    let mut session = Session::new(suite);
+    session.recorded_at = Some(std::time::Instant::now() + Duration::from_secs(3600));
+    let server = rt.spawn(serve_http(session, listener, Some(path.clone()), async {
+        let _ = stopped.await;
+    }));
+    // 100 stateless (2026-07-28) calls: each of the first 64 written, then batches of an
+    // eighth (at calls 72, 81 and 92).
+    for id in 1..=100 {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "read_graph", "arguments": {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string();
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            c,
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+             Mcp-Method: tools/call\r\nMcp-Name: read_graph\r\nConnection: close\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut got = String::new();
+        c.read_to_string(&mut got).unwrap();
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    }
+    assert_eq!(
+        load(std::fs::read_to_string(&path).unwrap())
+            .calls()
+            .count(),
+        92
+    );
+    stop.send(()).unwrap();
+    let s = rt.block_on(server).unwrap().unwrap();
+    assert_eq!(s.calls(), 100);
+    assert_eq!(
+        load(std::fs::read_to_string(&path).unwrap())
+            .calls()
+            .count(),
+        100
+    );
+}
