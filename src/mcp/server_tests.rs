@@ -8,9 +8,14 @@ fn load(text: String) -> Transcript {
     Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap()
 }
 
+/// A shipped suite, by its harness's name.
+fn shipped(name: &str) -> Suite {
+    let harnesses = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses");
+    Suite::load(&harnesses.join(format!("{name}.yaml"))).unwrap()
+}
+
 fn lyria() -> Suite {
-    Suite::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/lyria.yaml"))
-        .unwrap()
+    shipped("lyria")
 }
 
 /// Every bad line gets its JSON-RPC error and the session answers the next one.
@@ -126,10 +131,7 @@ fn a_recording_loads_whatever_the_client_sent() {
 /// the whole engine over every call before it).
 #[test]
 fn work_per_call_does_not_grow_with_the_calls_so_far() {
-    let suite = Suite::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/memory.yaml"),
-    )
-    .unwrap();
+    let suite = memory();
     let mut s = Session::new(&suite);
     let call = |s: &mut Session, id: usize, tool: &str, args: Value| {
         let line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -182,8 +184,7 @@ fn read_graph_lines(n: usize) -> Vec<u8> {
 }
 
 fn memory() -> Suite {
-    Suite::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses/memory.yaml"))
-        .unwrap()
+    shipped("memory")
 }
 
 /// `--record` rewrites the file whole; written after every call, a session's writes grew with
