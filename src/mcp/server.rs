@@ -560,14 +560,19 @@ pub struct Session<'a> {
     candidates: Vec<usize>,
     findings: Vec<String>,
     rng: u64,
-    // The calls the recording file holds, and when it was last written ([`Session::record_due`]).
+    // The calls the recording file holds, when it was last written, and how long calls may
+    // wait unwritten ([`Session::record_due`]; [`RECORD_WAIT`] but in tests).
     recorded: usize,
     recorded_at: Option<std::time::Instant>,
+    record_wait: Duration,
 }
 
 /// The calls of a session each written to its recording as soon as it is made; past them, see
 /// [`Session::record_due`].
 const RECORD_EACH: usize = 64;
+
+/// How long after the last write calls may wait unwritten.
+const RECORD_WAIT: Duration = Duration::from_secs(1);
 
 impl<'a> Session<'a> {
     /// A session over the suite's twin, with default options; a twin that does not load (a
@@ -604,6 +609,7 @@ impl<'a> Session<'a> {
             findings: Vec::new(),
             recorded: 0,
             recorded_at: None,
+            record_wait: RECORD_WAIT,
         }
     }
 
@@ -611,21 +617,29 @@ impl<'a> Session<'a> {
     /// [`RECORD_EACH`] calls, then when a second has gone by since the last write (an agent that
     /// thinks between calls has each one written as it is made) or when the calls not yet
     /// written are an eighth of those written; and when the session ends ([`serve`],
-    /// [`serve_http`]). The file is rewritten whole each time: written after
+    /// [`serve_http`], which also writes calls left unwritten a second on). The file is rewritten whole each time: written after
     /// every call, a session of 4,000 calls took 296 s, the square of its length; written so,
     /// a session's writes add up to a few times its recording.
     pub(crate) fn record_due(&self) -> bool {
         let n = self.calls.len();
-        n <= RECORD_EACH
-            || (n - self.recorded) * 8 >= self.recorded
-            || self
-                .recorded_at
-                .is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(1))
+        n <= RECORD_EACH || (n - self.recorded) * 8 >= self.recorded || self.record_waited()
+    }
+
+    /// Whether [`RECORD_WAIT`] has gone by since the last write (or nothing was written).
+    fn record_waited(&self) -> bool {
+        self.recorded_at
+            .is_none_or(|at| at.elapsed() >= self.record_wait)
     }
 
     /// Whether calls came since the recording was last written.
     pub(crate) fn record_pending(&self) -> bool {
         self.calls.len() > self.recorded
+    }
+
+    /// Whether calls wait unwritten a second after the last write: an HTTP server writes them
+    /// then without waiting for another call ([`serve_http`]).
+    pub(crate) fn record_stale(&self) -> bool {
+        self.record_pending() && self.record_waited()
     }
 
     /// How many `tools/call`s the session has received.

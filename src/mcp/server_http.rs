@@ -42,7 +42,7 @@ struct State {
 
 /// Serves `session` on `listener` until `shutdown` resolves, then gives the session back (for
 /// its attribution and findings). Calls are recorded in `record` as they come
-/// ([`Session::record_due`]) and at the end.
+/// ([`Session::record_due`]), those left unwritten a second later, and at the end.
 pub async fn serve_http(
     session: Session<'static>,
     listener: tokio::net::TcpListener,
@@ -72,10 +72,24 @@ pub async fn serve_http(
     tokio::pin!(shutdown);
     let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let cap = max_connections();
+    // Calls a batch left unwritten are written a second on, though no call follows.
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
+            _ = tick.tick() => {
+                if let Some(path) = &state.record {
+                    let mut s = state.session.lock().unwrap_or_else(|p| p.into_inner());
+                    if s.record_stale()
+                        && let Err(e) = write_recording(&mut s, path)
+                    {
+                        state.failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                    }
+                }
+                continue;
+            }
         };
         let stream = match accepted {
             Ok((stream, _)) => stream,
