@@ -617,9 +617,10 @@ impl<'a> Session<'a> {
     /// [`RECORD_EACH`] calls, then when a second has gone by since the last write (an agent that
     /// thinks between calls has each one written as it is made) or when the calls not yet
     /// written are an eighth of those written; and when the session ends ([`serve`],
-    /// [`serve_http`], which also writes calls left unwritten a second on). The file is rewritten whole each time: written after
-    /// every call, a session of 4,000 calls took 296 s, the square of its length; written so,
-    /// a session's writes add up to a few times its recording.
+    /// [`serve_http`], which also writes calls left unwritten a second on). The file is
+    /// rewritten whole each time: written after every call, a session of 4,000 calls took
+    /// 296 s, the square of its length; written so, a session's writes add up to a few times
+    /// its recording.
     pub(crate) fn record_due(&self) -> bool {
         let n = self.calls.len();
         n <= RECORD_EACH || (n - self.recorded) * 8 >= self.recorded || self.record_waited()

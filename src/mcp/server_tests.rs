@@ -258,101 +258,99 @@ fn a_session_ended_by_an_error_records_every_call() {
     assert_eq!(t.calls().count(), 100);
 }
 
+/// The memory suite served over HTTP with `--record`, `wait` the longest calls wait unwritten,
+/// and 100 stateless (2026-07-28) `read_graph` calls sent to it, a connection each.
+struct Recorded100 {
+    rt: tokio::runtime::Runtime,
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::io::Result<Session<'static>>>,
+}
+
+impl Recorded100 {
+    fn run(wait: Duration) -> Self {
+        use std::io::Read;
+        let suite: &'static Suite = Box::leak(Box::new(memory()));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.yaml");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let mut session = Session::new(suite);
+        session.record_wait = wait;
+        let server = rt.spawn(serve_http(session, listener, Some(path.clone()), async {
+            let _ = stopped.await;
+        }));
+        for id in 1..=100 {
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "read_graph", "arguments": {}, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {}}}})
+            .to_string();
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            write!(
+                c,
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+                 Mcp-Method: tools/call\r\nMcp-Name: read_graph\r\nConnection: close\r\n\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            let mut got = String::new();
+            c.read_to_string(&mut got).unwrap();
+            assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+        }
+        Self {
+            rt,
+            _dir: dir,
+            path,
+            stop,
+            server,
+        }
+    }
+
+    /// The calls the recording holds now.
+    fn written(&self) -> usize {
+        load(std::fs::read_to_string(&self.path).unwrap())
+            .calls()
+            .count()
+    }
+
+    /// Stops the server: the calls it received, and those the recording then holds.
+    fn stop(self) -> (usize, usize) {
+        self.stop.send(()).unwrap();
+        let received = self.rt.block_on(self.server).unwrap().unwrap().calls();
+        let written = load(std::fs::read_to_string(&self.path).unwrap())
+            .calls()
+            .count();
+        (received, written)
+    }
+}
+
 /// Over HTTP too: the calls a batch has not written yet are written when the server stops.
 #[test]
 fn serve_http_writes_the_calls_left_when_it_stops() {
-    let suite: &'static Suite = Box::leak(Box::new(memory()));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("rec.yaml");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    // No write for the time gone by: the batches alone, whatever this machine's speed.
-    let mut session = Session::new(suite);
-    session.record_wait = Duration::from_secs(3600);
-    let server = rt.spawn(serve_http(session, listener, Some(path.clone()), async {
-        let _ = stopped.await;
-    }));
-    // 100 stateless (2026-07-28) calls: each of the first 64 written, then batches of an
-    // eighth (at calls 72, 81 and 92).
-    read_graph_over_http(addr, 100);
-    assert_eq!(
-        load(std::fs::read_to_string(&path).unwrap())
-            .calls()
-            .count(),
-        92
-    );
-    stop.send(()).unwrap();
-    let s = rt.block_on(server).unwrap().unwrap();
-    assert_eq!(s.calls(), 100);
-    assert_eq!(
-        load(std::fs::read_to_string(&path).unwrap())
-            .calls()
-            .count(),
-        100
-    );
-}
-
-/// `n` stateless (2026-07-28) `read_graph` calls to `serve_http` at `addr`, a connection each.
-fn read_graph_over_http(addr: std::net::SocketAddr, n: usize) {
-    use std::io::Read;
-    for id in 1..=n {
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "read_graph", "arguments": {}, "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}}}})
-        .to_string();
-        let mut c = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            c,
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-             Mcp-Method: tools/call\r\nMcp-Name: read_graph\r\nConnection: close\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut got = String::new();
-        c.read_to_string(&mut got).unwrap();
-        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
-    }
+    // No write for the time gone by: each of the first 64 calls written, then batches of an
+    // eighth (at calls 72, 81 and 92), whatever this machine's speed.
+    let r = Recorded100::run(Duration::from_secs(3600));
+    assert_eq!(r.written(), 92);
+    assert_eq!(r.stop(), (100, 100));
 }
 
 /// Over HTTP, calls a batch left unwritten are written a second on, though no call follows
 /// and the server goes on.
 #[test]
 fn serve_http_writes_a_batch_left_unwritten_a_second_on() {
-    let suite: &'static Suite = Box::leak(Box::new(memory()));
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("rec.yaml");
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = rt.spawn(serve_http(
-        Session::new(suite),
-        listener,
-        Some(path.clone()),
-        async {
-            let _ = stopped.await;
-        },
-    ));
-    read_graph_over_http(addr, 100);
-    let written = || {
-        load(std::fs::read_to_string(&path).unwrap())
-            .calls()
-            .count()
-    };
+    let r = Recorded100::run(RECORD_WAIT);
     let waited = std::time::Instant::now();
-    while written() < 100 && waited.elapsed() < Duration::from_secs(20) {
+    while r.written() < 100 && waited.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(written(), 100);
-    stop.send(()).unwrap();
-    rt.block_on(server).unwrap().unwrap();
+    assert_eq!(r.written(), 100);
+    assert_eq!(r.stop(), (100, 100));
 }
