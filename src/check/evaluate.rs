@@ -529,9 +529,19 @@ pub(super) fn as_reference(
     let r = suite.references[index]
         .get_or_init(|| Reference::of(suite, sc))
         .as_ref()?;
-    let outcome = || known.unwrap_or_else(|| suite.fast().outcome(&suite.linter, index, t));
     let same = if same_calls {
-        same_run || (r.perfect && outcome() == Outcome::Perfect)
+        // Every call its step's own at its place: the fast path's walk need not compare their
+        // arguments again (perfect in order is perfect: the outcome of any pairing).
+        same_run
+            || (r.perfect
+                && known.map_or_else(
+                    || {
+                        suite
+                            .fast()
+                            .perfect_in_order(&suite.linter, index, t, at_place)
+                    },
+                    |o| o == Outcome::Perfect,
+                ))
     } else {
         // Perfect with the calls the steps in order: every step matched by the call at its
         // place, so the trajectory under the policies is the reference run's (every metric 1).
