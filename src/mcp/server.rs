@@ -643,6 +643,23 @@ impl<'a> Session<'a> {
         self.record_pending() && self.record_waited()
     }
 
+    /// The recording as of now ([`Session::recording`]), to be written.
+    pub(crate) fn snapshot(&self) -> std::io::Result<Recording> {
+        Ok(Recording {
+            text: self.recording().map_err(std::io::Error::other)?,
+            calls: self.calls.len(),
+        })
+    }
+
+    /// Counts the first `calls` calls written: [`Session::record_due`] schedules the next
+    /// write from here.
+    pub(crate) fn written(&mut self, calls: usize) {
+        self.recorded = calls;
+        self.recorded_at = Some(std::time::Instant::now());
+        #[cfg(test)]
+        RECORDED.with(|n| n.set(n.get() + calls));
+    }
+
     /// How many `tools/call`s the session has received.
     pub fn calls(&self) -> usize {
         self.calls.len()
@@ -1032,20 +1049,32 @@ fn error_answer(id: &Value, e: RpcError) -> Answer {
     }
 }
 
-/// Writes the session's recording to `path` (atomically).
+/// Writes the session's recording to `path` (atomically), and counts its calls written.
 pub(crate) fn write_recording(session: &mut Session, path: &Path) -> std::io::Result<()> {
-    let text = session.recording().map_err(std::io::Error::other)?;
-    crate::source::write_atomically(path, text.as_bytes()).map_err(|e| {
-        std::io::Error::new(
-            e.kind(),
-            format!("cannot write the recording {}: {e}", path.display()),
-        )
-    })?;
-    session.recorded = session.calls.len();
-    session.recorded_at = Some(std::time::Instant::now());
-    #[cfg(test)]
-    RECORDED.with(|n| n.set(n.get() + session.recorded));
+    let recording = session.snapshot()?;
+    recording.write(path)?;
+    session.written(recording.calls);
     Ok(())
+}
+
+/// A session's recording as of one moment: made under the session's lock, written after it (an
+/// HTTP server writes it on a blocking thread, not its async ones, with the lock released).
+pub(crate) struct Recording {
+    text: String,
+    /// The session's calls it holds.
+    pub(crate) calls: usize,
+}
+
+impl Recording {
+    /// Writes the recording to `path` (atomically); the error names the path.
+    pub(crate) fn write(&self, path: &Path) -> std::io::Result<()> {
+        crate::source::write_atomically(path, self.text.as_bytes()).map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot write the recording {}: {e}", path.display()),
+            )
+        })
+    }
 }
 
 // How many calls this thread's recording writes have written, added up over the writes: a

@@ -26,7 +26,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{Answer, RpcError, Session, error_answer, write_recording};
+use super::{Answer, Recording, RpcError, Session, error_answer};
 use crate::mcp::{MAX_LINE, ParamHeaders, code, meta, unbase64};
 
 struct State {
@@ -38,6 +38,53 @@ struct State {
     param_headers: Vec<(String, ParamHeaders)>,
     // The first recording that could not be written: the session ends with it.
     failed: Mutex<Option<std::io::Error>>,
+    // How many calls the recording on disk holds; held while one is written.
+    on_disk: Mutex<usize>,
+}
+
+impl State {
+    /// The recording, taken under the session's lock and counted written ([`Session::written`]:
+    /// the calls that come while it is written do not ask for another), when `due` says so.
+    fn take(&self, due: impl Fn(&Session<'static>) -> bool) -> Option<std::io::Result<Recording>> {
+        self.record.as_ref()?;
+        let mut s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        due(&s).then(|| {
+            let r = s.snapshot()?;
+            s.written(r.calls);
+            Ok(r)
+        })
+    }
+
+    /// Writes `r` to the recording's path, on a blocking thread: the file is written and synced
+    /// there, off the async threads, with neither the session's lock held nor a worker stalled.
+    /// Writes finish out of order: one older than the file on disk is dropped.
+    async fn write(self: &Arc<Self>, r: std::io::Result<Recording>) -> std::io::Result<()> {
+        let state = self.clone();
+        tokio::task::spawn_blocking(move || state.write_now(&r?))
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+
+    fn write_now(&self, r: &Recording) -> std::io::Result<()> {
+        let Some(path) = &self.record else {
+            return Ok(());
+        };
+        let mut on_disk = self.on_disk.lock().unwrap_or_else(|p| p.into_inner());
+        if r.calls <= *on_disk {
+            return Ok(());
+        }
+        r.write(path)?;
+        *on_disk = r.calls;
+        Ok(())
+    }
+
+    /// Keeps the first error a write met: the session ends with it.
+    fn fail(&self, e: std::io::Error) {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(e);
+    }
 }
 
 /// Serves `session` on `listener` until `shutdown` resolves, then gives the session back (for
@@ -68,6 +115,7 @@ pub async fn serve_http(
         record,
         param_headers,
         failed: Mutex::default(),
+        on_disk: Mutex::default(),
     });
     tokio::pin!(shutdown);
     let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -80,13 +128,13 @@ pub async fn serve_http(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
             _ = tick.tick() => {
-                if let Some(path) = &state.record {
-                    let mut s = state.session.lock().unwrap_or_else(|p| p.into_inner());
-                    if s.record_stale()
-                        && let Err(e) = write_recording(&mut s, path)
-                    {
-                        state.failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
-                    }
+                if let Some(due) = state.take(Session::record_stale) {
+                    let state = state.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = state.write(due).await {
+                            state.fail(e);
+                        }
+                    });
                 }
                 continue;
             }
@@ -136,11 +184,14 @@ pub async fn serve_http(
         let empty = Session::with(guard.suite, guard.twin.clone(), guard.options.clone());
         std::mem::replace(&mut *guard, empty)
     };
-    // The calls not yet written ([`Session::record_due`]).
-    if let Some(path) = &state.record
-        && session.record_pending()
+    // The calls not yet on disk: those a batch left ([`Session::record_due`]), and those of a
+    // write still under way, which this one waits for.
+    if state.record.is_some()
+        && session.calls() > *state.on_disk.lock().unwrap_or_else(|p| p.into_inner())
     {
-        write_recording(&mut session, path)?;
+        let r = session.snapshot()?;
+        state.write(Ok(r)).await?;
+        session.written(session.calls());
     }
     Ok(session)
 }
@@ -326,23 +377,22 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
             Some(true) => {}
         }
     }
-    let answer = {
+    let (mut answer, before) = {
         let mut s = state.session.lock().unwrap_or_else(|p| p.into_inner());
         let before = s.calls();
         s.stateless = modern.is_some();
-        let mut a = s.answer_message(&msg);
+        let a = s.answer_message(&msg);
         s.stateless = false;
-        if let Some(path) = &state.record
-            && s.calls() > before
-            && s.record_due()
-            && let Err(e) = write_recording(&mut s, path)
-        {
-            a = error_answer(&id, RpcError::new(-32603, format!("Internal error: {e}")));
-            let mut failed = state.failed.lock().unwrap_or_else(|p| p.into_inner());
-            failed.get_or_insert(e);
-        }
-        a
+        (a, before)
     };
+    // The recording, when this call makes it due, is written before the answer goes: a client
+    // whose call could not be recorded is told so.
+    if let Some(due) = state.take(|s| s.calls() > before && s.record_due())
+        && let Err(e) = state.write(due).await
+    {
+        answer = error_answer(&id, RpcError::new(-32603, format!("Internal error: {e}")));
+        state.fail(e);
+    }
     if answer.initialized && modern.is_none() {
         let s = new_session_id();
         state
@@ -552,5 +602,57 @@ mod tests {
     #[case("ftp://localhost", false)]
     fn only_this_machine_is_a_local_origin(#[case] origin: &str, #[case] local: bool) {
         assert_eq!(local_origin(origin), local, "{origin}");
+    }
+
+    /// Each recording write runs on a blocking thread, so two can finish in either order: the
+    /// one older than the file on disk is dropped, never written over the later one.
+    #[test]
+    fn an_older_recording_never_overwrites_a_later_one() {
+        use crate::harness::Transcript;
+        use crate::source::SourceFile;
+        use serde_json::json;
+        let harnesses = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses");
+        let suite: &'static crate::check::Suite = Box::leak(Box::new(
+            crate::check::Suite::load(&harnesses.join("memory.yaml")).unwrap(),
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rec.yaml");
+        let mut session = Session::new(suite);
+        session.handle(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        let mut snapshots = Vec::new();
+        for id in 1..=2 {
+            session.handle(
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "read_graph", "arguments": {}}})
+                .to_string()
+                .as_bytes(),
+            );
+            snapshots.push(session.snapshot().unwrap());
+        }
+        let state = State {
+            session: Mutex::new(Session::new(suite)),
+            sessions: Mutex::default(),
+            record: Some(path.clone()),
+            param_headers: Vec::new(),
+            failed: Mutex::default(),
+            on_disk: Mutex::default(),
+        };
+        let written = || {
+            let text = std::fs::read_to_string(&path).unwrap();
+            Transcript::from_source(SourceFile::from_text("rec.yaml", text), "t".into())
+                .unwrap()
+                .calls()
+                .count()
+        };
+        state.write_now(&snapshots[1]).unwrap();
+        assert_eq!(written(), 2);
+        state.write_now(&snapshots[0]).unwrap();
+        assert_eq!(written(), 2);
     }
 }
