@@ -1085,10 +1085,12 @@ thread_local! {
 }
 
 /// Serves MCP over `input`/`output` until the client closes its side. Records the calls in
-/// `record` when given: rewritten atomically as they come ([`Session::record_due`]), and once
-/// more at the end for any not yet written, whether the session ends at the client's close or
-/// at an error (its output gone). A line longer than [`MAX_LINE`](super::MAX_LINE) gets a parse
-/// error and is skipped. Gives the session back for its attribution and findings.
+/// `record` when given: rewritten atomically as they come ([`Session::record_due`]), a second
+/// on for calls a batch left unwritten though no call follows (a thread of its own: the reads
+/// block), and once more at the end for any not yet written, whether the session ends at the
+/// client's close or at an error (its output gone). A line longer than
+/// [`MAX_LINE`](super::MAX_LINE) gets a parse error and is skipped. Gives the session back for
+/// its attribution and findings.
 pub fn serve<'a>(
     suite: &'a Suite,
     twin: Twin,
@@ -1097,19 +1099,53 @@ pub fn serve<'a>(
     output: impl Write,
     record: Option<&Path>,
 ) -> std::io::Result<Session<'a>> {
-    let mut session = Session::with(suite, twin, options);
-    let served = serve_lines(&mut session, input, output, record);
-    let written = match record {
-        Some(path) if session.record_pending() => write_recording(&mut session, path),
-        _ => Ok(()),
+    let session = std::sync::Mutex::new(Session::with(suite, twin, options));
+    // The first write the idle thread could not make: the session ends with it.
+    let idle_failed = std::sync::Mutex::new(None);
+    let served = std::thread::scope(|scope| {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        if let Some(path) = record {
+            let (session, idle_failed) = (&session, &idle_failed);
+            scope.spawn(move || {
+                let wait = lock(session).record_wait;
+                // Until the loop below ends (and drops `stop`).
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(wait)
+                {
+                    let mut s = lock(session);
+                    if s.record_stale()
+                        && let Err(e) = write_recording(&mut s, path)
+                    {
+                        lock(idle_failed).get_or_insert(e);
+                        return;
+                    }
+                }
+            });
+        }
+        let served = serve_lines(&session, input, output, record);
+        drop(stop);
+        served
+    });
+    let mut session = session.into_inner().unwrap_or_else(|p| p.into_inner());
+    let written = match idle_failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => match record {
+            Some(path) if session.record_pending() => write_recording(&mut session, path),
+            _ => Ok(()),
+        },
     };
     // The session's own error first: the output gone, say, before the recording.
     served.and(written).map(|()| session)
 }
 
+/// A lock on `m`, whatever a thread that panicked holding it left.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// [`serve`]'s loop, until the client closes its side (or an error).
 fn serve_lines(
-    session: &mut Session,
+    session: &std::sync::Mutex<Session>,
     mut input: impl BufRead,
     mut output: impl Write,
     record: Option<&Path>,
@@ -1142,14 +1178,18 @@ fn serve_lines(
             reply(&mut output, a.reply.as_deref().unwrap_or_default())?;
             continue;
         }
-        let before = session.calls();
-        let answer = session.answer_line(&line);
-        if let Some(path) = record
-            && session.calls() > before
-            && session.record_due()
-        {
-            write_recording(session, path)?;
-        }
+        let answer = {
+            let mut session = lock(session);
+            let before = session.calls();
+            let answer = session.answer_line(&line);
+            if let Some(path) = record
+                && session.calls() > before
+                && session.record_due()
+            {
+                write_recording(&mut session, path)?;
+            }
+            answer
+        };
         if !answer.delay.is_zero() {
             std::thread::sleep(answer.delay);
         }

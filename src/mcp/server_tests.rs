@@ -220,6 +220,51 @@ fn a_long_recording_is_written_in_time_linear_in_its_calls() {
     );
 }
 
+/// Over stdio too: calls a batch left unwritten are written a second on, though no call
+/// follows and the client keeps its side open (the loop is blocked reading it).
+#[test]
+fn serve_writes_a_batch_left_unwritten_a_second_on() {
+    let suite: &'static Suite = Box::leak(Box::new(memory()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.yaml");
+    let (input, mut client) = std::io::pipe().unwrap();
+    let server = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            let input = std::io::BufReader::new(input);
+            let twin = Twin::load(suite).unwrap();
+            serve(
+                suite,
+                twin,
+                Options::default(),
+                input,
+                std::io::sink(),
+                Some(&path),
+            )
+            .map(|s| s.calls())
+        })
+    };
+    // Each of the first 64 calls written as it comes, then batches at 72, 81 and 92: the last
+    // eight wait for the second.
+    client.write_all(&read_graph_lines(100)).unwrap();
+    let written = || {
+        std::fs::read_to_string(&path)
+            .ok()
+            .map_or(0, |text| load(text).calls().count())
+    };
+    let start = std::time::Instant::now();
+    while written() < 100 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        written(),
+        100,
+        "the calls on file before the client closed its side"
+    );
+    drop(client);
+    assert_eq!(server.join().unwrap().unwrap(), 100);
+}
+
 /// A session that ends at an error (the client gone, its output closed) still leaves every
 /// call it received in the recording.
 #[test]
