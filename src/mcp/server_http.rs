@@ -26,7 +26,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::{Answer, Recording, RpcError, Session, error_answer};
+use super::{Answer, Recording, RpcError, Session, error_answer, lock};
 use crate::mcp::{MAX_LINE, ParamHeaders, code, meta, unbase64};
 
 struct State {
@@ -47,7 +47,7 @@ impl State {
     /// the calls that come while it is written do not ask for another), when `due` says so.
     fn take(&self, due: impl Fn(&Session<'static>) -> bool) -> Option<std::io::Result<Recording>> {
         self.record.as_ref()?;
-        let mut s = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock(&self.session);
         due(&s).then(|| {
             let r = s.snapshot()?;
             s.written(r.calls);
@@ -69,7 +69,7 @@ impl State {
         let Some(path) = &self.record else {
             return Ok(());
         };
-        let mut on_disk = self.on_disk.lock().unwrap_or_else(|p| p.into_inner());
+        let mut on_disk = lock(&self.on_disk);
         if r.calls <= *on_disk {
             return Ok(());
         }
@@ -80,10 +80,7 @@ impl State {
 
     /// Keeps the first error a write met: the session ends with it.
     fn fail(&self, e: std::io::Error) {
-        self.failed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(e);
+        lock(&self.failed).get_or_insert(e);
     }
 }
 
@@ -170,25 +167,18 @@ pub async fn serve_http(
             open.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         });
     }
-    if let Some(e) = state
-        .failed
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-    {
+    if let Some(e) = lock(&state.failed).take() {
         return Err(e);
     }
     // Connections still open keep a clone; the session is taken out from under them.
     let mut session = {
-        let mut guard = state.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = lock(&state.session);
         let empty = Session::with(guard.suite, guard.twin.clone(), guard.options.clone());
         std::mem::replace(&mut *guard, empty)
     };
     // The calls not yet on disk: those a batch left ([`Session::record_due`]), and those of a
     // write still under way, which this one waits for.
-    if state.record.is_some()
-        && session.calls() > *state.on_disk.lock().unwrap_or_else(|p| p.into_inner())
-    {
+    if state.record.is_some() && session.calls() > *lock(&state.on_disk) {
         let r = session.snapshot()?;
         state.write(Ok(r)).await?;
         session.written(session.calls());
@@ -270,7 +260,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     match *req.method() {
         hyper::Method::POST => {}
         hyper::Method::DELETE => {
-            let mut sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let mut sessions = lock(&state.sessions);
             return Ok(match session_id {
                 Some(s) if sessions.remove(&s) => respond(StatusCode::OK, None, None),
                 Some(_) => respond(StatusCode::NOT_FOUND, None, None),
@@ -353,7 +343,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
         }
     } else if method.as_deref() != Some("initialize") && msg.is_object() {
         let known = {
-            let sessions = state.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let sessions = lock(&state.sessions);
             session_id.as_ref().map(|s| sessions.contains(s))
         };
         match known {
@@ -378,7 +368,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
         }
     }
     let (mut answer, before) = {
-        let mut s = state.session.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock(&state.session);
         let before = s.calls();
         s.stateless = modern.is_some();
         let a = s.answer_message(&msg);
@@ -395,11 +385,7 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
     }
     if answer.initialized && modern.is_none() {
         let s = new_session_id();
-        state
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(s.clone());
+        lock(&state.sessions).insert(s.clone());
         minted = Some(s);
     }
     if !answer.delay.is_zero() {
