@@ -616,11 +616,11 @@ impl<'a> Session<'a> {
     /// Whether the recording is to be written now, a call having come: after each of the first
     /// [`RECORD_EACH`] calls, then when a second has gone by since the last write (an agent that
     /// thinks between calls has each one written as it is made) or when the calls not yet
-    /// written are an eighth of those written; and when the session ends ([`serve`],
-    /// [`serve_http`], which also writes calls left unwritten a second on). The file is
-    /// rewritten whole each time: written after every call, a session of 4,000 calls took
-    /// 296 s, the square of its length; written so, a session's writes add up to a few times
-    /// its recording.
+    /// written are an eighth of those written; then a second on, though no call follows
+    /// ([`Session::record_stale`]); and when the session ends ([`serve`], [`serve_http`]).
+    /// The file is rewritten whole each time: written after every call, a session of 4,000
+    /// calls took 296 s, the square of its length; written so, a session's writes add up to a
+    /// few times its recording.
     pub(crate) fn record_due(&self) -> bool {
         let n = self.calls.len();
         n <= RECORD_EACH || (n - self.recorded) * 8 >= self.recorded || self.record_waited()
@@ -637,8 +637,8 @@ impl<'a> Session<'a> {
         self.calls.len() > self.recorded
     }
 
-    /// Whether calls wait unwritten a second after the last write: an HTTP server writes them
-    /// then without waiting for another call ([`serve_http`]).
+    /// Whether calls wait unwritten a second after the last write: [`serve`] and
+    /// [`serve_http`] write them then without waiting for another call.
     pub(crate) fn record_stale(&self) -> bool {
         self.record_pending() && self.record_waited()
     }
@@ -1100,40 +1100,38 @@ pub fn serve<'a>(
     record: Option<&Path>,
 ) -> std::io::Result<Session<'a>> {
     let session = std::sync::Mutex::new(Session::with(suite, twin, options));
-    // The first write the idle thread could not make: the session ends with it.
-    let idle_failed = std::sync::Mutex::new(None);
-    let served = std::thread::scope(|scope| {
+    let (served, idle) = std::thread::scope(|scope| {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        if let Some(path) = record {
-            let (session, idle_failed) = (&session, &idle_failed);
-            scope.spawn(move || {
+        // Its error, the first write it could not make, ends the session.
+        let idle = record.map(|path| {
+            let session = &session;
+            scope.spawn(move || -> std::io::Result<()> {
                 let wait = lock(session).record_wait;
                 // Until the loop below ends (and drops `stop`).
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     stopped.recv_timeout(wait)
                 {
                     let mut s = lock(session);
-                    if s.record_stale()
-                        && let Err(e) = write_recording(&mut s, path)
-                    {
-                        lock(idle_failed).get_or_insert(e);
-                        return;
+                    if s.record_stale() {
+                        write_recording(&mut s, path)?;
                     }
                 }
-            });
-        }
+                Ok(())
+            })
+        });
         let served = serve_lines(&session, input, output, record);
         drop(stop);
-        served
+        let idle = idle.map_or(Ok(()), |h| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (served, idle)
     });
     let mut session = session.into_inner().unwrap_or_else(|p| p.into_inner());
-    let written = match idle_failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => match record {
-            Some(path) if session.record_pending() => write_recording(&mut session, path),
-            _ => Ok(()),
-        },
-    };
+    let written = idle.and_then(|()| match record {
+        Some(path) if session.record_pending() => write_recording(&mut session, path),
+        _ => Ok(()),
+    });
     // The session's own error first: the output gone, say, before the recording.
     served.and(written).map(|()| session)
 }

@@ -594,31 +594,18 @@ mod tests {
     /// one older than the file on disk is dropped, never written over the later one.
     #[test]
     fn an_older_recording_never_overwrites_a_later_one() {
-        use crate::harness::Transcript;
-        use crate::source::SourceFile;
-        use serde_json::json;
-        let harnesses = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("harnesses");
-        let suite: &'static crate::check::Suite = Box::leak(Box::new(
-            crate::check::Suite::load(&harnesses.join("memory.yaml")).unwrap(),
-        ));
+        use super::super::tests::{load, memory, read_graph_lines};
+        let suite: &'static crate::check::Suite = Box::leak(Box::new(memory()));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rec.yaml");
         let mut session = Session::new(suite);
-        session.handle(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}})
-            .to_string()
-            .as_bytes(),
-        );
+        // The recording after each of two calls (the first line initializes).
         let mut snapshots = Vec::new();
-        for id in 1..=2 {
-            session.handle(
-                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": "read_graph", "arguments": {}}})
-                .to_string()
-                .as_bytes(),
-            );
+        for line in read_graph_lines(2)
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+        {
+            session.handle(line);
             snapshots.push(session.snapshot().unwrap());
         }
         let state = State {
@@ -630,15 +617,13 @@ mod tests {
             on_disk: Mutex::default(),
         };
         let written = || {
-            let text = std::fs::read_to_string(&path).unwrap();
-            Transcript::from_source(SourceFile::from_text("rec.yaml", text), "t".into())
-                .unwrap()
+            load(std::fs::read_to_string(&path).unwrap())
                 .calls()
                 .count()
         };
-        state.write_now(&snapshots[1]).unwrap();
+        state.write_now(&snapshots[2]).unwrap();
         assert_eq!(written(), 2);
-        state.write_now(&snapshots[0]).unwrap();
+        state.write_now(&snapshots[1]).unwrap();
         assert_eq!(written(), 2);
     }
 }

@@ -4,7 +4,7 @@ use super::*;
 use crate::harness::{Transcript, UNPARSABLE};
 use crate::source::SourceFile;
 
-fn load(text: String) -> Transcript {
+pub(super) fn load(text: String) -> Transcript {
     Transcript::from_source(SourceFile::from_text("t.yaml", text), "t".into()).unwrap()
 }
 
@@ -168,7 +168,7 @@ fn work_per_call_does_not_grow_with_the_calls_so_far() {
     assert_eq!(s.calls(), 301);
 }
 
-fn read_graph_lines(n: usize) -> Vec<u8> {
+pub(super) fn read_graph_lines(n: usize) -> Vec<u8> {
     let mut lines = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "t", "version": "1"}}})
@@ -183,7 +183,7 @@ fn read_graph_lines(n: usize) -> Vec<u8> {
     lines.into_bytes()
 }
 
-fn memory() -> Suite {
+pub(super) fn memory() -> Suite {
     shipped("memory")
 }
 
@@ -263,6 +263,57 @@ fn serve_writes_a_batch_left_unwritten_a_second_on() {
     );
     drop(client);
     assert_eq!(server.join().unwrap().unwrap(), 100);
+}
+
+/// A write the idle thread cannot make (a file where the recording's folder was, for a while)
+/// ends the session with an error that names the file when the client closes its side: the
+/// end's write, which the folder would take again, is not made over it.
+#[test]
+fn an_idle_write_that_fails_ends_the_session_with_its_error() {
+    let suite: &'static Suite = Box::leak(Box::new(memory()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gone").join("rec.yaml");
+    std::fs::create_dir(dir.path().join("gone")).unwrap();
+    let (input, mut client) = std::io::pipe().unwrap();
+    let server = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            let input = std::io::BufReader::new(input);
+            let twin = Twin::load(suite).unwrap();
+            serve(
+                suite,
+                twin,
+                Options::default(),
+                input,
+                std::io::sink(),
+                Some(&path),
+            )
+            .map(|s| s.calls())
+        })
+    };
+    // Written at calls 64, 72, 81 and 92 by the loop; the last eight are the idle thread's.
+    client.write_all(&read_graph_lines(100)).unwrap();
+    let written = || {
+        std::fs::read_to_string(&path)
+            .ok()
+            .map_or(0, |text| load(text).calls().count())
+    };
+    let start = std::time::Instant::now();
+    while written() < 92 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A file where the folder was: no write can make the folder again.
+    std::fs::remove_dir_all(dir.path().join("gone")).unwrap();
+    std::fs::write(dir.path().join("gone"), "").unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    std::fs::remove_file(dir.path().join("gone")).unwrap();
+    drop(client);
+    let e = server.join().unwrap().unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with(&format!("cannot write the recording {}: ", path.display())),
+        "{e}"
+    );
 }
 
 /// A session that ends at an error (the client gone, its output closed) still leaves every
