@@ -224,40 +224,17 @@ fn a_long_recording_is_written_in_time_linear_in_its_calls() {
 /// follows and the client keeps its side open (the loop is blocked reading it).
 #[test]
 fn serve_writes_a_batch_left_unwritten_a_second_on() {
-    let suite: &'static Suite = Box::leak(Box::new(memory()));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rec.yaml");
-    let (input, mut client) = std::io::pipe().unwrap();
-    let server = {
-        let path = path.clone();
-        std::thread::spawn(move || {
-            let input = std::io::BufReader::new(input);
-            let twin = Twin::load(suite).unwrap();
-            serve(
-                suite,
-                twin,
-                Options::default(),
-                input,
-                std::io::sink(),
-                Some(&path),
-            )
-            .map(|s| s.calls())
-        })
-    };
     // Each of the first 64 calls written as it comes, then batches at 72, 81 and 92: the last
     // eight wait for the second.
-    client.write_all(&read_graph_lines(100)).unwrap();
-    let written = || {
-        std::fs::read_to_string(&path)
-            .ok()
-            .map_or(0, |text| load(text).calls().count())
-    };
+    let (client, server) = serve_100_recorded(&path);
     let start = std::time::Instant::now();
-    while written() < 100 && start.elapsed() < Duration::from_secs(20) {
+    while calls_on_file(&path) < 100 && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(
-        written(),
+        calls_on_file(&path),
         100,
         "the calls on file before the client closed its side"
     );
@@ -270,43 +247,21 @@ fn serve_writes_a_batch_left_unwritten_a_second_on() {
 /// end's write, which the folder would take again, is not made over it.
 #[test]
 fn an_idle_write_that_fails_ends_the_session_with_its_error() {
-    let suite: &'static Suite = Box::leak(Box::new(memory()));
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gone").join("rec.yaml");
-    std::fs::create_dir(dir.path().join("gone")).unwrap();
-    let (input, mut client) = std::io::pipe().unwrap();
-    let server = {
-        let path = path.clone();
-        std::thread::spawn(move || {
-            let input = std::io::BufReader::new(input);
-            let twin = Twin::load(suite).unwrap();
-            serve(
-                suite,
-                twin,
-                Options::default(),
-                input,
-                std::io::sink(),
-                Some(&path),
-            )
-            .map(|s| s.calls())
-        })
-    };
+    let folder = dir.path().join("gone");
+    std::fs::create_dir(&folder).unwrap();
+    let path = folder.join("rec.yaml");
     // Written at calls 64, 72, 81 and 92 by the loop; the last eight are the idle thread's.
-    client.write_all(&read_graph_lines(100)).unwrap();
-    let written = || {
-        std::fs::read_to_string(&path)
-            .ok()
-            .map_or(0, |text| load(text).calls().count())
-    };
+    let (client, server) = serve_100_recorded(&path);
     let start = std::time::Instant::now();
-    while written() < 92 && start.elapsed() < Duration::from_secs(20) {
+    while calls_on_file(&path) < 92 && start.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(5));
     }
     // A file where the folder was: no write can make the folder again.
-    std::fs::remove_dir_all(dir.path().join("gone")).unwrap();
-    std::fs::write(dir.path().join("gone"), "").unwrap();
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::fs::write(&folder, "").unwrap();
     std::thread::sleep(Duration::from_millis(2500));
-    std::fs::remove_file(dir.path().join("gone")).unwrap();
+    std::fs::remove_file(&folder).unwrap();
     drop(client);
     let e = server.join().unwrap().unwrap_err();
     assert!(
@@ -314,6 +269,42 @@ fn an_idle_write_that_fails_ends_the_session_with_its_error() {
             .starts_with(&format!("cannot write the recording {}: ", path.display())),
         "{e}"
     );
+}
+
+/// A stdio session of the memory suite recording to `path`, on a thread of its own, sent 100
+/// `read_graph` calls through a pipe whose writing end the test keeps (and closes by dropping
+/// it); the thread gives back the calls received.
+fn serve_100_recorded(
+    path: &std::path::Path,
+) -> (
+    std::io::PipeWriter,
+    std::thread::JoinHandle<std::io::Result<usize>>,
+) {
+    let suite: &'static Suite = Box::leak(Box::new(memory()));
+    let (input, mut client) = std::io::pipe().unwrap();
+    let path = path.to_owned();
+    let server = std::thread::spawn(move || {
+        let input = std::io::BufReader::new(input);
+        let twin = Twin::load(suite).unwrap();
+        serve(
+            suite,
+            twin,
+            Options::default(),
+            input,
+            std::io::sink(),
+            Some(&path),
+        )
+        .map(|s| s.calls())
+    });
+    client.write_all(&read_graph_lines(100)).unwrap();
+    (client, server)
+}
+
+/// The calls the recording at `path` holds (none while there is none).
+fn calls_on_file(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .ok()
+        .map_or(0, |text| load(text).calls().count())
 }
 
 /// A session that ends at an error (the client gone, its output closed) still leaves every
@@ -412,19 +403,14 @@ impl Recorded100 {
 
     /// The calls the recording holds now.
     fn written(&self) -> usize {
-        load(std::fs::read_to_string(&self.path).unwrap())
-            .calls()
-            .count()
+        calls_on_file(&self.path)
     }
 
     /// Stops the server: the calls it received, and those the recording then holds.
     fn stop(self) -> (usize, usize) {
         self.stop.send(()).unwrap();
         let received = self.rt.block_on(self.server).unwrap().unwrap().calls();
-        let written = load(std::fs::read_to_string(&self.path).unwrap())
-            .calls()
-            .count();
-        (received, written)
+        (received, calls_on_file(&self.path))
     }
 }
 
