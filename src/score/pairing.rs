@@ -1004,87 +1004,139 @@ fn in_order(
     cap: &dyn Fn(usize) -> f64,
     rival: &dyn Fn(usize, Option<usize>) -> Option<f64>,
 ) -> Option<Walked> {
-    let mut pairing = vec![None; steps];
-    // The walked pair's weight, per step (0 for a step the walk gave no call).
-    let mut got: SmallVec<[f64; 8]> = smallvec![0.0; steps];
-    let mut next = 0;
-    // Calls the walk stepped over to reach a perfect match, the latest few, earliest first:
-    // a later step may be theirs (two calls swapped, a consumer made before its producer).
-    let mut passed: SmallVec<[usize; LOOKAHEAD]> = SmallVec::new();
     // Per step, its cap: asked once (the checks after the walk ask it again per step).
     let caps: SmallVec<[f64; 8]> = (0..steps).map(cap).collect();
-    for i in 0..steps {
-        let best = caps[i];
+    let mut walk = Walk {
+        weight,
+        calls,
+        pairing: vec![None; steps],
+        got: smallvec![0.0; steps],
+        next: 0,
+        passed: SmallVec::new(),
+    };
+    for (i, &best) in caps.iter().enumerate() {
+        walk.step(i, best);
+    }
+    let Walk { pairing, got, .. } = walk;
+    let more = imperfect_rows_best(&pairing, &got, &caps, calls, weight, rival)?;
+    perfect_pairs_stand(&pairing, &got, &caps, &more, rival).then_some((pairing, got))
+}
+
+/// [`in_order`]'s walk along the run: each step in turn takes a call.
+struct Walk<'w> {
+    weight: &'w dyn Fn(usize, usize) -> f64,
+    calls: usize,
+    /// Per step, its call so far.
+    pairing: Vec<Option<usize>>,
+    /// The walked pair's weight, per step (0 for a step the walk gave no call).
+    got: SmallVec<[f64; 8]>,
+    /// The first call no step has taken or passed over.
+    next: usize,
+    /// Calls the walk stepped over to reach a perfect match, the latest few, earliest first:
+    /// a later step may be theirs (two calls swapped, a consumer made before its producer).
+    passed: SmallVec<[usize; LOOKAHEAD]>,
+}
+
+impl Walk<'_> {
+    /// Gives step `i` (whose perfect weight is `best`) a call: a call passed over that
+    /// matches perfectly, else the first call within reach that does, else the best of the
+    /// calls passed over and the next call (the earliest of equals: a consumer made before
+    /// its producer matches imperfectly), else none.
+    fn step(&mut self, i: usize, best: f64) {
         // The run following its steps, no call passed over: the next call a perfect match
         // takes the step as the search below would (a long correct stretch costs a weight a
         // step, no bookkeeping).
-        let ahead = if passed.is_empty() && next < calls {
-            let w = weight(i, next);
+        let ahead = if self.passed.is_empty() && self.next < self.calls {
+            let w = (self.weight)(i, self.next);
             if w == best {
-                (pairing[i], got[i]) = (Some(next), best);
-                next += 1;
-                continue;
+                self.take(i, self.next, best);
+                return;
             }
             Some(w)
         } else {
             None
         };
         // (A call passed over long ago is an extra call: no later step asks about it again.)
-        passed.retain(|j| *j + LOOKAHEAD >= next);
-        // A call passed over that matches perfectly, else the first call within reach that
-        // does, else the best of the calls passed over and the next call (the earliest of
-        // equals: a consumer made before its producer matches imperfectly).
-        let behind: SmallVec<[f64; LOOKAHEAD]> = passed.iter().map(|&j| weight(i, j)).collect();
+        let next = self.next;
+        self.passed.retain(|j| *j + LOOKAHEAD >= next);
+        let behind: SmallVec<[f64; LOOKAHEAD]> =
+            self.passed.iter().map(|&j| (self.weight)(i, j)).collect();
         if let Some(k) = behind.iter().position(|&w| w == best) {
-            (pairing[i], got[i]) = (Some(passed.remove(k)), best);
-            continue;
+            (self.pairing[i], self.got[i]) = (Some(self.passed.remove(k)), best);
+            return;
         }
-        let (mut first, mut perfect) = (None, None);
-        for j in next..calls.min(next + LOOKAHEAD) {
-            let w = match ahead {
-                Some(w) if j == next => w,
-                _ => weight(i, j),
-            };
-            if j == next {
-                first = Some(w);
-            }
-            if w == best {
-                perfect = Some(j);
-                break;
-            }
-        }
-        // The best call passed over (the earliest of equals).
-        let back = behind
-            .iter()
-            .enumerate()
-            .fold(None, |top: Option<(usize, f64)>, (k, &w)| {
-                if top.is_some_and(|(_, t)| t >= w) {
-                    top
-                } else {
-                    Some((k, w))
-                }
-            });
-        match (perfect, first, back) {
+        let (first, perfect) = self.look_ahead(i, best, ahead);
+        match (perfect, first, best_behind(&behind)) {
             (Some(j), ..) => {
-                (pairing[i], got[i]) = (Some(j), best);
-                for skipped in next..j {
-                    if passed.len() == LOOKAHEAD {
-                        passed.remove(0);
+                for skipped in self.next..j {
+                    if self.passed.len() == LOOKAHEAD {
+                        self.passed.remove(0);
                     }
-                    passed.push(skipped);
+                    self.passed.push(skipped);
                 }
-                next = j + 1;
+                self.take(i, j, best);
             }
             (None, first, Some((k, w))) if first.is_none_or(|f| w >= f) => {
-                (pairing[i], got[i]) = (Some(passed.remove(k)), w);
+                (self.pairing[i], self.got[i]) = (Some(self.passed.remove(k)), w);
             }
-            (None, Some(w), _) => {
-                (pairing[i], got[i]) = (Some(next), w);
-                next += 1;
-            }
+            (None, Some(w), _) => self.take(i, self.next, w),
             (None, None, _) => {}
         }
     }
+
+    /// Step `i` takes call `j`, at weight `w`; the walk goes on after it.
+    fn take(&mut self, i: usize, j: usize, w: f64) {
+        (self.pairing[i], self.got[i]) = (Some(j), w);
+        self.next = j + 1;
+    }
+
+    /// Step `i`'s weight with the next call (`ahead`, when asked already), and the first
+    /// call within reach that matches it perfectly (weight `best`).
+    fn look_ahead(&self, i: usize, best: f64, ahead: Option<f64>) -> (Option<f64>, Option<usize>) {
+        let mut first = None;
+        for j in self.next..self.calls.min(self.next + LOOKAHEAD) {
+            let w = match ahead {
+                Some(w) if j == self.next => w,
+                _ => (self.weight)(i, j),
+            };
+            if j == self.next {
+                first = Some(w);
+            }
+            if w == best {
+                return (first, Some(j));
+            }
+        }
+        (first, None)
+    }
+}
+
+/// The best of the calls passed over, by its place among them and its weight (the earliest
+/// of equals).
+fn best_behind(behind: &[f64]) -> Option<(usize, f64)> {
+    behind
+        .iter()
+        .enumerate()
+        .fold(None, |top: Option<(usize, f64)>, (k, &w)| {
+            if top.is_some_and(|(_, t)| t >= w) {
+                top
+            } else {
+                Some((k, w))
+            }
+        })
+}
+
+/// Whether each step the walk paired imperfectly has its row's only best among the calls no
+/// other step matches perfectly (`None` where one does not). Then, per call another step
+/// matches perfectly, how much more than its walked call a step that matches imperfectly
+/// would weigh with it (empty where none would; else 0 for none, and for the other calls).
+fn imperfect_rows_best(
+    pairing: &[Option<usize>],
+    got: &[f64],
+    caps: &[f64],
+    calls: usize,
+    weight: &dyn Fn(usize, usize) -> f64,
+    rival: &dyn Fn(usize, Option<usize>) -> Option<f64>,
+) -> Option<SmallVec<[f64; 8]>> {
     // The calls the walk gave a step as a perfect match: another step tied with one of them
     // is no rival for it (see below).
     let mut perfect: SmallVec<[bool; 8]> = smallvec![false; calls];
@@ -1095,8 +1147,6 @@ fn in_order(
             perfect[j] = true;
         }
     }
-    // Per call another step matches perfectly, how much more than its walked call a step
-    // that matches imperfectly would weigh with it (0 for none, and for the other calls).
     let mut more: SmallVec<[f64; 8]> = SmallVec::new();
     for (i, j) in pairing.iter().enumerate() {
         let got = got[i];
@@ -1136,22 +1186,32 @@ fn in_order(
             more[k] = more[k].max(row[k] - got);
         }
     }
-    // A step that would weigh more with another step's perfect match (a refused call weighs
-    // a little less than its tool's other calls): the walk stays optimal when that step has
-    // no other call within the difference of its best (an LP dual: the perfect step's
-    // potential lowered by it, the call's raised), which `rival` bounds without a row.
-    if !more.is_empty() {
-        for (s, j) in pairing.iter().enumerate() {
-            let Some(k) = *j else { continue };
-            if got[s] == caps[s] && more[k] > 0.0 {
-                let room = caps[s] - more[k];
-                if rival(s, Some(k)).is_none_or(|r| r >= room) {
-                    return None;
-                }
-            }
-        }
+    Some(more)
+}
+
+/// Whether every step the walk paired perfectly keeps its call though a step that matches
+/// imperfectly would weigh `more` with it (a refused call weighs a little less than its
+/// tool's other calls): the walk stays optimal when that step has no other call within the
+/// difference of its best (an LP dual: the perfect step's potential lowered by it, the
+/// call's raised), which `rival` bounds without a row.
+fn perfect_pairs_stand(
+    pairing: &[Option<usize>],
+    got: &[f64],
+    caps: &[f64],
+    more: &[f64],
+    rival: &dyn Fn(usize, Option<usize>) -> Option<f64>,
+) -> bool {
+    if more.is_empty() {
+        return true;
     }
-    Some((pairing, got))
+    pairing.iter().enumerate().all(|(s, j)| {
+        let Some(k) = *j else { return true };
+        if got[s] == caps[s] && more[k] > 0.0 {
+            let room = caps[s] - more[k];
+            return !rival(s, Some(k)).is_none_or(|r| r >= room);
+        }
+        true
+    })
 }
 
 /// A value's scalars (a call's arguments have a few: kept in place).
