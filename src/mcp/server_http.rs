@@ -43,12 +43,16 @@ struct State {
 }
 
 impl State {
-    /// The recording, taken under the session's lock and counted written ([`Session::written`]:
-    /// the calls that come while it is written do not ask for another), when `due` says so.
-    fn take(&self, due: impl Fn(&Session<'static>) -> bool) -> Option<std::io::Result<Recording>> {
+    /// The recording of `s` (the session, under its lock), counted written
+    /// ([`Session::written`]: the calls that come while it is written do not ask for
+    /// another), when there is one to make and `due` says so.
+    fn take(
+        &self,
+        s: &mut Session<'static>,
+        due: impl Fn(&Session<'static>) -> bool,
+    ) -> Option<std::io::Result<Recording>> {
         self.record.as_ref()?;
-        let mut s = lock(&self.session);
-        due(&s).then(|| {
+        due(s).then(|| {
             let r = s.snapshot()?;
             s.written(r.calls);
             Ok(r)
@@ -125,7 +129,8 @@ pub async fn serve_http(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
             _ = tick.tick() => {
-                if let Some(due) = state.take(Session::record_stale) {
+                let due = state.take(&mut lock(&state.session), Session::record_stale);
+                if let Some(due) = due {
                     let state = state.clone();
                     tokio::spawn(async move {
                         if let Err(e) = state.write(due).await {
@@ -367,17 +372,20 @@ async fn handle(req: Request<Incoming>, state: Arc<State>) -> Result<Reply, Infa
             Some(true) => {}
         }
     }
-    let (mut answer, before) = {
+    // The answer, and the recording when this call makes it due, under one lock: no other
+    // call's write comes between them.
+    let (mut answer, due) = {
         let mut s = lock(&state.session);
         let before = s.calls();
         s.stateless = modern.is_some();
         let a = s.answer_message(&msg);
         s.stateless = false;
-        (a, before)
+        let due = state.take(&mut s, |s| s.calls() > before && s.record_due());
+        (a, due)
     };
-    // The recording, when this call makes it due, is written before the answer goes: a client
-    // whose call could not be recorded is told so.
-    if let Some(due) = state.take(|s| s.calls() > before && s.record_due())
+    // The recording is written before the answer goes: a client whose call could not be
+    // recorded is told so.
+    if let Some(due) = due
         && let Err(e) = state.write(due).await
     {
         answer = error_answer(&id, RpcError::new(-32603, format!("Internal error: {e}")));
