@@ -996,7 +996,8 @@ type Walked = (Vec<Option<usize>>, SmallVec<[f64; 8]>);
 /// step (at most [`LOOKAHEAD`] ahead, and as many calls passed over) while the run follows the
 /// workflow or swaps neighbouring calls, plus a row per step that
 /// does not match perfectly: each walked pair's weight is asked once and kept (a weight of a
-/// long turn is looked up in a map, and the checks below ask it again).
+/// long turn is looked up in a map, and the checks after the walk ask it again: the
+/// imperfect rows' and the perfect pairs').
 fn in_order(
     steps: usize,
     calls: usize,
