@@ -565,6 +565,11 @@ pub struct Session<'a> {
     recorded: usize,
     recorded_at: Option<std::time::Instant>,
     record_wait: Duration,
+    // How many calls the recording's writes have written, added up over the writes (from
+    // either thread of a stdio session): its recording work, which must grow with its
+    // length, not its square.
+    #[cfg(test)]
+    pub(crate) written_in_all: usize,
 }
 
 /// The calls of a session each written to its recording as soon as it is made; past them, see
@@ -610,6 +615,8 @@ impl<'a> Session<'a> {
             recorded: 0,
             recorded_at: None,
             record_wait: RECORD_WAIT,
+            #[cfg(test)]
+            written_in_all: 0,
         }
     }
 
@@ -657,7 +664,9 @@ impl<'a> Session<'a> {
         self.recorded = calls;
         self.recorded_at = Some(std::time::Instant::now());
         #[cfg(test)]
-        RECORDED.with(|n| n.set(n.get() + calls));
+        {
+            self.written_in_all += calls;
+        }
     }
 
     /// How many `tools/call`s the session has received.
@@ -1075,13 +1084,6 @@ impl Recording {
             )
         })
     }
-}
-
-// How many calls this thread's recording writes have written, added up over the writes: a
-// session's recording work, which must grow with its length, not its square.
-#[cfg(test)]
-thread_local! {
-    pub(crate) static RECORDED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Serves MCP over `input`/`output` until the client closes its side. Records the calls in
