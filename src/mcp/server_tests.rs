@@ -259,7 +259,9 @@ fn an_idle_write_that_fails_ends_the_session_with_its_error() {
     // A file where the folder was: no write can make the folder again.
     std::fs::remove_dir_all(&folder).unwrap();
     std::fs::write(&folder, "").unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    // The idle thread looks once a second and writes a second after the last write: within
+    // two seconds, the rest a margin for a busy machine.
+    std::thread::sleep(Duration::from_millis(4000));
     std::fs::remove_file(&folder).unwrap();
     drop(client);
     let e = server.join().unwrap().unwrap_err();

@@ -1205,13 +1205,12 @@ fn perfect_pairs_stand(
     if more.is_empty() {
         return true;
     }
-    pairing.iter().enumerate().all(|(s, j)| {
-        let Some(k) = *j else { return true };
-        if got[s] == caps[s] && more[k] > 0.0 {
+    pairing.iter().enumerate().all(|(s, j)| match *j {
+        Some(k) if got[s] == caps[s] && more[k] > 0.0 => {
             let room = caps[s] - more[k];
-            return !rival(s, Some(k)).is_none_or(|r| r >= room);
+            !rival(s, Some(k)).is_none_or(|r| r >= room)
         }
-        true
+        _ => true,
     })
 }
 
