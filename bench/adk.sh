@@ -10,7 +10,9 @@
 # …), BENCH_ROUNDS times each (default 5); printed: each side's evaluations/s (median over the
 # rounds), the median of the rounds' agent-seer/ADK ratios and every round's ratio (the long
 # runs also case by case), and how the verdicts and scores compare. Quick (CI): BENCH_ROUNDS=1
-# BENCH_SECONDS=0.2, under half a minute after the build.
+# BENCH_SECONDS=0.2, under half a minute after the build. FEATURES picks agent-seer's build:
+# `FEATURES='--no-default-features --features cli'` runs it with the system's allocator
+# instead of mimalloc (BENCHMARKS.md gives both).
 # (`SECONDS` cannot be the knob: bash keeps its own SECONDS, the shell's age.)
 #
 # ADK runs with telemetry off in a loopback-only network namespace (`unshare -n`: root). Exits
@@ -18,6 +20,7 @@
 # are known to (the ADK import test, tests/cli/adk.rs, names those).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FEATURES=${FEATURES:-}
 VENV=${AGENT_SEER_CACHE:-/var/cache/agent-seer}/adk-venv
 CALLS=${CALLS:-200}
 BENCH_SECONDS=${BENCH_SECONDS:-1}
@@ -37,13 +40,14 @@ trap 'rm -rf "$OUT"' EXIT
 
 # The cases: the long runs written by ADK's own models, and the manifest both sides read.
 adk cases "$OUT/cases" "$CALLS"
-cargo bench --quiet --bench adk --no-run
+# shellcheck disable=SC2086
+cargo bench --quiet $FEATURES --bench adk --no-run
 : > "$OUT/py"
 : > "$OUT/rs"
 for _ in $(seq "$BENCH_ROUNDS"); do
   adk time "$OUT/cases/manifest.json" "$BENCH_SECONDS" >> "$OUT/py"
   AGENT_SEER_ADK_MANIFEST="$OUT/cases/manifest.json" AGENT_SEER_ADK_SECONDS="$BENCH_SECONDS" \
-    cargo bench --quiet --bench adk | tail -1 >> "$OUT/rs"
+    cargo bench --quiet $FEATURES --bench adk | tail -1 >> "$OUT/rs"
 done
 
 python3 - "$OUT/py" "$OUT/rs" "$OUT/cases/manifest.json" <<'PY'

@@ -4,8 +4,11 @@
 # first possible answer and a mutated copy. Prints the throughputs and the ratios.
 # OUTPUTS=last: each entry's answer of last possible values alone (correct, and not the
 # scenario's workflow wherever an entry allows more than one answer; bench/bfcl/outputs.py).
+# FEATURES picks agent-seer's build: `FEATURES='--no-default-features --features cli'` runs it
+# with the system's allocator instead of mimalloc (BENCHMARKS.md gives both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FEATURES=${FEATURES:-}
 PKG=$(bash .ci/bfcl.sh | tail -1)
 DATA="$PKG/bfcl_eval/data"
 OUT=$(mktemp -d)
@@ -15,13 +18,14 @@ python3 bench/bfcl/outputs.py "$DATA" ${OUTPUTS:-} > "$OUT/outputs.jsonl"
 # busy machine only ever slows a side down), and every round is printed.
 BENCH_SECONDS=${BENCH_SECONDS:-2}
 BENCH_ROUNDS=${BENCH_ROUNDS:-3}
-cargo build --release --bench bfcl --quiet
+# shellcheck disable=SC2086
+cargo build --release $FEATURES --bench bfcl --quiet
 : > "$OUT/py"
 : > "$OUT/rs"
 for _ in $(seq "$BENCH_ROUNDS"); do
   python3 bench/bfcl/bfcl_check.py "$PKG" bench "$DATA" "$OUT/outputs.jsonl" "$BENCH_SECONDS" >> "$OUT/py"
   AGENT_SEER_BFCL_DATA="$DATA" AGENT_SEER_BFCL_OUTPUTS="$OUT/outputs.jsonl" AGENT_SEER_BFCL_SECONDS="$BENCH_SECONDS" \
-    cargo bench --quiet --bench bfcl 2>/dev/null | tail -1 >> "$OUT/rs"
+    cargo bench --quiet $FEATURES --bench bfcl 2>/dev/null | tail -1 >> "$OUT/rs"
 done
 python3 - "$OUT/py" "$OUT/rs" <<'PY'
 import json, sys

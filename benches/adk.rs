@@ -22,6 +22,10 @@
 //! in the groups the manifest's `each` names, also each case's `evaluate` rate alone.
 //! For a profiler, `AGENT_SEER_ADK_ONLY=small|long` times that group's `evaluate` alone.
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

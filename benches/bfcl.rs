@@ -21,6 +21,10 @@
 //! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
 //! from any checking.
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -2,6 +2,10 @@
 //! (YAML and recorded runs, each read as `check` reads it), parsed once. `cargo bench --bench
 //! check`; the figure is transcripts/second (one core). `-- --test` runs each case once (CI).
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use std::hint::black_box;
 use std::path::Path;
 

@@ -6,6 +6,11 @@
 //! record before the next begins).
 
 mod common;
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use common::delay;
 
 use std::time::{Duration, Instant};

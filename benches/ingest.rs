@@ -3,6 +3,10 @@
 //! comparison. `cargo bench --bench ingest`; the figure is runs/second (one core). The memory
 //! of a 100 MB trace file is measured by `bench/ingest.sh`.
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use std::hint::black_box;
 use std::path::Path;
 

@@ -3,6 +3,11 @@
 //! speed-up (the LLM's latency, not our code, is what concurrency hides).
 
 mod common;
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use common::delay;
 
 use std::path::Path;

@@ -1,6 +1,10 @@
 //! Lint throughput on the veo spec with its capability matrix: pre-parsed calls, one core.
 //! `cargo bench --bench lint`; the figure is calls/second (criterion's "thrpt").
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 use std::hint::black_box;
 use std::path::Path;
 

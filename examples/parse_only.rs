@@ -12,6 +12,10 @@ use std::time::Instant;
 use agent_seer::check::{HarnessConfig, Suite, load_transcript};
 use agent_seer::harness::discover;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root: PathBuf = std::env::args_os()
         .nth(1)

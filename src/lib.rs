@@ -86,6 +86,13 @@ pub use lint::Linter;
 pub use report::Report;
 pub use spec::{Capabilities, ToolSet, ToolSpec};
 
+/// The allocator the `agent-seer` binary runs with, [mimalloc](https://github.com/microsoft/mimalloc)
+/// (the `mimalloc` feature, on by default). A harness's own `main` takes it with one line:
+/// `#[global_allocator] static ALLOC: agent_seer::Allocator = agent_seer::Allocator;`.
+/// BENCHMARKS.md gives the figures with it and with the system's allocator.
+#[cfg(feature = "mimalloc")]
+pub use mimalloc::MiMalloc as Allocator;
+
 /// Harness and transcript files ([`Harness`](harness::Harness),
 /// [`Transcript`](harness::Transcript)), their discovery and trial names, and the `cargo test`
 /// entry point [`main`](harness::main).

@@ -6,6 +6,10 @@
 
 mod cli;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOC: agent_seer::Allocator = agent_seer::Allocator;
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }
