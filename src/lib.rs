@@ -87,7 +87,8 @@ pub use report::Report;
 pub use spec::{Capabilities, ToolSet, ToolSpec};
 
 /// The allocator the `agent-seer` binary runs with, [mimalloc](https://github.com/microsoft/mimalloc)
-/// (the `mimalloc` feature, on by default). A harness's own `main` takes it with one line:
+/// (the `mimalloc` feature, on by default). A project's harness takes it with the feature and
+/// one line beside its `main`:
 /// `#[global_allocator] static ALLOC: agent_seer::Allocator = agent_seer::Allocator;`.
 /// BENCHMARKS.md gives the figures with it and with the system's allocator.
 #[cfg(feature = "mimalloc")]
