@@ -178,6 +178,54 @@ fn an_unrequested_destructive_call_fails() {
     assert!(e.findings.iter().any(|f| f.code == Code::ExtraCall));
 }
 
+/// An unrequested change to a name no output gave: an unknown reference, and — where the
+/// server answered that it made it — an unrequested effect too, since the answer says it did
+/// (found by a blind review: a delete of that kind was an extra call "that failed", its
+/// destruction unreported).
+/// A refused one, or one without an answer whose reference the flow engine finds made by
+/// nobody, did nothing: an extra call that failed.
+#[test]
+fn an_unrequested_change_the_server_confirms_is_an_effect_whatever_its_reference() {
+    let c = suite();
+    let change = |output: &str| {
+        format!(
+            "scenario: note\ncalls:\n  - tool: search_nodes\n    arguments: {{ query: Difference Engine }}\n  - tool: add_observations\n    arguments: {{ observations: [ {{ entityName: Charles Babbage, contents: [was born in 1791] }} ] }}\n  - tool: add_observations\n    arguments: {{ observations: [ {{ entityName: Grace Hopper, contents: [born in 1906] }} ] }}\n{output}"
+        )
+    };
+    let answered =
+        change("    output: { content: [ { type: text, text: Observations added } ] }\n");
+    let e = eval(&c, &answered);
+    assert_eq!(e.verdict, Verdict::Fail);
+    assert_eq!(
+        codes(&e),
+        ["flow.unknown_reference", "oracle.unrequested_effect"],
+        "{:#?}",
+        e.findings
+    );
+    assert!(
+        e.findings
+            .iter()
+            .any(|f| f.message.contains("changes state"))
+    );
+    for did_nothing in [
+        change("    output: { content: [ { type: text, text: not found }, ], isError: true }\n"),
+        change(""),
+    ] {
+        let e = eval(&c, &did_nothing);
+        assert!(
+            !e.findings.iter().any(|f| f.code == Code::UnrequestedEffect),
+            "{did_nothing}"
+        );
+        assert!(
+            e.findings
+                .iter()
+                .any(|f| f.code == Code::ExtraCall && f.message.ends_with("(and it failed)")),
+            "{:#?}",
+            e.findings
+        );
+    }
+}
+
 /// Case 2: relations before the entities under `order: strict`. Before: a warning, TC 0.917,
 /// pass.
 #[test]

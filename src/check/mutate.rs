@@ -986,6 +986,7 @@ fn policy_name(p: &MatchPolicy) -> String {
         MatchPolicy::AnyOf(_) => "`any_of`".into(),
         MatchPolicy::Tolerance(t) => format!("`tolerance: {t}`"),
         MatchPolicy::Absent => "`absent`".into(),
+        MatchPolicy::Unordered => "`unordered`".into(),
         MatchPolicy::Sql(_) => "`sql`".into(),
     }
 }

@@ -77,6 +77,10 @@ pub enum MatchPolicy {
     Tolerance(f64),
     /// The agent must not pass the parameter.
     Absent,
+    /// `unordered`: an array with the step's items in any order, each item compared under
+    /// the policies below it (`/entities/*/observations: semantic`), the two arrays paired
+    /// item for item.
+    Unordered,
     /// `sql` or `{sql: dialect}`: SQL text that says the same as the step's, parsed and
     /// normalised (`crate::sql::normalize`; the generic dialect when none is named).
     Sql(Option<String>),
@@ -1372,13 +1376,14 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 "from_output" => MatchPolicy::FromOutput,
                 "semantic" => MatchPolicy::Semantic,
                 "absent" => MatchPolicy::Absent,
+                "unordered" => MatchPolicy::Unordered,
                 "sql" => MatchPolicy::Sql(None),
                 other => {
                     return Err(at(
                         file,
                         p,
                         format!(
-                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, sql, {{sql: dialect}}, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
+                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, unordered, sql, {{sql: dialect}}, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
                         ),
                     ));
                 }

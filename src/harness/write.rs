@@ -348,6 +348,8 @@ pub enum PolicyName {
     Semantic,
     /// `absent`: the agent must not pass the parameter.
     Absent,
+    /// `unordered`: the step's array items in any order.
+    Unordered,
     /// `sql`: SQL saying the same as the step's (generic dialect).
     Sql,
 }
@@ -386,6 +388,7 @@ impl From<&MatchPolicy> for PolicyDoc {
             MatchPolicy::FromOutput => PolicyDoc::Named(PolicyName::FromOutput),
             MatchPolicy::Semantic => PolicyDoc::Named(PolicyName::Semantic),
             MatchPolicy::Absent => PolicyDoc::Named(PolicyName::Absent),
+            MatchPolicy::Unordered => PolicyDoc::Named(PolicyName::Unordered),
             MatchPolicy::Regex(r) => PolicyDoc::Regex {
                 regex: r.as_str().to_owned(),
             },

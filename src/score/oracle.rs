@@ -383,6 +383,11 @@ pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>,
             let _ = write!(out, " ± {t} (`tolerance`)");
         }
         Some(MatchPolicy::Ignore) => out.push_str("any value"),
+        Some(MatchPolicy::Unordered) => {
+            out.push_str("the workflow expects the items of ");
+            example(out);
+            out.push_str(" in any order (`unordered`)");
+        }
         Some(MatchPolicy::Sql(_)) => {
             out.push_str("the workflow expects SQL that says the same as ");
             example(out);
@@ -644,6 +649,15 @@ pub(crate) fn deep_mismatch(
         (!ok).then(|| at.to_owned())
     };
     if let Some(policy) = policy_at(cx.o, at) {
+        // The step's items in any order, each under the policies below it.
+        if let (MatchPolicy::Unordered, Some(Value::Array(w)), Some(Value::Array(g))) =
+            (policy, want, got)
+        {
+            let fits = |i: usize, j: usize| {
+                deep_mismatch(cx, &format!("{at}/{i}"), Some(&w[i]), Some(&g[j])).is_none()
+            };
+            return (w.len() != g.len() || !pair_all(w.len(), fits)).then(|| at.to_owned());
+        }
         return leaf(Some(policy));
     }
     if !policy_below(cx.o, at) {
@@ -714,11 +728,45 @@ pub(crate) fn value_matches(
             }
         }
         (MatchPolicy::FromOutput, Some(g)) => from_output(g),
+        (MatchPolicy::Unordered, Some(g)) => match (want, g) {
+            (Some(Value::Array(w)), Value::Array(g)) => {
+                w.len() == g.len() && pair_all(w.len(), |i, j| same(&w[i], &g[j]))
+            }
+            (w, g) => w.is_some_and(|w| same(w, g)),
+        },
         (MatchPolicy::Sql(dialect), Some(Value::String(g))) => want
             .and_then(Value::as_str)
             .is_some_and(|w| crate::sql::same(w, g, dialect.as_deref())),
         (MatchPolicy::Sql(_), Some(_)) => false,
     }
+}
+
+/// Whether `n` items pair one to one with `n` others, `fits(i, j)` saying whether item `i`
+/// may pair with other `j` (`unordered`): in order when each fits the one at its place (one
+/// question an item), else a perfect matching of the bipartite graph, found by augmenting
+/// paths (each fit asked once: n² questions at most, n³ steps).
+fn pair_all(n: usize, fits: impl Fn(usize, usize) -> bool) -> bool {
+    if (0..n).all(|i| fits(i, i)) {
+        return true;
+    }
+    let ok: Vec<Vec<bool>> = (0..n)
+        .map(|i| (0..n).map(|j| fits(i, j)).collect())
+        .collect();
+    // Per other item, the item it is paired with so far.
+    let mut owner: Vec<Option<usize>> = vec![None; n];
+    fn augment(i: usize, ok: &[Vec<bool>], owner: &mut [Option<usize>], seen: &mut [bool]) -> bool {
+        for j in 0..ok.len() {
+            if ok[i][j] && !seen[j] {
+                seen[j] = true;
+                if owner[j].is_none_or(|k| augment(k, ok, owner, seen)) {
+                    owner[j] = Some(i);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    (0..n).all(|i| augment(i, &ok, &mut owner, &mut vec![false; n]))
 }
 
 /// Whether two values are equal as the policy `exact` compares them (a model's two names
@@ -761,7 +809,9 @@ mod tests {
 
     const TOOLS: &str = r#"[{"name": "paint", "inputSchema": {"type": "object", "required": ["prompt"],
         "properties": {"prompt": {"type": "string"}, "x": {"type": "integer"}, "y": {"type": "integer"},
-                       "w": {"type": "integer"}, "v": {"type": "integer"}}}}]"#;
+                       "w": {"type": "integer"}, "v": {"type": "integer"},
+                       "tags": {"type": "array", "items": {"type": "string"}},
+                       "layers": {"type": "array", "items": {"type": "object"}}}}}]"#;
 
     struct Case {
         linter: Linter,
@@ -933,5 +983,77 @@ mod tests {
         );
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(s.sub[&SubDimension::ArgumentValue], 0.0);
+    }
+
+    /// `unordered`: the step's items in any order, as many of each, each item under the
+    /// policies below the array; without it the order counts.
+    #[test]
+    fn unordered_arrays_pair_their_items_in_any_order() {
+        let mismatches = |c: &Case, calls: &str| -> Vec<String> {
+            let (s, findings) = run(c, calls);
+            let pointers: Vec<String> = findings.iter().map(|f| f.pointer.clone()).collect();
+            assert_eq!(
+                s.sub[&SubDimension::ArgumentValue] == 1.0,
+                pointers.is_empty(),
+                "{findings:?}"
+            );
+            pointers
+        };
+        // By name: the items compared exactly, as a multiset.
+        let c = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: p, tags: [a, b, c]}\n",
+            "            match: {tags: unordered}\n",
+        ));
+        let call =
+            |tags: &str| format!("  - {{tool: paint, arguments: {{prompt: p, tags: {tags}}}}}\n");
+        assert!(mismatches(&c, &call("[c, a, b]")).is_empty());
+        assert!(mismatches(&c, &call("[a, b, c]")).is_empty());
+        for wrong in ["[a, b]", "[a, a, b]", "[a, b, c, c]", "[a, b, d]"] {
+            assert_eq!(mismatches(&c, &call(wrong)), ["/tags"], "{wrong}");
+        }
+        let (_, findings) = run(&c, &call("[a, b]"));
+        assert_eq!(
+            findings[0].message,
+            "`tags`: the workflow expects the items of [\"a\",\"b\",\"c\"] in any order (`unordered`), got [\"a\",\"b\"]"
+        );
+        // Without the policy the order counts.
+        let plain = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: p, tags: [a, b, c]}\n",
+        ));
+        assert_eq!(mismatches(&plain, &call("[c, a, b]")), ["/tags"]);
+        // By pointer, with policies below the array: each item under its own. Item 0 takes
+        // any name starting with `s`, item 1 only `sea`: in the call's order item 0 would take
+        // `sea` and leave item 1 nothing, so the pairing must move item 0 to `sun`.
+        let c = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: p, layers: [{name: sky, note: blue}, {name: sea, note: deep}]}\n",
+            "            match: {/layers: unordered, /layers/*/note: semantic, /layers/0/name: {regex: '^s'}}\n",
+        ));
+        let call = |layers: &str| {
+            format!("  - {{tool: paint, arguments: {{prompt: p, layers: {layers}}}}}\n")
+        };
+        assert!(
+            mismatches(
+                &c,
+                &call("[{name: sea, note: dark}, {name: sun, note: warm}]")
+            )
+            .is_empty()
+        );
+        assert!(
+            mismatches(
+                &c,
+                &call("[{name: sky, note: azure}, {name: sea, note: dark}]")
+            )
+            .is_empty()
+        );
+        for wrong in [
+            "[{name: sun, note: warm}, {name: sky, note: blue}]",
+            "[{name: sea, note: dark}]",
+            "[{name: sea, note: 3}, {name: sun, note: warm}]",
+        ] {
+            assert_eq!(mismatches(&c, &call(wrong)), ["/layers"], "{wrong}");
+        }
     }
 }

@@ -751,6 +751,18 @@ impl<'a> TurnFacts<'a> {
             .is_some_and(|c| c.failed)
     }
 
+    /// Whether call `j` did to the world what its tool does. A recorded answer says so: one
+    /// that is no refusal means it did, whatever the flow engine found of its arguments (an
+    /// unrequested delete of an entity no output named still deleted it when the server says
+    /// it did). Without one, a call the flow engine found failed did nothing.
+    pub(crate) fn took_effect(&self, j: usize) -> bool {
+        let answered = self.calls[j].output.is_some();
+        self.flow
+            .calls
+            .get(self.first + j)
+            .is_some_and(|c| if answered { !c.refused } else { !c.failed })
+    }
+
     /// Whether call `j`, paired with step `w`, changes nothing where the step changes state
     /// (a dry run in place of an edit).
     pub(crate) fn changes_nothing(&self, w: usize, j: usize) -> bool {

@@ -426,7 +426,7 @@ impl Turn<'_, '_> {
         // A call that does what no step asks for (makes media, changes state) has no correct
         // values: nobody asked for any.
         for j in p.extra() {
-            if !self.facts.failed(j)
+            if self.facts.took_effect(j)
                 && (self.makes(self.call(j)).is_some() || !self.facts.effect(j).read_only)
             {
                 keep_weakest(&mut weakest, self.unrequested_arguments(j));
@@ -695,7 +695,8 @@ impl Turn<'_, '_> {
     /// an extra call.
     fn extra_findings(&self, p: &Pairing, out: &mut Vec<Finding>) {
         for j in p.extra() {
-            let (c, e, failed) = (self.call(j), self.facts.effect(j), self.facts.failed(j));
+            let (c, e) = (self.call(j), self.facts.effect(j));
+            let failed = !self.facts.took_effect(j);
             let f = if let Some(what) = self.makes(c) {
                 self.at_call(
                     j,
