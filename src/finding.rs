@@ -248,10 +248,14 @@ codes! {
     MissingCall = "oracle.missing_call", SelectionCompleteness, Error;
     /// A call that no step of the workflow asks for and that makes media (image, video, audio).
     UnrequestedCall = "oracle.unrequested_call", UsageOveruse, Error;
-    /// A call that no step of the workflow asks for, making no media (a lookup, a listing).
+    /// A call that no step of the workflow asks for, making no media (a lookup, a listing), or
+    /// one that did nothing: refused by the server, or, with no answer recorded, failed as the
+    /// flow engine found.
     ExtraCall = "oracle.extra_call", UsageOveruse, Warning;
     /// A call that no step of the workflow asks for and that may change state (its tool is not
-    /// read-only, by its MCP annotations or the capability matrix).
+    /// read-only, by its MCP annotations or the capability matrix), unless it did nothing: an
+    /// answer that is no refusal says it did, even where the call names something no output
+    /// gave.
     UnrequestedEffect = "oracle.unrequested_effect", UsageOveruse, Error;
     /// A call the scenario or turn forbids (`forbid:`), by name or by what it does.
     ForbiddenCall = "oracle.forbidden_call", SelectionCorrectness, Error;
