@@ -891,10 +891,10 @@ impl<'a> Ground<'a> {
         }
     }
 
-    /// Where `value` comes from: the first source that gives it verbatim, or one that lists the
-    /// name of a path whose directory some source gives (a listing's `notes.txt` under the
-    /// `/data` the user named: path join with one separator, trailing slashes trimmed; a URL
-    /// joined with an id alike).
+    /// Where `value` comes from: the first source that gives it verbatim (trailing slashes
+    /// trimmed, a relative path's leading `./` too), or one that lists the name of a path whose
+    /// directory some source gives (a listing's `notes.txt` under the `/data` the user named:
+    /// path join with one separator; a URL joined with an id alike).
     pub(crate) fn origin_of(&self, value: &str) -> Option<Origin> {
         self.origin_among(value, |_, _| true)
     }
@@ -909,12 +909,22 @@ impl<'a> Ground<'a> {
             })
         };
         let direct = |v: &str| sources().find(|(_, s)| s.gives(v)).map(|(o, _)| o);
-        if let Some(o) = direct(value).or_else(|| {
-            let trimmed = value.trim_end_matches('/');
-            (trimmed != value && !trimmed.is_empty())
-                .then(|| direct(trimmed))
-                .flatten()
-        }) {
+        if let Some(o) = direct(value)
+            .or_else(|| {
+                let trimmed = value.trim_end_matches('/');
+                (trimmed != value && !trimmed.is_empty())
+                    .then(|| direct(trimmed))
+                    .flatten()
+            })
+            // `./app.py` is the `app.py` a listing or a status gave, in the same folder.
+            .or_else(|| {
+                value
+                    .strip_prefix("./")
+                    .map(|rest| rest.trim_end_matches('/'))
+                    .filter(|rest| !rest.is_empty() && !rest.starts_with(['/', '.']))
+                    .and_then(|rest| direct(rest))
+            })
+        {
             return Some(o);
         }
         composed(value).find_map(|(dir, name)| {

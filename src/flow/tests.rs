@@ -205,7 +205,8 @@ fn scenario_artifacts_are_grounded() {
 }
 
 /// Issue 17's compositions, each deterministic: a path joined with one `/`, a URL joined with
-/// an id, trailing slashes trimmed, a `file://` URI read as its path; nothing else.
+/// an id, trailing slashes trimmed, a `file://` URI read as its path, a listed name written
+/// `./name` (git's and a shell's same file); nothing else.
 #[test]
 fn composed_references() {
     let output = serde_json::json!({"content": [{"type": "text", "text": "[FILE] app.toml\n[DIR] src\nitem 8f3a2c created"}]});
@@ -224,6 +225,7 @@ fn composed_references() {
         "file:///srv/app/app.toml",
         "https://api.example.com/v1/items/8f3a2c",
         "/srv/app/",
+        "./app.toml",
     ] {
         assert!(g.origin_of(grounded).is_some(), "{grounded}");
     }
@@ -233,6 +235,10 @@ fn composed_references() {
         "https://api.example.com/v1/items/8f3a2d",
         "/srv/app/app.toml.bak",
         "/srv/app/pp.toml",
+        "./config.toml",
+        ".//app.toml",
+        "././app.toml",
+        "./",
     ] {
         assert!(g.origin_of(not).is_none(), "{not}");
     }
