@@ -922,7 +922,7 @@ impl<'a> Ground<'a> {
                     .strip_prefix("./")
                     .map(|rest| rest.trim_end_matches('/'))
                     .filter(|rest| !rest.is_empty() && !rest.starts_with(['/', '.']))
-                    .and_then(|rest| direct(rest))
+                    .and_then(&direct)
             })
         {
             return Some(o);
