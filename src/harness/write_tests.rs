@@ -300,6 +300,7 @@ fn multi_turn_harness_round_trips() {
 #[case::from_output(PolicyDoc::Named(PolicyName::FromOutput))]
 #[case::semantic(PolicyDoc::Named(PolicyName::Semantic))]
 #[case::absent(PolicyDoc::Named(PolicyName::Absent))]
+#[case::unordered(PolicyDoc::Named(PolicyName::Unordered))]
 #[case::regex(PolicyDoc::Regex { regex: r"^gs://[a-z]+/.*\.png$".into() })]
 #[case::tolerance(PolicyDoc::Tolerance { tolerance: 0.25 })]
 #[case::whole_tolerance(PolicyDoc::Tolerance { tolerance: 2.0 })]
@@ -345,6 +346,10 @@ fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
                 MatchPolicy::Semantic
             )
             | (PolicyDoc::Named(PolicyName::Absent), MatchPolicy::Absent)
+            | (
+                PolicyDoc::Named(PolicyName::Unordered),
+                MatchPolicy::Unordered
+            )
             | (PolicyDoc::Regex { .. }, MatchPolicy::Regex(_))
             | (PolicyDoc::Tolerance { .. }, MatchPolicy::Tolerance(_))
             | (PolicyDoc::AnyOf(_), MatchPolicy::AnyOf(_))
