@@ -728,6 +728,29 @@ impl Source {
             || (value.len() >= 4 && self.may_print(value, false) && self.text.contains(value))
     }
 
+    /// Whether this source gives `dir` as a directory of its own: [`Source::gives`], but in
+    /// text only where no path goes on below it (`/srv/project/` and `/srv/project.` give
+    /// `/srv/project`; `/srv/project/notes` gives `/srv/project/notes` alone). A listed name
+    /// joins the folder that was named, not a parent of it.
+    fn gives_dir(&self, dir: &str) -> bool {
+        if self.values.contains(dir) {
+            return true;
+        }
+        if dir.len() < 4 || !self.may_print(dir, false) {
+            return false;
+        }
+        let name = |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '~');
+        self.text.match_indices(dir).any(|(at, _)| {
+            let mut rest = self.text[at + dir.len()..].trim_start_matches('/').chars();
+            match rest.next() {
+                // A full stop ends a sentence unless a name goes on after it.
+                Some('.') => !rest.next().is_some_and(name),
+                Some(c) => !name(c),
+                None => true,
+            }
+        })
+    }
+
     /// Whether `name` is printed here as a whole word of a listing (`[FILE] notes.txt`) or as
     /// the tail of a path (`~/project/docs/a.md` gives `docs/a.md`): not inside a longer name.
     fn lists(&self, name: &str) -> bool {
@@ -756,7 +779,7 @@ impl Source {
     fn produces(&self, value: &str, ground: &Ground<'_>) -> bool {
         self.lists(value)
             || composed(value).any(|(dir, name)| {
-                self.lists(name) && (ground.origin_of(dir).is_some() || self.gives(dir))
+                self.lists(name) && (ground.gives_dir(dir) || self.gives_dir(dir))
             })
     }
 }
@@ -929,8 +952,15 @@ impl<'a> Ground<'a> {
         }
         composed(value).find_map(|(dir, name)| {
             let (o, _) = sources().find(|(_, s)| s.lists(name))?;
-            direct(dir).map(|_| o)
+            sources().any(|(_, s)| s.gives_dir(dir)).then_some(o)
         })
+    }
+
+    /// Whether some source gives `dir` as a directory of its own ([`Source::gives_dir`]).
+    fn gives_dir(&self, dir: &str) -> bool {
+        self.sources
+            .iter()
+            .any(|(_, e)| self.entry(e).source().gives_dir(dir))
     }
 
     /// Where a SQL name comes from: the first source that names it ([`Source::names_sql`]).

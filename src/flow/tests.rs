@@ -246,6 +246,47 @@ fn composed_references() {
     assert_eq!(g.origin_of("/srv/app/app.toml"), Some(Origin::Call(0)));
 }
 
+/// A listed name joins the folder a source names, not a parent of it: the notes folder's
+/// `retro.md` under `/srv/project/notes`, not under `/srv/project` (a blind review's case: the
+/// project's root with the notes' file name, a file nobody listed) nor the bucket of another
+/// object's path.
+#[test]
+fn a_listed_name_joins_the_folder_named_not_its_parent() {
+    let listing = serde_json::json!({"content": [{"type": "text", "text": "[FILE] retro.md\nAudio saved to: vo/take.wav"}]});
+    let mut g = Ground::default();
+    g.push(
+        Origin::Prompt(0),
+        Lazy::new(Raw::Prompt(
+            "Summarise the retro in /srv/project/notes. Lay it over gs://bucket/in/lamp.mp4.",
+        )),
+    );
+    g.push(Origin::Call(0), Lazy::new(Raw::Output(&listing)));
+    assert_eq!(
+        g.origin_of("/srv/project/notes/retro.md"),
+        Some(Origin::Call(0))
+    );
+    for not in [
+        "/srv/project/retro.md",
+        "/srv/retro.md",
+        "gs://bucket/vo/take.wav",
+        "gs://bucket/in/vo/take.wav",
+    ] {
+        assert_eq!(g.origin_of(not), None, "{not}");
+    }
+    // Named whole (here with a trailing slash, there ending a sentence), a folder takes it.
+    let mut g = Ground::default();
+    g.push(
+        Origin::Prompt(0),
+        Lazy::new(Raw::Prompt(
+            "Work in /srv/project/ today. Or in gs://bucket.",
+        )),
+    );
+    g.push(Origin::Call(0), Lazy::new(Raw::Output(&listing)));
+    for grounded in ["/srv/project/retro.md", "gs://bucket/vo/take.wav"] {
+        assert_eq!(g.origin_of(grounded), Some(Origin::Call(0)), "{grounded}");
+    }
+}
+
 /// JSON inside text content gives its values; a name is a whole word, not a piece of a longer
 /// one.
 #[test]
