@@ -7,7 +7,7 @@
 # process run directly (`--exact NAME`, each trial REPEAT times, default 3, the floor's and the
 # harness's alternating): wall and CPU time, median and mean. A failing trial fails the bench.
 #
-# The trials are the shipped suites' (244), or N copies of their transcripts spread over them as
+# The trials are the shipped suites' (248), or N copies of their transcripts spread over them as
 # in bench/scale.sh. FEATURES (e.g. `--no-default-features`) picks the harness's build.
 # Stamps of prepared suites (target/agent-seer/prepared) are left from earlier runs unless
 # COLD=1: each round then starts without them, and the first processes of each suite load it
