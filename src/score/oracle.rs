@@ -743,30 +743,19 @@ pub(crate) fn value_matches(
 
 /// Whether `n` items pair one to one with `n` others, `fits(i, j)` saying whether item `i`
 /// may pair with other `j` (`unordered`): in order when each fits the one at its place (one
-/// question an item), else a perfect matching of the bipartite graph, found by augmenting
-/// paths (each fit asked once: n² questions at most, n³ steps).
+/// question an item), else when the optimal assignment ([`super::hungarian::assign`]) of the
+/// fits pairs every item (each fit asked once: n² questions, n³ steps).
 fn pair_all(n: usize, fits: impl Fn(usize, usize) -> bool) -> bool {
     if (0..n).all(|i| fits(i, i)) {
         return true;
     }
-    let ok: Vec<Vec<bool>> = (0..n)
-        .map(|i| (0..n).map(|j| fits(i, j)).collect())
+    let fit: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| f64::from(u8::from(fits(i, j)))).collect())
         .collect();
-    // Per other item, the item it is paired with so far.
-    let mut owner: Vec<Option<usize>> = vec![None; n];
-    fn augment(i: usize, ok: &[Vec<bool>], owner: &mut [Option<usize>], seen: &mut [bool]) -> bool {
-        for j in 0..ok.len() {
-            if ok[i][j] && !seen[j] {
-                seen[j] = true;
-                if owner[j].is_none_or(|k| augment(k, ok, owner, seen)) {
-                    owner[j] = Some(i);
-                    return true;
-                }
-            }
-        }
-        false
-    }
-    (0..n).all(|i| augment(i, &ok, &mut owner, &mut vec![false; n]))
+    super::hungarian::assign(&fit)
+        .iter()
+        .enumerate()
+        .all(|(i, j)| j.is_some_and(|j| fit[i][j] == 1.0))
 }
 
 /// Whether two values are equal as the policy `exact` compares them (a model's two names
