@@ -1425,6 +1425,26 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 MatchPolicy::Sql(Some(sql.clone()))
             }
         };
+        if matches!(policy, MatchPolicy::Unordered) {
+            // The step's own value there, where one key names it (`*` names many).
+            let value = if param.starts_with('/') {
+                (!param.contains('*'))
+                    .then(|| call.arguments.pointer(param))
+                    .flatten()
+            } else {
+                call.arguments.get(param)
+            };
+            if let Some(v) = value.filter(|v| !v.is_array()) {
+                return Err(at(
+                    file,
+                    p,
+                    format!(
+                        "`unordered` compares an array's items in any order, but the step's `{param}` is {}",
+                        crate::spec::kind_of(v)
+                    ),
+                ));
+            }
+        }
         match_policies.insert(param.clone(), policy);
     }
     for key in match_policies.keys().filter(|k| k.starts_with('/')) {

@@ -157,6 +157,16 @@ fn harness_reads_the_judge_certification_bar() {
     7,
     "unknown match policy `fuzzy`"
 )]
+#[case::unordered_on_a_string(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: a}\n            match:\n              x: unordered\n",
+    9,
+    "`unordered` compares an array's items in any order, but the step's `x` is a string"
+)]
+#[case::unordered_on_an_object_by_pointer(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: {y: 1}}\n            match: {/x: unordered}\n",
+    8,
+    "but the step's `/x` is an object"
+)]
 #[case::no_turns("scenarios:\n  - {id: a, turns: []}\n", 2, "no turns")]
 #[case::bad_tier(
     "scenarios:\n  - {id: a, tier: medium, turns: [{prompt: p}]}\n",

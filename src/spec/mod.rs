@@ -620,7 +620,7 @@ fn parse_tool(item: &mut Value) -> Result<(ToolSpec, Option<String>), SpecError>
 }
 
 /// What kind of JSON value this is, with the value when it is short: `the number 777777`.
-fn kind_of(v: &Value) -> String {
+pub(crate) fn kind_of(v: &Value) -> String {
     match v {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("the boolean {b}"),
