@@ -316,7 +316,12 @@ fn multi_turn_harness_round_trips() {
     strict_integer: true,
 }))]
 fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
-    let mut step = StepDoc::new(mcp("t", json!({"x": 1})));
+    // (`unordered` takes an array: the loader refuses it on anything else.)
+    let x = match policy {
+        PolicyDoc::Named(PolicyName::Unordered) => json!([1, 2]),
+        _ => json!(1),
+    };
+    let mut step = StepDoc::new(mcp("t", json!({ "x": x })));
     step.match_policies = BTreeMap::from([("x".into(), policy.clone())]);
     let doc = HarnessDoc {
         scenarios: vec![ScenarioDoc {
