@@ -701,7 +701,7 @@ impl Cx<'_> {
                 let pinned = call.arguments.iter().find(|(key, v)| {
                     matches!(
                         step.match_policies.get(*key),
-                        None | Some(MatchPolicy::Exact)
+                        None | Some(MatchPolicy::Exact | MatchPolicy::Path)
                     ) && step.call.args().get(*key) == Some(v)
                         && (v.is_string() || v.is_number())
                         && !linter.is_selector(&call.tool, key)
@@ -988,6 +988,7 @@ fn policy_name(p: &MatchPolicy) -> String {
         MatchPolicy::Absent => "`absent`".into(),
         MatchPolicy::Unordered => "`unordered`".into(),
         MatchPolicy::Sql(_) => "`sql`".into(),
+        MatchPolicy::Path => "`path`".into(),
     }
 }
 

@@ -84,6 +84,9 @@ pub enum MatchPolicy {
     /// `sql` or `{sql: dialect}`: SQL text that says the same as the step's, parsed and
     /// normalised (`crate::sql::normalize`; the generic dialect when none is named).
     Sql(Option<String>),
+    /// `path`: a string naming the same file or directory as the step's ([`same_path`]:
+    /// `./app.py` is `app.py`, `/srv/data/` is `/srv/data`).
+    Path,
 }
 
 /// The `any_of` policy: one of `options`, compared as configured.
@@ -93,8 +96,9 @@ pub struct AnyOf {
     pub options: Vec<Value>,
     /// Leaving the parameter out is also correct (BFCL's `""` option).
     pub optional: bool,
-    /// Compare as BFCL does: strings standardised, numbers by value, recursively.
-    pub normalize: bool,
+    /// `normalize:`: BFCL's string standardisation, or paths compared as paths; `None`
+    /// compares as `exact` does.
+    pub normalize: Option<Normalize>,
     /// An integer option is not matched by a float (`3.0`), as BFCL's type check has it.
     pub strict_integer: bool,
 }
@@ -107,13 +111,63 @@ impl AnyOf {
             if self.strict_integer && is_integer_literal(o) && !is_integer_literal(got) {
                 return false;
             }
-            if self.normalize {
-                bfcl_equal(o, got)
-            } else {
-                same(o, got)
+            match self.normalize {
+                Some(Normalize::Bfcl) => bfcl_equal(o, got),
+                Some(Normalize::Path) => path_equal(o, got),
+                None => same(o, got),
             }
         })
     }
+}
+
+/// How `any_of` compares its options with the agent's value (`normalize:`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Normalize {
+    /// `bfcl`: strings standardised as BFCL's checker does (no spaces or `,./-_*^`, lower
+    /// case, `'` as `"`), numbers by value, arrays element-wise, objects key-wise.
+    Bfcl,
+    /// `path`: strings compared as paths ([`same_path`]), numbers by value, arrays
+    /// element-wise, objects key-wise.
+    Path,
+}
+
+/// Whether two strings name the same path as a file system reads them: a `.` segment (a
+/// leading `./` too), a repeated `/` and a trailing `/` change nothing (`./src//lib.rs/` is
+/// `src/lib.rs`). A URL's scheme and host are compared as written, its path so. `..` stays
+/// as written: only the file system can resolve it (a link may lead elsewhere), and an
+/// empty string is only itself.
+pub fn same_path(a: &str, b: &str) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return a == b;
+    }
+    let (root_a, rest_a) = path_root(a);
+    let (root_b, rest_b) = path_root(b);
+    root_a == root_b && path_segments(rest_a).eq(path_segments(rest_b))
+}
+
+/// A path's segments past its root, without the ones that change nothing (empty, `.`).
+fn path_segments(s: &str) -> impl Iterator<Item = &str> {
+    s.split('/').filter(|seg| !seg.is_empty() && *seg != ".")
+}
+
+/// A path's root (`/`, a URL's `scheme://host`, or nothing for a relative path) and the rest.
+fn path_root(s: &str) -> (&str, &str) {
+    if let Some(at) = s.find("://") {
+        let host = at + 3;
+        let end = s[host..].find('/').map_or(s.len(), |i| host + i);
+        return s.split_at(end);
+    }
+    match s.strip_prefix('/') {
+        Some(rest) => ("/", rest),
+        None => ("", s),
+    }
+}
+
+/// Equality under `normalize: path`: strings as paths ([`same_path`]), numbers by value,
+/// arrays element-wise, objects key-wise.
+fn path_equal(a: &Value, b: &Value) -> bool {
+    equal_by(a, b, &same_path)
 }
 
 /// A JSON number written without a fraction (`3`, not `3.0`).
@@ -133,16 +187,22 @@ fn standardized(s: &str) -> impl Iterator<Item = char> + '_ {
 /// Equality as BFCL's checker sees it: standardised strings, numbers by value, arrays
 /// element-wise, objects key-wise.
 pub fn bfcl_equal(a: &Value, b: &Value) -> bool {
+    equal_by(a, b, &|x, y| standardized(x).eq(standardized(y)))
+}
+
+/// Equality with strings compared by `strings`, numbers by value, arrays element-wise and
+/// objects key-wise (`any_of`'s normalisations).
+fn equal_by(a: &Value, b: &Value, strings: &dyn Fn(&str, &str) -> bool) -> bool {
     match (a, b) {
-        (Value::String(x), Value::String(y)) => standardized(x).eq(standardized(y)),
+        (Value::String(x), Value::String(y)) => strings(x, y),
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| bfcl_equal(p, q))
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| equal_by(p, q, strings))
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
                 && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| bfcl_equal(v, w)))
+                    .all(|(k, v)| y.get(k).is_some_and(|w| equal_by(v, w, strings)))
         }
         _ => a == b,
     }
@@ -1378,12 +1438,13 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 "absent" => MatchPolicy::Absent,
                 "unordered" => MatchPolicy::Unordered,
                 "sql" => MatchPolicy::Sql(None),
+                "path" => MatchPolicy::Path,
                 other => {
                     return Err(at(
                         file,
                         p,
                         format!(
-                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, unordered, sql, {{sql: dialect}}, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
+                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, unordered, sql, path, {{sql: dialect}}, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
                         ),
                     ));
                 }
@@ -1396,15 +1457,14 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 options: a.any_of.clone(),
                 optional: a.optional,
                 normalize: match a.normalize.as_deref() {
-                    None => false,
-                    Some("bfcl") => true,
+                    None => None,
+                    Some("bfcl") => Some(Normalize::Bfcl),
+                    Some("path") => Some(Normalize::Path),
                     Some(other) => {
                         return Err(at(
                             file,
                             p,
-                            format!(
-                                "unknown `normalize: {other}` (the one normalisation is `bfcl`)"
-                            ),
+                            format!("unknown `normalize: {other}`: use `bfcl` or `path`"),
                         ));
                     }
                 },
@@ -1425,25 +1485,38 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 MatchPolicy::Sql(Some(sql.clone()))
             }
         };
-        if matches!(policy, MatchPolicy::Unordered) {
-            // The step's own value there, where one key names it (`*` names many).
-            let value = if param.starts_with('/') {
+        // The step's own value there, where one key names it (`*` names many).
+        let value = || {
+            if param.starts_with('/') {
                 (!param.contains('*'))
                     .then(|| call.arguments.pointer(param))
                     .flatten()
             } else {
                 call.arguments.get(param)
-            };
-            if let Some(v) = value.filter(|v| !v.is_array()) {
-                return Err(at(
-                    file,
-                    p,
-                    format!(
-                        "`unordered` compares an array's items in any order, but the step's `{param}` is {}",
-                        crate::spec::kind_of(v)
-                    ),
-                ));
             }
+        };
+        let refused = match policy {
+            MatchPolicy::Unordered => value().filter(|v| !v.is_array()).map(|v| {
+                format!(
+                    "`unordered` compares an array's items in any order, but the step's `{param}` is {}",
+                    crate::spec::kind_of(v)
+                )
+            }),
+            MatchPolicy::Path => value().filter(|v| !v.is_string()).map(|v| {
+                format!(
+                    "`path` compares a string as a path, but the step's `{param}` is {}{}",
+                    crate::spec::kind_of(v),
+                    if v.is_array() {
+                        format!(" (its items: `/{}/*: path`)", param.trim_start_matches('/'))
+                    } else {
+                        String::new()
+                    }
+                )
+            }),
+            _ => None,
+        };
+        if let Some(why) = refused {
+            return Err(at(file, p, why));
         }
         match_policies.insert(param.clone(), policy);
     }

@@ -167,6 +167,16 @@ fn harness_reads_the_judge_certification_bar() {
     8,
     "but the step's `/x` is an object"
 )]
+#[case::path_on_an_array(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {files: [a.py]}\n            match: {files: path}\n",
+    8,
+    "`path` compares a string as a path, but the step's `files` is an array (its items: `/files/*: path`)"
+)]
+#[case::unknown_normalisation(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: a}\n            match:\n              x: {any_of: [a], normalize: nfc}\n",
+    9,
+    "unknown `normalize: nfc`: use `bfcl` or `path`"
+)]
 #[case::no_turns("scenarios:\n  - {id: a, turns: []}\n", 2, "no turns")]
 #[case::bad_tier(
     "scenarios:\n  - {id: a, tier: medium, turns: [{prompt: p}]}\n",
@@ -240,6 +250,54 @@ fn bfcl_equality_standardises_strings_as_bfcl_does() {
     ] {
         assert!(!bfcl_equal(&a, &b), "{a} !~ {b}");
     }
+}
+
+#[test]
+fn paths_are_the_same_where_a_file_system_reads_them_alike() {
+    use super::{Normalize, path_equal, same_path};
+    use serde_json::json;
+    for (a, b) in [
+        ("./app.py", "app.py"),
+        ("/home/dev/repo/", "/home/dev/repo"),
+        ("src//lib.rs", "src/lib.rs"),
+        ("/srv/./data/x.csv", "/srv/data/x.csv"),
+        (".", "./"),
+        ("/", "//"),
+        ("gs://bucket/a/b/", "gs://bucket/a//b"),
+        ("../up", "./../up"),
+    ] {
+        assert!(same_path(a, b), "{a} ~ {b}");
+        assert!(same_path(b, a), "{b} ~ {a}");
+    }
+    for (a, b) in [
+        ("app.py", "/app.py"),
+        ("src/lib.rs", "src/main.rs"),
+        ("a/../b", "b"),
+        ("App.py", "app.py"),
+        ("gs://bucket/a", "gs://other/a"),
+        ("gs://bucket/a", "gs:/bucket/a"),
+        ("", "."),
+        ("a b", "a_b"),
+    ] {
+        assert!(!same_path(a, b), "{a} !~ {b}");
+        assert!(!same_path(b, a), "{b} !~ {a}");
+    }
+    // `normalize: path` in an `any_of`: strings inside arrays and objects too.
+    assert!(path_equal(&json!(["./a", "b/"]), &json!(["a", "b"])));
+    assert!(path_equal(
+        &json!({"p": "./a", "n": 2}),
+        &json!({"p": "a", "n": 2.0})
+    ));
+    assert!(!path_equal(&json!(["a", "b"]), &json!(["b", "a"])));
+    let any = super::AnyOf {
+        options: vec![json!(["app.py", "test.py"]), json!(["."])],
+        normalize: Some(Normalize::Path),
+        ..Default::default()
+    };
+    let exact = |x: &serde_json::Value, y: &serde_json::Value| x == y;
+    assert!(any.accepts(&json!(["./app.py", "test.py"]), &exact));
+    assert!(any.accepts(&json!(["./"]), &exact));
+    assert!(!any.accepts(&json!(["app.py"]), &exact));
 }
 
 #[test]

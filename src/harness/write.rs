@@ -352,6 +352,8 @@ pub enum PolicyName {
     Unordered,
     /// `sql`: SQL saying the same as the step's (generic dialect).
     Sql,
+    /// `path`: a string naming the same path as the step's.
+    Path,
 }
 
 /// The `any_of` policy.
@@ -371,14 +373,7 @@ pub struct AnyOfDoc {
     pub strict_integer: bool,
 }
 
-/// How `any_of` compares strings; the one normalisation is BFCL's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Normalize {
-    /// `bfcl`: strings standardised as BFCL's checker does (no spaces or `,./-_*^`, lower
-    /// case, `'` as `"`), numbers by value, arrays element-wise, objects key-wise.
-    Bfcl,
-}
+pub use super::model::Normalize;
 
 impl From<&MatchPolicy> for PolicyDoc {
     fn from(p: &MatchPolicy) -> Self {
@@ -395,12 +390,13 @@ impl From<&MatchPolicy> for PolicyDoc {
             MatchPolicy::AnyOf(a) => PolicyDoc::AnyOf(AnyOfDoc {
                 any_of: a.options.clone(),
                 optional: a.optional,
-                normalize: a.normalize.then_some(Normalize::Bfcl),
+                normalize: a.normalize,
                 strict_integer: a.strict_integer,
             }),
             MatchPolicy::Tolerance(t) => PolicyDoc::Tolerance { tolerance: *t },
             MatchPolicy::Sql(None) => PolicyDoc::Named(PolicyName::Sql),
             MatchPolicy::Sql(Some(d)) => PolicyDoc::Sql { sql: d.clone() },
+            MatchPolicy::Path => PolicyDoc::Named(PolicyName::Path),
         }
     }
 }

@@ -301,6 +301,7 @@ fn multi_turn_harness_round_trips() {
 #[case::semantic(PolicyDoc::Named(PolicyName::Semantic))]
 #[case::absent(PolicyDoc::Named(PolicyName::Absent))]
 #[case::unordered(PolicyDoc::Named(PolicyName::Unordered))]
+#[case::path(PolicyDoc::Named(PolicyName::Path))]
 #[case::regex(PolicyDoc::Regex { regex: r"^gs://[a-z]+/.*\.png$".into() })]
 #[case::tolerance(PolicyDoc::Tolerance { tolerance: 0.25 })]
 #[case::whole_tolerance(PolicyDoc::Tolerance { tolerance: 2.0 })]
@@ -315,10 +316,16 @@ fn multi_turn_harness_round_trips() {
     normalize: Some(Normalize::Bfcl),
     strict_integer: true,
 }))]
+#[case::any_of_paths(PolicyDoc::AnyOf(AnyOfDoc {
+    any_of: vec![json!(["app.py", "./test.py"]), json!(".")],
+    normalize: Some(Normalize::Path),
+    ..AnyOfDoc::default()
+}))]
 fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
-    // (`unordered` takes an array: the loader refuses it on anything else.)
+    // (`unordered` takes an array and `path` a string: the loader refuses anything else.)
     let x = match policy {
         PolicyDoc::Named(PolicyName::Unordered) => json!([1, 2]),
+        PolicyDoc::Named(PolicyName::Path) => json!("./a"),
         _ => json!(1),
     };
     let mut step = StepDoc::new(mcp("t", json!({ "x": x })));
@@ -355,9 +362,12 @@ fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
                 PolicyDoc::Named(PolicyName::Unordered),
                 MatchPolicy::Unordered
             )
+            | (PolicyDoc::Named(PolicyName::Path), MatchPolicy::Path)
             | (PolicyDoc::Regex { .. }, MatchPolicy::Regex(_))
             | (PolicyDoc::Tolerance { .. }, MatchPolicy::Tolerance(_))
-            | (PolicyDoc::AnyOf(_), MatchPolicy::AnyOf(_))
+    ) || matches!(
+        (&policy, loaded),
+        (PolicyDoc::AnyOf(d), MatchPolicy::AnyOf(a)) if d.normalize == a.normalize
     );
     assert!(kind_matches, "{policy:?} loaded as {loaded:?}\n{text}");
 }

@@ -393,6 +393,11 @@ pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>,
             example(out);
             out.push_str(" (`sql`)");
         }
+        Some(MatchPolicy::Path) => {
+            out.push_str("the workflow expects the path ");
+            example(out);
+            out.push_str(" (`path`)");
+        }
     }
 }
 
@@ -738,6 +743,10 @@ pub(crate) fn value_matches(
             .and_then(Value::as_str)
             .is_some_and(|w| crate::sql::same(w, g, dialect.as_deref())),
         (MatchPolicy::Sql(_), Some(_)) => false,
+        (MatchPolicy::Path, Some(Value::String(g))) => want
+            .and_then(Value::as_str)
+            .is_some_and(|w| crate::harness::same_path(w, g)),
+        (MatchPolicy::Path, Some(_)) => false,
     }
 }
 
@@ -976,6 +985,44 @@ mod tests {
 
     /// `unordered`: the step's items in any order, as many of each, each item under the
     /// policies below the array; without it the order counts.
+    #[test]
+    fn paths_match_as_paths_under_the_path_policy() {
+        let c = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: /srv/art/cat.png, tags: [a/b]}\n",
+            "            match: {prompt: path, /tags/*: path}\n",
+        ));
+        let call = |prompt: &str, tag: &str| {
+            format!("  - {{tool: paint, arguments: {{prompt: '{prompt}', tags: ['{tag}']}}}}\n")
+        };
+        for (prompt, tag) in [
+            ("/srv/art/cat.png", "a/b"),
+            ("/srv//art/./cat.png", "./a/b/"),
+        ] {
+            let (s, findings) = run(&c, &call(prompt, tag));
+            assert!(findings.is_empty(), "{prompt} {tag}: {findings:?}");
+            assert_eq!(s.sub[&SubDimension::ArgumentValue], 1.0);
+        }
+        let (s, findings) = run(&c, &call("/srv/art/dog.png", "a/b"));
+        assert_eq!(s.sub[&SubDimension::ArgumentValue], 0.0);
+        assert_eq!(
+            findings[0].message,
+            "`prompt`: the workflow expects the path \"/srv/art/cat.png\" (`path`), got \"/srv/art/dog.png\""
+        );
+        let (_, findings) = run(&c, &call("/srv/art/cat.png", "a/c"));
+        assert_eq!(findings[0].pointer, "/tags/0");
+        // Without the policy, the path compares as written.
+        let plain = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: /srv/art/cat.png}\n",
+        ));
+        let (_, findings) = run(
+            &plain,
+            "  - {tool: paint, arguments: {prompt: /srv//art/./cat.png}}\n",
+        );
+        assert_eq!(findings[0].pointer, "/prompt");
+    }
+
     #[test]
     fn unordered_arrays_pair_their_items_in_any_order() {
         let mismatches = |c: &Case, calls: &str| -> Vec<String> {

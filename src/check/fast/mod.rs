@@ -1051,7 +1051,7 @@ impl Rule {
         }
         match &self.policy {
             None | Some(MatchPolicy::Exact) => Some((self.want.as_slice(), false)),
-            Some(MatchPolicy::AnyOf(any)) if !any.normalize => {
+            Some(MatchPolicy::AnyOf(any)) if any.normalize.is_none() => {
                 Some((&any.options, any.strict_integer))
             }
             _ => None,
