@@ -982,7 +982,10 @@ fn policy_name(p: &MatchPolicy) -> String {
         MatchPolicy::Ignore => "`ignore`".into(),
         MatchPolicy::FromOutput => "`from_output`".into(),
         MatchPolicy::Semantic => "`semantic`".into(),
-        MatchPolicy::Regex(re) => format!("the regex `{}`", re.as_str()),
+        MatchPolicy::Regex(re, None) => format!("the regex `{}`", re.as_str()),
+        MatchPolicy::Regex(re, Some(not)) => {
+            format!("the regex `{}` (and not `{}`)", re.as_str(), not.as_str())
+        }
         MatchPolicy::AnyOf(_) => "`any_of`".into(),
         MatchPolicy::Tolerance(t) => format!("`tolerance: {t}`"),
         MatchPolicy::Absent => "`absent`".into(),
@@ -1035,8 +1038,14 @@ fn changed_value(v: &Value) -> Value {
 }
 
 /// A near miss of a reference nobody produced: a digit one up, or a letter doubled before the
-/// extension (`notes.txt` → `notess.txt`, `Charles Babbage` → `Charles Babbagee`).
+/// extension (`notes.txt` → `notess.txt`, `Charles Babbage` → `Charles Babbagee`), a
+/// directory's trailing `/` kept after it.
 fn near_miss(value: &str) -> String {
+    // A directory's trailing `/` is no place for a typo: doubled, it names the same path.
+    let bare = value.trim_end_matches('/');
+    if bare.len() < value.len() && !bare.is_empty() {
+        return near_miss(bare) + &value[bare.len()..];
+    }
     if let Some(last) = value.chars().last()
         && let Some(d) = last.to_digit(10)
     {
@@ -1059,6 +1068,11 @@ fn near_miss(value: &str) -> String {
 fn made_up(value: &str) -> String {
     if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() {
         return "987654".to_owned();
+    }
+    // A directory named with a trailing `/` keeps it: made up in its parent.
+    let bare = value.trim_end_matches('/');
+    if bare.len() < value.len() && bare.contains('/') {
+        return made_up(bare) + &value[bare.len()..];
     }
     match value.rfind('/') {
         Some(i) if i + 1 < value.len() => {
@@ -1096,11 +1110,16 @@ mod tests {
         assert_eq!(near_miss("Charles Babbage"), "Charles Babbagee");
         assert_eq!(near_miss("1003"), "1004");
         assert_eq!(near_miss("/srv/a.md"), "/srv/aa.md");
+        assert_eq!(near_miss("/srv/project/notes/"), "/srv/project/notess/");
         assert_eq!(
             made_up("gs://b/out/x.png"),
             "gs://b/out/made-up-by-the-agent.png"
         );
         assert_eq!(made_up("1003"), "987654");
+        assert_eq!(
+            made_up("/srv/project/notes/"),
+            "/srv/project/made-up-by-the-agent/"
+        );
         assert_eq!(made_up("Charles Babbage"), "Made-up Name");
     }
 }

@@ -668,10 +668,13 @@ impl Source {
         if !loose {
             return false;
         }
+        // A plural for a singular and back (`loans` named, `loan` used); a doubled `s` is a
+        // typo, not a plural (`loanss` is no `loans`).
         let word = |w: &str| {
             words.contains(w)
                 || words.contains(&format!("{w}s"))
-                || w.strip_suffix('s').is_some_and(|s| words.contains(s))
+                || w.strip_suffix('s')
+                    .is_some_and(|s| !s.ends_with('s') && words.contains(s))
         };
         if word(name) {
             return true;
@@ -949,6 +952,12 @@ impl<'a> Ground<'a> {
             })
         {
             return Some(o);
+        }
+        // A path spelt with `/./` or `//` inside is the path without them (as the `path`
+        // policy compares it): `/srv/./notes` is the `/srv/notes` the user named.
+        let clean = crate::harness::normal_path(value);
+        if clean != value.trim_end_matches('/') && (value.contains("/./") || value.contains("//")) {
+            return self.origin_among(&clean, keep);
         }
         composed(value).find_map(|(dir, name)| {
             let (o, _) = sources().find(|(_, s)| s.lists(name))?;

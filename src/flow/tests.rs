@@ -206,7 +206,8 @@ fn scenario_artifacts_are_grounded() {
 
 /// Issue 17's compositions, each deterministic: a path joined with one `/`, a URL joined with
 /// an id, trailing slashes trimmed, a `file://` URI read as its path, a listed name written
-/// `./name` (git's and a shell's same file); nothing else.
+/// `./name` (git's and a shell's same file), a path spelt with `/./` or `//` inside (the same
+/// path to a file system, as the `path` policy compares it); nothing else.
 #[test]
 fn composed_references() {
     let output = serde_json::json!({"content": [{"type": "text", "text": "[FILE] app.toml\n[DIR] src\nitem 8f3a2c created"}]});
@@ -226,6 +227,10 @@ fn composed_references() {
         "https://api.example.com/v1/items/8f3a2c",
         "/srv/app/",
         "./app.toml",
+        ".//app.toml",
+        "././app.toml",
+        "/srv/./app/app.toml",
+        "/srv/app/./src",
     ] {
         assert!(g.origin_of(grounded).is_some(), "{grounded}");
     }
@@ -236,8 +241,8 @@ fn composed_references() {
         "/srv/app/app.toml.bak",
         "/srv/app/pp.toml",
         "./config.toml",
-        ".//app.toml",
-        "././app.toml",
+        "/srv/./other/app.toml",
+        ".//config.toml",
         "./",
     ] {
         assert!(g.origin_of(not).is_none(), "{not}");
@@ -459,4 +464,25 @@ fn a_sources_word_index_answers_as_reading_its_text() {
         answered >= 20 && spared >= 40,
         "{answered} found, {spared} spared"
     );
+}
+
+/// A prompt names a SQL table in the singular or the plural ("each loan" grounds `loans`), but
+/// a doubled `s` is a typo, not a plural: `loanss` stays unknown.
+#[test]
+fn a_prompts_plural_grounds_a_table_but_not_a_doubled_s() {
+    let mut g = Ground::default();
+    g.push(
+        Origin::Prompt(0),
+        Lazy::new(Raw::Prompt("How many loans has each member taken out?")),
+    );
+    for grounded in ["loans", "loan", "members", "member"] {
+        assert_eq!(
+            g.sql_origin(grounded),
+            Some(Origin::Prompt(0)),
+            "{grounded}"
+        );
+    }
+    for not in ["loanss", "memberss", "loaned"] {
+        assert_eq!(g.sql_origin(not), None, "{not}");
+    }
 }

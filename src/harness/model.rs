@@ -69,8 +69,10 @@ pub enum MatchPolicy {
     FromOutput,
     /// Left to the judge; deterministic scoring treats it as present-and-typed.
     Semantic,
-    /// `{regex: …}`: a string the regex matches anywhere in (Rust syntax; anchor it with `^…$`).
-    Regex(LazyRegex),
+    /// `{regex: …}`: a string the regex matches anywhere in (Rust syntax; anchor it with `^…$`);
+    /// with `not: …`, one that second regex matches nowhere in (what a lookahead would say,
+    /// which Rust's regexes lack: `not: '(?i)\blimit\b'`).
+    Regex(LazyRegex, Option<LazyRegex>),
     /// `{any_of: […]}`: one of several values.
     AnyOf(AnyOf),
     /// Numeric, within ± tolerance.
@@ -144,6 +146,26 @@ pub fn same_path(a: &str, b: &str) -> bool {
     let (root_a, rest_a) = path_root(a);
     let (root_b, rest_b) = path_root(b);
     root_a == root_b && path_segments(rest_a).eq(path_segments(rest_b))
+}
+
+/// The one spelling of a path [`same_path`] compares: its root, then its segments joined by
+/// single `/`s (`./src//lib.rs/` → `src/lib.rs`; `.` for a relative path with none left).
+pub fn normal_path(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let (root, rest) = path_root(s);
+    let mut out = root.to_owned();
+    for seg in path_segments(rest) {
+        if !(out.is_empty() || out.ends_with('/')) {
+            out.push('/');
+        }
+        out.push_str(seg);
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
 }
 
 /// A path's segments past its root, without the ones that change nothing (empty, `.`).
@@ -1449,10 +1471,18 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                     ));
                 }
             },
-            RawPolicy::Regex { regex } => MatchPolicy::Regex(
-                LazyRegex::new(regex)
-                    .map_err(|e| at(file, p, format!("invalid regex in match policy: {e}")))?,
-            ),
+            RawPolicy::Regex { regex, not } => {
+                let compile = |re: &str, what: &str| {
+                    LazyRegex::new(re)
+                        .map_err(|e| at(file, p, format!("invalid {what} in match policy: {e}")))
+                };
+                MatchPolicy::Regex(
+                    compile(regex, "regex")?,
+                    not.as_deref()
+                        .map(|n| compile(n, "`not` regex"))
+                        .transpose()?,
+                )
+            }
             RawPolicy::AnyOf(a) => MatchPolicy::AnyOf(AnyOf {
                 options: a.any_of.clone(),
                 optional: a.optional,
@@ -1471,6 +1501,25 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 strict_integer: a.strict_integer,
             }),
             RawPolicy::Tolerance { tolerance } => MatchPolicy::Tolerance(*tolerance),
+            RawPolicy::Unknown(v) => {
+                let keys: Vec<String> = v
+                    .as_object()
+                    .map(|m| m.keys().map(|k| format!("`{k}`")).collect())
+                    .unwrap_or_default();
+                return Err(at(
+                    file,
+                    p,
+                    format!(
+                        "a match policy is a name (exact, ignore, from_output, semantic, absent, unordered, sql, path) or one of {{regex: …, not: …}}, {{sql: dialect}}, {{any_of: […], optional: …, normalize: …, strict_integer: …}}, {{tolerance: …}}; got {}{}",
+                        crate::spec::kind_of(v),
+                        if keys.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" with {}", keys.join(", "))
+                        }
+                    ),
+                ));
+            }
             RawPolicy::Sql { sql } => {
                 if !crate::sql::is_dialect(sql) {
                     return Err(at(

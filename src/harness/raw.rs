@@ -348,14 +348,25 @@ pub(super) struct RawOpenAiFunction {
     pub arguments: Option<Spanned<Value>>,
 }
 
+// (Unknown keys refused: `{regex: …, nott: …}` would otherwise drop the misspelt key and
+// compare without it. What matches no form is kept whole, for the loader to say why.)
 #[derive(Deserialize, Serialize)]
-#[serde(untagged)]
+#[serde(untagged, deny_unknown_fields)]
 pub(super) enum RawPolicy {
     Named(String),
-    Regex { regex: String },
-    Sql { sql: String },
+    Regex {
+        regex: String,
+        #[serde(default)]
+        not: Option<String>,
+    },
+    Sql {
+        sql: String,
+    },
     AnyOf(RawAnyOf),
-    Tolerance { tolerance: f64 },
+    Tolerance {
+        tolerance: f64,
+    },
+    Unknown(Value),
 }
 
 #[derive(Deserialize, Serialize)]

@@ -177,6 +177,16 @@ fn harness_reads_the_judge_certification_bar() {
     9,
     "unknown `normalize: nfc`: use `bfcl` or `path`"
 )]
+#[case::bad_not_regex(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: a}\n            match:\n              x: {regex: a, not: '(b'}\n",
+    9,
+    "invalid `not` regex in match policy"
+)]
+#[case::misspelt_policy_key(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: a}\n            match:\n              x: {regex: a, nott: b}\n",
+    9,
+    "got an object with `nott`, `regex`"
+)]
 #[case::no_turns("scenarios:\n  - {id: a, turns: []}\n", 2, "no turns")]
 #[case::bad_tier(
     "scenarios:\n  - {id: a, tier: medium, turns: [{prompt: p}]}\n",

@@ -318,6 +318,9 @@ pub enum PolicyDoc {
     Regex {
         /// The pattern, Rust regex syntax (the loader refuses one that does not compile).
         regex: String,
+        /// `not:`, a pattern the value must not match anywhere; written only when set.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        not: Option<String>,
     },
     /// `{any_of: […]}`.
     AnyOf(AnyOfDoc),
@@ -384,8 +387,9 @@ impl From<&MatchPolicy> for PolicyDoc {
             MatchPolicy::Semantic => PolicyDoc::Named(PolicyName::Semantic),
             MatchPolicy::Absent => PolicyDoc::Named(PolicyName::Absent),
             MatchPolicy::Unordered => PolicyDoc::Named(PolicyName::Unordered),
-            MatchPolicy::Regex(r) => PolicyDoc::Regex {
+            MatchPolicy::Regex(r, not) => PolicyDoc::Regex {
                 regex: r.as_str().to_owned(),
+                not: not.as_ref().map(|n| n.as_str().to_owned()),
             },
             MatchPolicy::AnyOf(a) => PolicyDoc::AnyOf(AnyOfDoc {
                 any_of: a.options.clone(),

@@ -302,7 +302,8 @@ fn multi_turn_harness_round_trips() {
 #[case::absent(PolicyDoc::Named(PolicyName::Absent))]
 #[case::unordered(PolicyDoc::Named(PolicyName::Unordered))]
 #[case::path(PolicyDoc::Named(PolicyName::Path))]
-#[case::regex(PolicyDoc::Regex { regex: r"^gs://[a-z]+/.*\.png$".into() })]
+#[case::regex(PolicyDoc::Regex { regex: r"^gs://[a-z]+/.*\.png$".into(), not: None })]
+#[case::regex_not(PolicyDoc::Regex { regex: r"(?i)^select\b".into(), not: Some(r"(?i)\blimit\b".into()) })]
 #[case::tolerance(PolicyDoc::Tolerance { tolerance: 0.25 })]
 #[case::whole_tolerance(PolicyDoc::Tolerance { tolerance: 2.0 })]
 #[case::any_of(PolicyDoc::AnyOf(AnyOfDoc {
@@ -363,7 +364,14 @@ fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
                 MatchPolicy::Unordered
             )
             | (PolicyDoc::Named(PolicyName::Path), MatchPolicy::Path)
-            | (PolicyDoc::Regex { .. }, MatchPolicy::Regex(_))
+            | (
+                PolicyDoc::Regex { not: None, .. },
+                MatchPolicy::Regex(_, None)
+            )
+            | (
+                PolicyDoc::Regex { not: Some(_), .. },
+                MatchPolicy::Regex(_, Some(_))
+            )
             | (PolicyDoc::Tolerance { .. }, MatchPolicy::Tolerance(_))
     ) || matches!(
         (&policy, loaded),

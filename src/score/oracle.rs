@@ -362,9 +362,13 @@ pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>,
             example(out);
             out.push_str(" (`semantic`)");
         }
-        Some(MatchPolicy::Regex(re)) => {
+        Some(MatchPolicy::Regex(re, not)) => {
             out.push_str("the workflow expects a string matching `");
             out.push_str(re.as_str());
+            if let Some(not) = not {
+                out.push_str("` and not `");
+                out.push_str(not.as_str());
+            }
             out.push_str("` (`regex`)");
         }
         Some(MatchPolicy::AnyOf(a)) => {
@@ -723,8 +727,10 @@ pub(crate) fn value_matches(
         (MatchPolicy::Semantic, Some(g)) => {
             want.is_none_or(|w| std::mem::discriminant(w) == std::mem::discriminant(g))
         }
-        (MatchPolicy::Regex(re), Some(Value::String(s))) => re.is_match(s),
-        (MatchPolicy::Regex(_), Some(_)) => false,
+        (MatchPolicy::Regex(re, not), Some(Value::String(s))) => {
+            re.is_match(s) && not.as_ref().is_none_or(|n| !n.is_match(s))
+        }
+        (MatchPolicy::Regex(..), Some(_)) => false,
         (MatchPolicy::AnyOf(a), Some(g)) => a.accepts(g, &same),
         (MatchPolicy::Tolerance(tol), Some(g)) => {
             match (want.and_then(Value::as_f64), g.as_f64()) {
@@ -983,8 +989,26 @@ mod tests {
         assert_eq!(s.sub[&SubDimension::ArgumentValue], 0.0);
     }
 
-    /// `unordered`: the step's items in any order, as many of each, each item under the
-    /// policies below the array; without it the order counts.
+    #[test]
+    fn a_regex_with_not_refuses_what_the_second_regex_finds() {
+        let c = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: select * from t}\n",
+            "            match: {prompt: {regex: '(?i)^select\\b', not: '(?i)\\blimit\\b'}}\n",
+        ));
+        let call =
+            |prompt: &str| format!("  - {{tool: paint, arguments: {{prompt: '{prompt}'}}}}\n");
+        let (s, findings) = run(&c, &call("SELECT a FROM t ORDER BY a"));
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(s.sub[&SubDimension::ArgumentValue], 1.0);
+        let (s, findings) = run(&c, &call("SELECT a FROM t ORDER BY a LIMIT 1"));
+        assert_eq!(s.sub[&SubDimension::ArgumentValue], 0.0);
+        assert_eq!(
+            findings[0].message,
+            "`prompt`: the workflow expects a string matching `(?i)^select\\b` and not `(?i)\\blimit\\b` (`regex`), got \"SELECT a FROM t ORDER BY a LIMIT 1\""
+        );
+    }
+
     #[test]
     fn paths_match_as_paths_under_the_path_policy() {
         let c = case(concat!(
@@ -1023,6 +1047,8 @@ mod tests {
         assert_eq!(findings[0].pointer, "/prompt");
     }
 
+    /// `unordered`: the step's items in any order, as many of each, each item under the
+    /// policies below the array; without it the order counts.
     #[test]
     fn unordered_arrays_pair_their_items_in_any_order() {
         let mismatches = |c: &Case, calls: &str| -> Vec<String> {
