@@ -285,6 +285,18 @@ impl<'a> Mutator<'a> {
                 t.id = format!("{}~{}", m.source, m.operator.as_str());
                 evaluate(suite, &t).ok()
             });
+            // Two strict steps swapped into an order the workflow also accepts (an `any_of`
+            // listing both orders) are no fault: the calls then do a form of the workflow
+            // exactly, in order, under its policies.
+            if m.operator == Operator::StrictSwap
+                && evaluation.as_ref().is_some_and(|e| {
+                    e.trajectory
+                        .as_ref()
+                        .is_some_and(|t| t.policy.exact_match == 1.0)
+                })
+            {
+                continue;
+            }
             let (verdict, tc, errors) = evaluation
                 .as_ref()
                 .map_or((Verdict::Fail, None, Vec::new()), summary);
@@ -701,7 +713,7 @@ impl Cx<'_> {
                 let pinned = call.arguments.iter().find(|(key, v)| {
                     matches!(
                         step.match_policies.get(*key),
-                        None | Some(MatchPolicy::Exact | MatchPolicy::Path)
+                        None | Some(MatchPolicy::Exact | MatchPolicy::Path(_))
                     ) && step.call.args().get(*key) == Some(v)
                         && (v.is_string() || v.is_number())
                         && !linter.is_selector(&call.tool, key)
@@ -991,7 +1003,8 @@ fn policy_name(p: &MatchPolicy) -> String {
         MatchPolicy::Absent => "`absent`".into(),
         MatchPolicy::Unordered => "`unordered`".into(),
         MatchPolicy::Sql(_) => "`sql`".into(),
-        MatchPolicy::Path => "`path`".into(),
+        MatchPolicy::Path(None) => "`path`".into(),
+        MatchPolicy::Path(Some(base)) => format!("`{{path: {base}}}`"),
     }
 }
 

@@ -31,7 +31,7 @@ pub use drift::touch;
 pub use model::{
     AnyOf, Call, CertifyBar, Expect, Forbid, Ground, Grounding, Harness, Label, MatchPolicy,
     OracleCall, Order, Scenario, Thresholds, Tier, Times, TraceLink, TrajectoryGate,
-    TrajectoryMatch, Transcript, TranscriptTurn, Turn, normal_path, same_path,
+    TrajectoryMatch, Transcript, TranscriptTurn, Turn, normal_path, same_path, same_path_from,
 };
 pub use trial::{RESERVED_SUITES, RESERVED_TRANSCRIPTS, TrialId, TrialIdError, TrialKind};
 pub use write::{

@@ -87,8 +87,10 @@ pub enum MatchPolicy {
     /// normalised (`crate::sql::normalize`; the generic dialect when none is named).
     Sql(Option<String>),
     /// `path`: a string naming the same file or directory as the step's ([`same_path`]:
-    /// `./app.py` is `app.py`, `/srv/data/` is `/srv/data`).
-    Path,
+    /// `./app.py` is `app.py`, `/srv/data/` is `/srv/data`); `{path: /srv/data}` also reads a
+    /// relative path from that directory, as a server rooted there does (`notes/a.md` is
+    /// `/srv/data/notes/a.md`).
+    Path(Option<String>),
 }
 
 /// The `any_of` policy: one of `options`, compared as configured.
@@ -146,6 +148,19 @@ pub fn same_path(a: &str, b: &str) -> bool {
     let (root_a, rest_a) = path_root(a);
     let (root_b, rest_b) = path_root(b);
     root_a == root_b && path_segments(rest_a).eq(path_segments(rest_b))
+}
+
+/// [`same_path`], a relative path (either) read from `base` first, where one is given.
+pub fn same_path_from(base: Option<&str>, a: &str, b: &str) -> bool {
+    fn resolve<'p>(base: Option<&str>, p: &'p str) -> std::borrow::Cow<'p, str> {
+        match base {
+            Some(base) if !p.is_empty() && path_root(p).0.is_empty() => {
+                std::borrow::Cow::Owned(format!("{base}/{p}"))
+            }
+            _ => std::borrow::Cow::Borrowed(p),
+        }
+    }
+    same_path(&resolve(base, a), &resolve(base, b))
 }
 
 /// The one spelling of a path [`same_path`] compares: its root, then its segments joined by
@@ -1460,7 +1475,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 "absent" => MatchPolicy::Absent,
                 "unordered" => MatchPolicy::Unordered,
                 "sql" => MatchPolicy::Sql(None),
-                "path" => MatchPolicy::Path,
+                "path" => MatchPolicy::Path(None),
                 other => {
                     return Err(at(
                         file,
@@ -1501,6 +1516,18 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                 strict_integer: a.strict_integer,
             }),
             RawPolicy::Tolerance { tolerance } => MatchPolicy::Tolerance(*tolerance),
+            RawPolicy::Path { path } => {
+                if !path.starts_with('/') && !path.contains("://") {
+                    return Err(at(
+                        file,
+                        p,
+                        format!(
+                            "`{{path: {path}}}` reads relative paths from a directory, so it names one from its root (`/srv/data`)"
+                        ),
+                    ));
+                }
+                MatchPolicy::Path(Some(path.clone()))
+            }
             RawPolicy::Unknown(v) => {
                 let keys: Vec<String> = v
                     .as_object()
@@ -1510,7 +1537,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                     file,
                     p,
                     format!(
-                        "a match policy is a name (exact, ignore, from_output, semantic, absent, unordered, sql, path) or one of {{regex: …, not: …}}, {{sql: dialect}}, {{any_of: […], optional: …, normalize: …, strict_integer: …}}, {{tolerance: …}}; got {}{}",
+                        "a match policy is a name (exact, ignore, from_output, semantic, absent, unordered, sql, path) or one of {{regex: …, not: …}}, {{sql: dialect}}, {{path: directory}}, {{any_of: […], optional: …, normalize: …, strict_integer: …}}, {{tolerance: …}}; got {}{}",
                         crate::spec::kind_of(v),
                         if keys.is_empty() {
                             String::new()
@@ -1551,7 +1578,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                     crate::spec::kind_of(v)
                 )
             }),
-            MatchPolicy::Path => value().filter(|v| !v.is_string()).map(|v| {
+            MatchPolicy::Path(_) => value().filter(|v| !v.is_string()).map(|v| {
                 format!(
                     "`path` compares a string as a path, but the step's `{param}` is {}{}",
                     crate::spec::kind_of(v),

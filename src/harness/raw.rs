@@ -366,6 +366,9 @@ pub(super) enum RawPolicy {
     Tolerance {
         tolerance: f64,
     },
+    Path {
+        path: String,
+    },
     Unknown(Value),
 }
 

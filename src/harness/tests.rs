@@ -187,6 +187,11 @@ fn harness_reads_the_judge_certification_bar() {
     9,
     "got an object with `nott`, `regex`"
 )]
+#[case::path_from_a_relative_directory(
+    "scenarios:\n  - id: a\n    turns:\n      - prompt: p\n        workflow:\n          - tool: t\n            arguments: {x: a}\n            match:\n              x: {path: srv/data}\n",
+    9,
+    "`{path: srv/data}` reads relative paths from a directory, so it names one from its root"
+)]
 #[case::no_turns("scenarios:\n  - {id: a, turns: []}\n", 2, "no turns")]
 #[case::bad_tier(
     "scenarios:\n  - {id: a, tier: medium, turns: [{prompt: p}]}\n",
@@ -308,6 +313,24 @@ fn paths_are_the_same_where_a_file_system_reads_them_alike() {
     assert!(any.accepts(&json!(["./app.py", "test.py"]), &exact));
     assert!(any.accepts(&json!(["./"]), &exact));
     assert!(!any.accepts(&json!(["app.py"]), &exact));
+    // `{path: base}`: a relative path read from the base, on either side.
+    use super::same_path_from;
+    for (a, b) in [
+        ("/srv/p/notes/a.md", "notes/a.md"),
+        ("/srv/p/notes/a.md", "./notes//a.md"),
+        ("notes/a.md", "/srv/p/notes/a.md"),
+        ("/srv/p", "."),
+    ] {
+        assert!(same_path_from(Some("/srv/p"), a, b), "{a} ~ {b}");
+    }
+    for (a, b) in [
+        ("/srv/p/notes/a.md", "p/notes/a.md"),
+        ("/srv/p/notes/a.md", "../p/notes/a.md"),
+        ("/srv/p/a.md", ""),
+    ] {
+        assert!(!same_path_from(Some("/srv/p"), a, b), "{a} !~ {b}");
+    }
+    assert!(!same_path_from(None, "/srv/p/notes/a.md", "notes/a.md"));
 }
 
 #[test]

@@ -329,6 +329,11 @@ pub enum PolicyDoc {
         /// The dialect (`duckdb`, `sqlite`, `postgres`, …).
         sql: String,
     },
+    /// `{path: directory}`: the step's path, a relative one read from the directory.
+    Path {
+        /// The directory relative paths are read from (`/srv/data`).
+        path: String,
+    },
     /// `{tolerance: …}`: a number within ± this of the step's.
     Tolerance {
         /// The largest accepted difference; finite, or the write fails.
@@ -400,7 +405,8 @@ impl From<&MatchPolicy> for PolicyDoc {
             MatchPolicy::Tolerance(t) => PolicyDoc::Tolerance { tolerance: *t },
             MatchPolicy::Sql(None) => PolicyDoc::Named(PolicyName::Sql),
             MatchPolicy::Sql(Some(d)) => PolicyDoc::Sql { sql: d.clone() },
-            MatchPolicy::Path => PolicyDoc::Named(PolicyName::Path),
+            MatchPolicy::Path(None) => PolicyDoc::Named(PolicyName::Path),
+            MatchPolicy::Path(Some(base)) => PolicyDoc::Path { path: base.clone() },
         }
     }
 }

@@ -302,6 +302,7 @@ fn multi_turn_harness_round_trips() {
 #[case::absent(PolicyDoc::Named(PolicyName::Absent))]
 #[case::unordered(PolicyDoc::Named(PolicyName::Unordered))]
 #[case::path(PolicyDoc::Named(PolicyName::Path))]
+#[case::path_from(PolicyDoc::Path { path: "/srv/data".into() })]
 #[case::regex(PolicyDoc::Regex { regex: r"^gs://[a-z]+/.*\.png$".into(), not: None })]
 #[case::regex_not(PolicyDoc::Regex { regex: r"(?i)^select\b".into(), not: Some(r"(?i)\blimit\b".into()) })]
 #[case::tolerance(PolicyDoc::Tolerance { tolerance: 0.25 })]
@@ -326,7 +327,7 @@ fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
     // (`unordered` takes an array and `path` a string: the loader refuses anything else.)
     let x = match policy {
         PolicyDoc::Named(PolicyName::Unordered) => json!([1, 2]),
-        PolicyDoc::Named(PolicyName::Path) => json!("./a"),
+        PolicyDoc::Named(PolicyName::Path) | PolicyDoc::Path { .. } => json!("./a"),
         _ => json!(1),
     };
     let mut step = StepDoc::new(mcp("t", json!({ "x": x })));
@@ -363,7 +364,8 @@ fn every_match_policy_round_trips(#[case] policy: PolicyDoc) {
                 PolicyDoc::Named(PolicyName::Unordered),
                 MatchPolicy::Unordered
             )
-            | (PolicyDoc::Named(PolicyName::Path), MatchPolicy::Path)
+            | (PolicyDoc::Named(PolicyName::Path), MatchPolicy::Path(None))
+            | (PolicyDoc::Path { .. }, MatchPolicy::Path(Some(_)))
             | (
                 PolicyDoc::Regex { not: None, .. },
                 MatchPolicy::Regex(_, None)

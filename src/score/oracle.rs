@@ -397,10 +397,16 @@ pub(crate) fn expectation(policy: Option<&MatchPolicy>, example: Option<&Value>,
             example(out);
             out.push_str(" (`sql`)");
         }
-        Some(MatchPolicy::Path) => {
+        Some(MatchPolicy::Path(base)) => {
             out.push_str("the workflow expects the path ");
             example(out);
-            out.push_str(" (`path`)");
+            if let Some(base) = base {
+                out.push_str(" (`path`, a relative one read from ");
+                out.push_str(base);
+                out.push(')');
+            } else {
+                out.push_str(" (`path`)");
+            }
         }
     }
 }
@@ -749,10 +755,10 @@ pub(crate) fn value_matches(
             .and_then(Value::as_str)
             .is_some_and(|w| crate::sql::same(w, g, dialect.as_deref())),
         (MatchPolicy::Sql(_), Some(_)) => false,
-        (MatchPolicy::Path, Some(Value::String(g))) => want
+        (MatchPolicy::Path(base), Some(Value::String(g))) => want
             .and_then(Value::as_str)
-            .is_some_and(|w| crate::harness::same_path(w, g)),
-        (MatchPolicy::Path, Some(_)) => false,
+            .is_some_and(|w| crate::harness::same_path_from(base.as_deref(), w, g)),
+        (MatchPolicy::Path(_), Some(_)) => false,
     }
 }
 
@@ -1035,6 +1041,19 @@ mod tests {
         );
         let (_, findings) = run(&c, &call("/srv/art/cat.png", "a/c"));
         assert_eq!(findings[0].pointer, "/tags/0");
+        // `{path: base}`: a relative path read from the base.
+        let based = case(concat!(
+            "          - tool: paint\n",
+            "            arguments: {prompt: /srv/art/cat.png}\n",
+            "            match: {prompt: {path: /srv}}\n",
+        ));
+        let (_, findings) = run(&based, &call("./art/cat.png", "a/b"));
+        assert!(findings.is_empty(), "{findings:?}");
+        let (_, findings) = run(&based, &call("art/dog.png", "a/b"));
+        assert_eq!(
+            findings[0].message,
+            "`prompt`: the workflow expects the path \"/srv/art/cat.png\" (`path`, a relative one read from /srv), got \"art/dog.png\""
+        );
         // Without the policy, the path compares as written.
         let plain = case(concat!(
             "          - tool: paint\n",

@@ -185,11 +185,39 @@ impl Turn<'_, '_> {
     }
 
     fn pair(&self) -> Pairing {
+        // A required step's own tools pair first: a call of another tool stands in for a
+        // required step only where no call of its tools that may do it (one that changes
+        // what the step changes) is left for it, however well the stand-in fits. (Summed
+        // alone, the weights traded a perfect pair for a stand-in: a read-back after an edit
+        // stood in for the edit, while the edit took the optional dry run before it.) So such
+        // a pair weighs one more: a similarity of 0.5 or more is one of the step's tools,
+        // another tool's never reaches 0.45, and the rivals' bounds get the one as if they
+        // could (still bounds). An optional step's pairs, and a dry run's for a step that
+        // changes something, weigh as they are (a preview, then a write in place of the
+        // edit: the write stands in for the edit, the preview takes the optional preview).
+        let own_first = |i: usize, w: f64| {
+            if !self.optional[i] && w >= 0.475 {
+                w + 1.0
+            } else {
+                w
+            }
+        };
         let of_step = self.facts.assign(
             self.steps.len(),
-            &|i, j| self.weight(i, j),
-            &|i| self.cap(i),
-            &|i, j| self.facts.rival(self.steps[i], j).map(|r| r * self.cap(i)),
+            &|i, j| {
+                let w = self.weight(i, j);
+                if self.changes_nothing(i, j) {
+                    w
+                } else {
+                    own_first(i, w)
+                }
+            },
+            &|i| own_first(i, self.cap(i)),
+            &|i, j| {
+                self.facts
+                    .rival(self.steps[i], j)
+                    .map(|r| own_first(i, r * self.cap(i)))
+            },
         );
         let mut of_call = smallvec![None; self.facts.calls.len()];
         for (i, j) in of_step.iter().enumerate() {

@@ -182,17 +182,17 @@ fn the_shipped_suites_in_every_format() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     settings().bind(|| insta::assert_snapshot!("report_shipped_markdown", stdout(&o)));
     let v = assert_valid_report(&read(&dir.path().join("r.json")));
-    assert_eq!(v["totals"]["trials"], 253);
+    assert_eq!(v["totals"]["trials"], 256);
     let junit =
         quick_junit::Report::deserialize_from_str(&read(&dir.path().join("j.xml"))).unwrap();
-    assert_eq!((junit.tests, junit.failures, junit.errors), (253, 0, 0));
+    assert_eq!((junit.tests, junit.failures, junit.errors), (256, 0, 0));
     assert_eq!(junit.test_suites.len(), 12);
     let html = read(&dir.path().join("r.html"));
     assert_eq!(html.matches(r#"data-chart="histogram""#).count(), 12);
     assert_eq!(html.matches(r#"data-chart="discrimination""#).count(), 12);
     assert_eq!(html.matches(r#"data-chart="heatmap""#).count(), 1);
-    // 223 transcripts (209 YAML, 14 recorded runs), one dot each; 12 suites × 14 sub-dimensions.
-    assert_eq!(html.matches(r#"data-mark="case""#).count(), 223);
+    // 226 transcripts (212 YAML, 14 recorded runs), one dot each; 12 suites × 14 sub-dimensions.
+    assert_eq!(html.matches(r#"data-mark="case""#).count(), 226);
     assert_eq!(html.matches(r#"data-mark="cell""#).count(), 12 * 14);
     // Self-contained: nothing to fetch.
     for needle in ["<script", "<link", "src=\"http", "@import", "url("] {
