@@ -917,8 +917,8 @@ impl<'a> Ground<'a> {
         }
     }
 
-    /// Where `value` comes from: the first source that gives it verbatim (trailing slashes
-    /// trimmed, a relative path's leading `./` too), or one that lists the name of a path whose
+    /// Where `value` comes from: the first source that gives it verbatim (or its one spelling
+    /// as a path, [`crate::harness::normal_path`]), or one that lists the name of a path whose
     /// directory some source gives (a listing's `notes.txt` under the `/data` the user named:
     /// path join with one separator; a URL joined with an id alike).
     pub(crate) fn origin_of(&self, value: &str) -> Option<Origin> {
@@ -935,28 +935,14 @@ impl<'a> Ground<'a> {
             })
         };
         let direct = |v: &str| sources().find(|(_, s)| s.gives(v)).map(|(o, _)| o);
-        if let Some(o) = direct(value)
-            .or_else(|| {
-                let trimmed = value.trim_end_matches('/');
-                (trimmed != value && !trimmed.is_empty())
-                    .then(|| direct(trimmed))
-                    .flatten()
-            })
-            // `./app.py` is the `app.py` a listing or a status gave, in the same folder.
-            .or_else(|| {
-                value
-                    .strip_prefix("./")
-                    .map(|rest| rest.trim_end_matches('/'))
-                    .filter(|rest| !rest.is_empty() && !rest.starts_with(['/', '.']))
-                    .and_then(&direct)
-            })
-        {
+        if let Some(o) = direct(value) {
             return Some(o);
         }
-        // A path spelt with `/./` or `//` inside is the path without them (as the `path`
-        // policy compares it): `/srv/./notes` is the `/srv/notes` the user named.
+        // A path has one spelling, as the `path` policy compares it: a trailing `/`, a
+        // leading `./` (`./app.py` is the `app.py` a listing or a status gave) and a `/./` or
+        // `//` inside change nothing (`/srv/./notes` is the `/srv/notes` the user named).
         let clean = crate::harness::normal_path(value);
-        if clean != value.trim_end_matches('/') && (value.contains("/./") || value.contains("//")) {
+        if *clean != *value && clean != "." && clean != "/" {
             return self.origin_among(&clean, keep);
         }
         composed(value).find_map(|(dir, name)| {

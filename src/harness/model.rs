@@ -165,11 +165,19 @@ pub fn same_path_from(base: Option<&str>, a: &str, b: &str) -> bool {
 
 /// The one spelling of a path [`same_path`] compares: its root, then its segments joined by
 /// single `/`s (`./src//lib.rs/` → `src/lib.rs`; `.` for a relative path with none left).
-pub fn normal_path(s: &str) -> String {
-    if s.is_empty() {
-        return String::new();
-    }
+/// Borrowed where the path is spelt so already (most are: nothing is allocated).
+pub fn normal_path(s: &str) -> std::borrow::Cow<'_, str> {
     let (root, rest) = path_root(s);
+    let spelt = |seg: &str| !seg.is_empty() && seg != ".";
+    // (A URL's path goes on after its host with a `/` of its own.)
+    let body = if root.len() > 1 {
+        rest.strip_prefix('/').unwrap_or(rest)
+    } else {
+        rest
+    };
+    if s.is_empty() || (!body.is_empty() && body.split('/').all(spelt)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
     let mut out = root.to_owned();
     for seg in path_segments(rest) {
         if !(out.is_empty() || out.ends_with('/')) {
@@ -180,7 +188,7 @@ pub fn normal_path(s: &str) -> String {
     if out.is_empty() {
         out.push('.');
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// A path's segments past its root, without the ones that change nothing (empty, `.`).
@@ -1455,6 +1463,9 @@ fn transcript_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<Call, Sour
     Ok(call)
 }
 
+/// Every form a match policy takes, for the loader's errors.
+const POLICY_FORMS: &str = "a match policy is a name (exact, ignore, from_output, semantic, absent, unordered, sql, path) or one of {regex: …, not: …}, {sql: dialect}, {path: directory}, {any_of: […], optional: …, normalize: …, strict_integer: …}, {tolerance: …}";
+
 fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, SourceError> {
     if sc.value.output.is_some() {
         return Err(at(
@@ -1480,9 +1491,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                     return Err(at(
                         file,
                         p,
-                        format!(
-                            "unknown match policy `{other}`: use exact, ignore, from_output, semantic, absent, unordered, sql, path, {{sql: dialect}}, {{regex: …}}, {{any_of: […]}} or {{tolerance: …}}"
-                        ),
+                        format!("unknown match policy `{other}`: {POLICY_FORMS}"),
                     ));
                 }
             },
@@ -1537,7 +1546,7 @@ fn oracle_call(file: &SourceFile, sc: Spanned<RawCall>) -> Result<OracleCall, So
                     file,
                     p,
                     format!(
-                        "a match policy is a name (exact, ignore, from_output, semantic, absent, unordered, sql, path) or one of {{regex: …, not: …}}, {{sql: dialect}}, {{path: directory}}, {{any_of: […], optional: …, normalize: …, strict_integer: …}}, {{tolerance: …}}; got {}{}",
+                        "{POLICY_FORMS}; got {}{}",
                         crate::spec::kind_of(v),
                         if keys.is_empty() {
                             String::new()

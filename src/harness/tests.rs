@@ -331,6 +331,16 @@ fn paths_are_the_same_where_a_file_system_reads_them_alike() {
         assert!(!same_path_from(Some("/srv/p"), a, b), "{a} !~ {b}");
     }
     assert!(!same_path_from(None, "/srv/p/notes/a.md", "notes/a.md"));
+    // The one spelling: borrowed where it is spelt so already.
+    use super::normal_path;
+    use std::borrow::Cow;
+    assert_eq!(normal_path("./src//lib.rs/"), "src/lib.rs");
+    assert_eq!(normal_path("gs://b//x/./y/"), "gs://b/x/y");
+    assert_eq!(normal_path("./"), ".");
+    assert_eq!(normal_path("//"), "/");
+    for spelt in ["/srv/a.md", "gs://b/x", "notes/a.md", ""] {
+        assert!(matches!(normal_path(spelt), Cow::Borrowed(_)), "{spelt}");
+    }
 }
 
 #[test]

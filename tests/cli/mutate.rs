@@ -95,3 +95,30 @@ fn write_adds_labelled_transcripts_and_never_replaces_or_follows_a_link() {
     assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
 }
+
+/// Two strict steps swapped into an order the workflow also accepts are no fault, so no
+/// mutant: the memory suite's `link-people` takes the two creates in either order, and every
+/// mutant of its correct runs is killed.
+#[test]
+fn a_swap_into_an_accepted_order_is_no_mutant() {
+    let o = run_in(&repo(), &["mutate", "memory", "--format", "json"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let outcomes = v[0]["outcomes"].as_array().unwrap();
+    let swaps_of = |source: &str| {
+        outcomes
+            .iter()
+            .filter(|o| o["source"] == source && o["operator"] == "strict_swap")
+            .count()
+    };
+    for source in [
+        "m02-link-one-call-each",
+        "m23-link-charles-first-separate-calls",
+    ] {
+        assert_eq!(swaps_of(source), 0, "{source}");
+    }
+    // A swap the workflow refuses (the relation before the entities) is still a mutant.
+    assert_eq!(swaps_of("m01-link-correct"), 1);
+    let survivors: Vec<_> = outcomes.iter().filter(|o| o["killed"] == false).collect();
+    assert!(survivors.is_empty(), "{survivors:#?}");
+}
