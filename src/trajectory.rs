@@ -145,9 +145,15 @@ impl Metrics {
         let matches = |i: usize, j: usize| !none(i) && matches(i, j);
         // A step known matched at its place is matched: asked there, `matches` is true.
         let matches = |i: usize, j: usize| (i == j && at(i)) || matches(i, j);
-        let exact = exact(steps, calls, &matches, done);
-        let in_order = in_order(steps, calls, &matches, &none, &at, done);
-        let (matched, required) = pairing(steps, calls, &matches, &none, &unmatched, &at, done);
+        let (exact, in_order, (matched, required)) =
+            match at_places(steps, calls, &matches, &none, done) {
+                Some(left) => (left == 0, left == 0, (calls - left, calls - left)),
+                None => (
+                    exact(steps, calls, &matches, done),
+                    in_order(steps, calls, &matches, &none, &at, done),
+                    pairing(steps, calls, &matches, &none, &unmatched, &at, done),
+                ),
+            };
         let wanted: usize = steps.iter().map(|t| t.min).sum();
         let ratio = |n: usize, d: usize| if d == 0 { 1.0 } else { n as f64 / d as f64 };
         let (precision, recall) = (ratio(matched, calls), ratio(required, wanted));
@@ -220,6 +226,38 @@ impl Metrics {
             }
         })
     }
+}
+
+/// A turn of steps done once each, as many as its calls, where the calls at the steps' places
+/// decide every metric (a run that follows its workflow, wrong in a few calls: one question a
+/// step, not the three searches along the run): each step matched by the call at its place,
+/// or matched by no call at all. Then the pairing at the places is an optimal one (a step no
+/// call matches is left over whatever the pairing), the steps are in order exactly when none
+/// is left over (as many steps as calls: only the pairing at the places keeps their order),
+/// and so is the match exact. `Some(left)`, the steps left over; `None` where a step's call
+/// at its place does not match it but another call might (the searches tell). The first
+/// `done` steps are known matched at their places.
+fn at_places(
+    steps: &[Times],
+    calls: usize,
+    matches: &impl Fn(usize, usize) -> bool,
+    none: &impl Fn(usize) -> bool,
+    done: usize,
+) -> Option<usize> {
+    if steps.len() != calls || steps.iter().any(|t| *t != Times::ONCE) {
+        return None;
+    }
+    let mut left = 0;
+    for i in done..calls {
+        if matches(i, i) {
+            continue;
+        }
+        if !none(i) {
+            return None;
+        }
+        left += 1;
+    }
+    Some(left)
 }
 
 /// How many calls step `t` may take at most (every call, when unbounded).
@@ -1405,6 +1443,68 @@ mod tests {
         };
         let m = Metrics::of(&[optional, Times::ONCE], 1, |_, _| true);
         assert_eq!(m, metrics(1.0, 1.0, 1.0, 1.0, 1.0));
+    }
+
+    /// Steps done once each, as many as the calls, where what is known decides the metrics
+    /// from the calls at the steps' places ([`at_places`]): every relation of up to four
+    /// steps and calls, with what is known of it as a long turn's hashes and own calls tell
+    /// it (the steps no call matches; the pairs at the places a step's own call makes; a
+    /// prefix of them done), gives the metrics of the three searches and the Hungarian
+    /// algorithm over every pair.
+    #[test]
+    fn the_calls_at_their_places_decide_what_the_searches_would() {
+        let (mut shortcuts, mut left_over) = (0, 0);
+        for n in 0..=4usize {
+            for bits in 0u32..1 << (n * n) {
+                let m = |i: usize, j: usize| bits >> (i * n + j) & 1 == 1;
+                let none = |i: usize| (0..n).all(|j| !m(i, j));
+                let steps = vec![Times::ONCE; n];
+                let (exact_match, in_order_match) = (
+                    exact(&steps, n, &m, 0),
+                    in_order(&steps, n, &m, &|_| false, &|_| false, 0),
+                );
+                let (matched, required) = hungarian(&steps, n, &m);
+                let want = Metrics {
+                    exact_match: f64::from(u8::from(exact_match)),
+                    in_order_match: f64::from(u8::from(in_order_match)),
+                    any_order_match: f64::from(u8::from(required == n)),
+                    ..Metrics::of(&[], 0, |_, _| false)
+                };
+                // Of the pairs at the places that match, every other one known (a step's own
+                // call), and the known ones from the first a prefix.
+                let at = |i: usize| i % 2 == 0 && m(i, i);
+                let done = (0..n).take_while(|&i| at(i)).count();
+                let known = Known {
+                    none,
+                    unmatched: |j: usize| (0..n).all(|i| !m(i, j)),
+                    done,
+                    at,
+                };
+                let got = Metrics::of_known(&steps, n, m, known);
+                match at_places(&steps, n, &|i, j| m(i, j), &none, done) {
+                    Some(0) => shortcuts += 1,
+                    Some(_) => left_over += 1,
+                    None => {}
+                }
+                let what = format!("{n} steps, relation {bits:#b}");
+                assert_eq!(
+                    (got.exact_match, got.in_order_match, got.any_order_match),
+                    (want.exact_match, want.in_order_match, want.any_order_match),
+                    "{what}"
+                );
+                let ratio = |x: usize| if n == 0 { 1.0 } else { x as f64 / n as f64 };
+                assert_eq!(
+                    (got.precision, got.recall),
+                    (ratio(matched), ratio(required)),
+                    "{what}"
+                );
+            }
+        }
+        // The shortcut decided a good share of them, with steps left over and without.
+        assert!(
+            shortcuts > 1_000 && left_over > 1_000,
+            "{shortcuts} {left_over}"
+        );
     }
 
     /// A turn of many pairs rules pairs out by their values' hashes

@@ -68,8 +68,9 @@ pub(crate) struct TurnFacts<'a> {
     params: &'a [Vec<Box<str>>],
     /// Which calls are which step's own call, and what the engines find for those.
     pub(crate) own: OwnTurn<'a>,
-    /// How many calls of each tool the turn made.
-    per_tool: crate::hash::NameCounts<'a>,
+    /// How many calls of each tool the turn made: at the first question (a run whose calls
+    /// are its steps' tools at their places asks none).
+    per_tool: std::cell::OnceCell<crate::hash::NameCounts<'a>>,
     compared: PairCache<Compared<'a>>,
     similarity: PairCache<f64>,
     /// Whether a step's tool made the call with every compared value matching, for pairs
@@ -363,7 +364,6 @@ impl<'a> TurnFacts<'a> {
                 next[j] += 1;
             }
         }
-        let per_tool = crate::hash::NameCounts::of(calls.iter().map(|c| c.tool.as_str()));
         Self {
             first,
             calls,
@@ -390,7 +390,7 @@ impl<'a> TurnFacts<'a> {
                     .map(|o| linter.effect(&o.call.tool, o.call.args()))
                     .collect()
             },
-            per_tool,
+            per_tool: std::cell::OnceCell::new(),
             params,
             own,
             compared: PairCache::new(workflow.len(), calls.len()),
@@ -771,7 +771,9 @@ impl<'a> TurnFacts<'a> {
 
     /// How many of the turn's calls are of `tool`.
     pub(crate) fn calls_of_tool(&self, tool: &str) -> u32 {
-        self.per_tool.count(tool)
+        self.per_tool
+            .get_or_init(|| crate::hash::NameCounts::of(self.calls.iter().map(|c| c.tool.as_str())))
+            .count(tool)
     }
 
     /// How many of the turn's calls a step's tools made.

@@ -163,19 +163,22 @@ impl Turn<'_, '_> {
 
     /// The pairing weight of step `i` and call `j`: the similarity, a little less when the
     /// call did not do what the step does (of two equally good calls the one that did the
-    /// step wins) and for an optional step (of two equally good steps the required one).
-    fn weight(&self, i: usize, j: usize) -> f64 {
+    /// step wins) and for an optional step (of two equally good steps the required one);
+    /// and whether the call changes nothing where the step changes something (a dry run:
+    /// asked once, the pairing reads both).
+    fn weight_and_dry(&self, i: usize, j: usize) -> (f64, bool) {
         let mut s = self.facts.similarity(self.steps[i], j);
-        if self.facts.failed(j) || self.changes_nothing(i, j) {
+        let dry = self.changes_nothing(i, j);
+        if dry || self.facts.failed(j) {
             s *= 0.99;
         }
         if self.optional[i] {
             s *= 0.98;
         }
-        s
+        (s, dry)
     }
 
-    /// The most [`Turn::weight`] can be for step `i`.
+    /// The most a pairing weight ([`Turn::weight_and_dry`]) can be for step `i`.
     fn cap(&self, i: usize) -> f64 {
         let mut s = 1.0;
         if self.optional[i] {
@@ -205,12 +208,8 @@ impl Turn<'_, '_> {
         let of_step = self.facts.assign(
             self.steps.len(),
             &|i, j| {
-                let w = self.weight(i, j);
-                if self.changes_nothing(i, j) {
-                    w
-                } else {
-                    own_first(i, w)
-                }
+                let (w, dry) = self.weight_and_dry(i, j);
+                if dry { w } else { own_first(i, w) }
             },
             &|i| own_first(i, self.cap(i)),
             &|i, j| {
@@ -232,10 +231,13 @@ impl Turn<'_, '_> {
             .enumerate()
             .map(|(i, j)| {
                 j.is_some_and(|j| {
-                    self.facts.of_tools(self.steps[i], j)
+                    let w = self.steps[i];
+                    // A step's own call, every value matching, is of its tool (the usual pair
+                    // of a long run: the tool's name not compared).
+                    (self.facts.own.clean(w, j)
+                        || (self.facts.of_tools(w, j) && self.facts.all_match(w, j)))
                         && !self.facts.failed(j)
                         && !self.changes_nothing(i, j)
-                        && self.facts.all_match(self.steps[i], j)
                 })
             })
             .collect();
@@ -280,9 +282,20 @@ impl Turn<'_, '_> {
             .iter()
             .all(|&w| self.facts.workflow[w].alternatives.is_empty())
         {
-            // One tool a step: each tool's calls take its steps, as many as there are — per
-            // tool the fewer of its calls and its steps (whichever calls come first), from the
-            // turn's counts of its calls' tools (no pass over the calls).
+            // One tool a step, every call of the tool of the step at its place (a run that
+            // follows its workflow, or wrong only in values): the steps' tools and the calls'
+            // are the same names as many times, so every call is of a right tool.
+            if steps.len() == self.facts.calls.len()
+                && steps
+                    .iter()
+                    .enumerate()
+                    .all(|(j, &w)| self.facts.of_tools(w, j))
+            {
+                return steps.len();
+            }
+            // Else each tool's calls take its steps, as many as there are — per tool the fewer
+            // of its calls and its steps (whichever calls come first), from the turn's counts
+            // of its calls' tools (no pass over the calls).
             let steps_of = crate::hash::NameCounts::of(
                 steps
                     .iter()
@@ -759,6 +772,10 @@ impl Turn<'_, '_> {
 
     /// Calls the turn's `forbid:` rules out.
     fn forbidden_findings(&self, out: &mut Vec<Finding>) {
+        // (The usual turn forbids nothing: no pass over its calls.)
+        if self.forbid.is_empty() {
+            return;
+        }
         for (j, c) in self.facts.calls.iter().enumerate() {
             let e = self.facts.effect(j);
             let hit = self.forbid.iter().find(|f| match f {
