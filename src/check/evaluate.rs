@@ -655,7 +655,16 @@ fn engines(
         }
     }
     let own_flows = own.flows(t);
-    let mut flow = flow::analyze_with(t, &calls, scenario, &suite.linter, &lint_failed, &own_flows);
+    let mut flow = flow::analyze_with(
+        t,
+        &calls,
+        scenario,
+        &suite.linter,
+        &lint_failed,
+        &own_flows,
+        // (A lone call repeats nothing: nothing to ask.)
+        calls.len() > 1 && own.apart(t),
+    );
     // The flow's findings join the transcript's (the later engines read them there).
     findings.extend(std::mem::take(&mut flow.findings).into_iter().map(|mut f| {
         suite_severity(suite, &mut f);
@@ -891,6 +900,89 @@ mod tests {
         }
         assert!(compared >= 80, "{compared} runs compared");
         assert!(below >= 40, "{below} runs below a gate");
+    }
+
+    /// Calls known apart from their steps ([`own::Own::apart`]) repeat nothing: the flow
+    /// engine that keeps no index of them finds what the one that indexes every call finds,
+    /// on every shipped scenario's reference run and it changed four ways — a value no
+    /// workflow holds, a call made twice, a call replaced by a copy of the next one (two
+    /// calls then the one step's own), and one replaced by a copy of another turn's or
+    /// step's call written out by hand.
+    #[test]
+    fn calls_known_apart_repeat_nothing() {
+        let (mut apart, mut repeats) = (0, 0);
+        for (suite, runs) in reference_runs() {
+            for t in runs {
+                let n = t.calls().count();
+                let mut variants = vec![t.clone()];
+                let mut changed = t.clone();
+                if let Some(v) = changed
+                    .turns
+                    .iter_mut()
+                    .flat_map(|tt| &mut tt.calls)
+                    .nth(n / 2)
+                    .and_then(|c| c.arguments.as_object_mut())
+                    .and_then(|m| m.values_mut().next())
+                {
+                    *v = serde_json::json!("a value no workflow holds");
+                    variants.push(changed);
+                }
+                if let Some(tt) = t.turns.iter().position(|tt| !tt.calls.is_empty()) {
+                    let mut twice = t.clone();
+                    let k = twice.turns[tt].calls.len() / 2;
+                    let again = twice.turns[tt].calls[k].clone();
+                    twice.turns[tt].calls.insert(k + 1, again);
+                    variants.push(twice);
+                }
+                if let Some(tt) = t.turns.iter().position(|tt| tt.calls.len() >= 2) {
+                    let mut next = t.clone();
+                    let k = next.turns[tt].calls.len() / 2 - 1;
+                    next.turns[tt].calls[k] = next.turns[tt].calls[k + 1].clone();
+                    variants.push(next);
+                    // The last call made again by hand, as the first: a call no step has at
+                    // its place, the same call as a later step's own.
+                    let mut first = t.clone();
+                    let last = first.turns[tt].calls.last().cloned().unwrap();
+                    first.turns[tt].calls[0] = last;
+                    variants.push(first);
+                }
+                for t in variants {
+                    let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
+                    let own = own::align(sc, &t, suite.own_calls(index), &[]);
+                    let calls: Vec<(usize, &Call)> = t.calls().collect();
+                    let failed = vec![false; calls.len()];
+                    let flows = own.flows(&t);
+                    let known = own.apart(&t);
+                    let analyze = |apart| {
+                        let f = flow::analyze_with(
+                            &t,
+                            &calls,
+                            Some(sc),
+                            &suite.linter,
+                            &failed,
+                            &flows,
+                            apart,
+                        );
+                        (
+                            serde_json::to_value(&f.findings).unwrap(),
+                            format!("{:?}", f.calls),
+                        )
+                    };
+                    let indexed = analyze(false);
+                    assert_eq!(analyze(known), indexed, "{}", t.id);
+                    apart += usize::from(known);
+                    let repeated = indexed
+                        .0
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|f| f["code"] == "flow.redundant_call");
+                    repeats += usize::from(repeated);
+                }
+            }
+        }
+        assert!(apart >= 80, "{apart} runs known apart");
+        assert!(repeats >= 60, "{repeats} runs with a repeat");
     }
 
     #[test]

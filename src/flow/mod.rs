@@ -108,7 +108,7 @@ pub fn analyze<'a>(
     lint_failed: &[bool],
 ) -> Flow<'a> {
     let calls: Vec<(usize, &Call)> = t.calls().collect();
-    analyze_with(t, &calls, scenario, linter, lint_failed, &[])
+    analyze_with(t, &calls, scenario, linter, lint_failed, &[], false)
 }
 
 /// What the flow engine works out of a call from its tool and arguments alone, worked out
@@ -119,6 +119,13 @@ pub(crate) struct OwnFlow {
     references: Vec<(String, String)>,
     /// What identical calls are told by ([`Same::hash_of`]).
     same: u64,
+}
+
+impl OwnFlow {
+    /// What a call identical to this one hashes to ([`Same::hash_of`]).
+    pub(crate) fn same(&self) -> u64 {
+        self.same
+    }
 }
 
 impl OwnFlow {
@@ -135,7 +142,9 @@ impl OwnFlow {
 
 /// [`analyze`] of `t`'s `calls` (as [`Transcript::calls`] lists them, collected once by the
 /// caller), taking what depends only on a call's tool and arguments from `own`: per call (in
-/// transcript order; none past its end), its step's own call's, where it is one.
+/// transcript order; none past its end), its step's own call's, where it is one. `apart`: no
+/// two of the calls are the same call, known without comparing them (`score::own`, from
+/// their steps): then none repeats another, and no index of them is kept.
 pub(crate) fn analyze_with<'a>(
     t: &'a Transcript,
     calls: &[(usize, &'a Call)],
@@ -143,9 +152,10 @@ pub(crate) fn analyze_with<'a>(
     linter: &Linter,
     lint_failed: &[bool],
     own: &[Option<&OwnFlow>],
+    apart: bool,
 ) -> Flow<'a> {
     let outputs = outputs(t, scenario);
-    let mut walk = Walk::new(t, scenario, linter, calls, &outputs, own);
+    let mut walk = Walk::new(t, scenario, linter, calls, &outputs, own, apart);
     for i in 0..calls.len() {
         walk.call(i, lint_failed.get(i).copied().unwrap_or(false));
     }
@@ -171,8 +181,10 @@ struct Walk<'w, 'a> {
     /// The turns before this one have had their prompts read (calls come in turn order).
     prompts_read: usize,
     /// Per distinct call: how many times it was made, and the first of them that did not
-    /// fail (one map, one lookup per call).
+    /// fail (one map, one lookup per call); none kept where no two calls are alike (`apart`).
     seen: SameMap<'a, (usize, Option<usize>)>,
+    /// No two of the calls are the same call ([`analyze_with`]): none repeats another.
+    apart: bool,
     /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
     /// not waste: how many times each identical call appears there.
     asked: Option<&'a HashMap<String, usize>>,
@@ -188,6 +200,7 @@ impl<'w, 'a> Walk<'w, 'a> {
         calls: &'w [(usize, &'a Call)],
         outputs: &'w [Option<&'a Value>],
         own: &'w [Option<&'w OwnFlow>],
+        apart: bool,
     ) -> Self {
         let mut flow = Flow {
             calls: Vec::with_capacity(calls.len()),
@@ -214,11 +227,16 @@ impl<'w, 'a> Walk<'w, 'a> {
             inferred: scenario.map(inferred_references),
             flow,
             prompts_read: 0,
-            // (A lone call repeats nothing: no map for it.)
+            // (A lone call repeats nothing, nor do calls known apart: no map for them.)
             seen: SameMap::with_capacity_and_hasher(
-                if calls.len() > 1 { calls.len() } else { 0 },
+                if calls.len() > 1 && !apart {
+                    calls.len()
+                } else {
+                    0
+                },
                 Default::default(),
             ),
+            apart,
             asked: scenario.map(asked_calls),
             own,
         }
@@ -510,8 +528,9 @@ impl<'w, 'a> Walk<'w, 'a> {
     /// An identical call to an earlier successful one does the same work twice.
     /// `hash`: the call's [`Same::hash_of`], when known.
     fn repeat(&mut self, i: usize, hash: Option<u64>, cf: &CallFlow) {
-        // A transcript's only call repeats nothing, and nothing after it can repeat it.
-        if self.calls.len() == 1 {
+        // A transcript's only call repeats nothing, and nothing after it can repeat it; nor
+        // does a call of a run whose calls are known to be apart.
+        if self.calls.len() == 1 || self.apart {
             return;
         }
         let call = self.calls[i].1;

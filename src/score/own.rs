@@ -21,6 +21,8 @@
 //! Anything that depends on the run around the call (the flow engine's grounding, whether the
 //! call failed, the findings made of it in this run) is still worked out per transcript.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::oracle::compare;
@@ -29,6 +31,7 @@ use super::turn::completeness;
 use crate::finding::Finding;
 use crate::flow::OwnFlow;
 use crate::harness::{Call, MatchPolicy, OracleCall, Scenario, Transcript};
+use crate::hash::Hashed;
 use crate::lint::Linter;
 use crate::spec::Effect;
 
@@ -60,6 +63,11 @@ pub(crate) struct OwnCalls {
     /// Per turn, its steps' own calls' hashes counted ([`OwnTallies`]): at the first long
     /// turn that asks (a turn of a few calls hashes nothing).
     tallies: Vec<std::sync::OnceLock<OwnTallies>>,
+    /// Every step's own call's hash as the flow engine tells identical calls
+    /// ([`OwnFlow::same`]), over the whole scenario, where no two are alike; `None` where two
+    /// are (two steps that write out the same call, or a hash shared by two calls that
+    /// differ).
+    apart: Option<HashSet<u64, Hashed>>,
 }
 
 impl OwnCalls {
@@ -71,7 +79,13 @@ impl OwnCalls {
             .map(|t| t.workflow.iter().map(|o| own_step(o, sc, linter)).collect())
             .collect();
         let tallies = turns.iter().map(|_| std::sync::OnceLock::new()).collect();
-        Self { turns, tallies }
+        let steps = turns.iter().map(Vec::len).sum::<usize>();
+        let hashes: HashSet<u64, Hashed> = turns.iter().flatten().map(|s| s.flow.same()).collect();
+        Self {
+            turns,
+            tallies,
+            apart: (hashes.len() == steps).then_some(hashes),
+        }
     }
 
     /// Turn `turn`'s tallies of its steps' own calls' hashes ([`OwnTallies`]), made at the
@@ -154,12 +168,53 @@ impl<'a> Own<'a> {
             .collect()
     }
 
+    /// Whether no two of `t`'s calls can be the same call (the flow engine's [`Same`]: one
+    /// tool, equal arguments), known without indexing them all: the scenario's steps' own
+    /// calls all apart ([`OwnCalls::apart`]), each turn's calls that are its steps' own calls
+    /// those of steps further and further on (so no step's own call made twice), and the
+    /// calls that are no step's own — at most [`FEW_OTHERS`] — each hashed apart from every
+    /// step's own call and from each other. `false` where it is not known so (the flow engine
+    /// then indexes every call to find repeats). One look a call, hashing only the others.
+    ///
+    /// [`Same`]: crate::flow::Same
+    pub(crate) fn apart(&self, t: &Transcript) -> bool {
+        let Some(hashes) = self.steps.and_then(|s| s.apart.as_ref()) else {
+            return false;
+        };
+        let mut others: smallvec::SmallVec<[u64; FEW_OTHERS]> = smallvec::SmallVec::new();
+        let mut of_call = self.of_call.iter();
+        for tt in &t.turns {
+            let mut last = None;
+            for (call, w) in tt.calls.iter().zip(of_call.by_ref()) {
+                match *w {
+                    Some(w) if last.is_some_and(|l| w <= l) => return false,
+                    Some(w) => last = Some(w),
+                    None => {
+                        if others.len() == FEW_OTHERS {
+                            return false;
+                        }
+                        let h = crate::flow::Same::hash_of(&call.tool, &call.arguments);
+                        if hashes.contains(&h) || others.contains(&h) {
+                            return false;
+                        }
+                        others.push(h);
+                    }
+                }
+            }
+        }
+        true
+    }
+
     /// What call `index` of the transcript is, when it is a step's own call.
     pub(crate) fn step_of(&self, index: usize, turn: usize) -> Option<&'a OwnStep> {
         let w = (*self.of_call.get(index)?)?;
         self.steps?.turn(turn).get(w)
     }
 }
+
+/// How many calls that are no step's own [`Own::apart`] hashes before it leaves the question
+/// to the flow engine's index (a run wrong in a few calls has a few).
+const FEW_OTHERS: usize = 8;
 
 /// One turn's part of [`Own`].
 #[derive(Clone, Copy, Debug, Default)]

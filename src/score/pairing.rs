@@ -718,6 +718,12 @@ impl<'a> TurnFacts<'a> {
             .is_some_and(|h| h != self.keys[w].arguments)
     }
 
+    /// The lint and flow findings of the turn's calls, call by call (one pass over them, not
+    /// one look a call).
+    pub(crate) fn turn_findings(&self) -> impl Iterator<Item = &'a Finding> + '_ {
+        self.mine.iter().map(|&k| &self.findings[k as usize])
+    }
+
     /// Call `j`'s own lint and flow findings.
     pub(crate) fn findings_of(&self, j: usize) -> impl Iterator<Item = &'a Finding> + '_ {
         self.mine_of(j).iter().map(|&k| &self.findings[k as usize])
@@ -803,6 +809,7 @@ impl<'a> TurnFacts<'a> {
     /// What the engines found once of step `w`'s own call, when call `j` is it, every value
     /// the step compares matches and this run found nothing of it: then its argument
     /// sub-dimensions are the own call's ([`super::own`]).
+    #[inline]
     pub(crate) fn own_unflagged(&self, w: usize, j: usize) -> Option<&'a OwnStep> {
         let (_, s) = self.own.of(j).filter(|&(own, s)| own == w && s.clean)?;
         self.mine_of(j).is_empty().then_some(s)

@@ -385,10 +385,16 @@ impl Turn<'_, '_> {
             out.push(f);
         }
         sub.insert(OrderingDependency, self.dependency(&out_of_order));
-        // Work that did nothing for the user: unrequested, redundant or failed calls.
+        // Work that did nothing for the user: unrequested, redundant or failed calls (a call
+        // asked about a repeat only in a turn that has one).
+        let repeats = self
+            .facts
+            .turn_findings()
+            .any(|f| f.code == Code::RedundantCall);
         let wasted = (0..calls)
             .filter(|&j| {
-                p.of_call[j].is_none_or(|i| !p.done[i]) || self.facts.has(j, &[Code::RedundantCall])
+                p.of_call[j].is_none_or(|i| !p.done[i])
+                    || (repeats && self.facts.has(j, &[Code::RedundantCall]))
             })
             .count();
         sub.insert(OrderingEfficiency, 1.0 - ratio(wasted, calls, 0.0));
@@ -808,8 +814,9 @@ impl Turn<'_, '_> {
             }
         }
         let error = |f: &&Finding| f.severity == Severity::Error;
-        let critical = (0..self.facts.calls.len())
-            .flat_map(|j| self.facts.findings_of(j))
+        let critical = self
+            .facts
+            .turn_findings()
             .filter(error)
             .map(|f| f.sub_dimension)
             .chain(out.iter().filter(error).map(|f| f.sub_dimension));
