@@ -893,6 +893,78 @@ mod tests {
         assert_eq!(mismatches, [(Some(0), "/x"), (Some(1), "/v")]);
     }
 
+    /// Selection correctness is the share of calls of a right tool, each step's tool taken by
+    /// one call: per tool, the fewer of its steps and its calls. Every workflow of up to three
+    /// steps over three tools against every run of up to three calls over them, counted here
+    /// independently: the turn's shortcut (each call of its place's step's tool, all calls of
+    /// right tools) and its counts per tool agree with it.
+    #[test]
+    fn selection_correctness_takes_each_steps_tool_once() {
+        const ABC: &str = r#"[{"name": "a", "inputSchema": {"type": "object"}},
+            {"name": "b", "inputSchema": {"type": "object"}},
+            {"name": "c", "inputSchema": {"type": "object"}}]"#;
+        let spec = ToolSet::from_json(&serde_json::from_str(ABC).unwrap()).unwrap();
+        let linter = Linter::new(&spec, vec![]).unwrap();
+        // Every sequence of up to three of the tools.
+        let names = ["a", "b", "c"];
+        let mut seqs: Vec<Vec<&str>> = vec![vec![]];
+        for len in 1..=3u32 {
+            for k in 0..3usize.pow(len) {
+                seqs.push((0..len).map(|d| names[k / 3usize.pow(d) % 3]).collect());
+            }
+        }
+        let (mut compared, mut in_place) = (0, 0);
+        for steps in seqs.iter().filter(|s| !s.is_empty()) {
+            let workflow: String = steps
+                .iter()
+                .enumerate()
+                .map(|(i, t)| format!("          - {{tool: {t}, arguments: {{n: {i}}}}}\n"))
+                .collect();
+            let text = format!(
+                "scenarios:\n  - id: s\n    turns:\n      - prompt: go\n        workflow:\n{workflow}"
+            );
+            let harness =
+                Harness::from_source(SourceFile::from_text("harnesses/t.yaml", text)).unwrap();
+            let sc = harness.scenario("s").unwrap();
+            for calls in &seqs {
+                let listed: String = calls
+                    .iter()
+                    .map(|t| format!("\n  - {{tool: {t}, arguments: {{}}}}"))
+                    .collect();
+                let listed = if listed.is_empty() { " []" } else { &listed };
+                let t = Transcript::from_source(
+                    SourceFile::from_text("t.yaml", format!("scenario: s\ncalls:{listed}\n")),
+                    "t".into(),
+                )
+                .unwrap();
+                let failed = vec![false; calls.len()];
+                let flow = crate::flow::analyze(&t, Some(sc), &linter, &failed);
+                let (s, _, _) = score(&t, sc, &linter, &flow, &[]);
+                let right: usize = names
+                    .iter()
+                    .map(|n| {
+                        let of = |list: &[&str]| list.iter().filter(|t| *t == n).count();
+                        of(steps).min(of(calls))
+                    })
+                    .sum();
+                let want = if calls.is_empty() {
+                    0.0
+                } else {
+                    right as f64 / calls.len() as f64
+                };
+                assert!(
+                    close(s.sub[&SubDimension::SelectionCorrectness], want),
+                    "steps {steps:?}, calls {calls:?}: {} not {want}",
+                    s.sub[&SubDimension::SelectionCorrectness]
+                );
+                compared += 1;
+                in_place += usize::from(steps.len() == calls.len() && steps == calls);
+            }
+        }
+        assert_eq!(compared, 39 * 40);
+        assert_eq!(in_place, 39);
+    }
+
     /// One call, one of three compared values wrong under `exact` (not a rejected value). The
     /// paper's cascade is per argument: the wrong one is a critical error, so value, type,
     /// format and relevancy go to 0: arguments (1+1+0+0+0+0)/6 = 1/3. The call did something
