@@ -777,6 +777,24 @@ mod tests {
         out
     }
 
+    /// `t` with its middle call's first argument set to a value no workflow holds; `None`
+    /// where that call has no argument.
+    fn middle_value_changed(t: &Transcript) -> Option<Transcript> {
+        let mut changed = t.clone();
+        let n = changed.calls().count();
+        let v = changed
+            .turns
+            .iter_mut()
+            .flat_map(|tt| &mut tt.calls)
+            .nth(n / 2)?
+            .arguments
+            .as_object_mut()?
+            .values_mut()
+            .next()?;
+        *v = serde_json::json!("a value no workflow holds");
+        Some(changed)
+    }
+
     /// The literal metrics worked out alone, at-place own calls known without comparing, are
     /// the engines' literal trajectory, and a gate below them fails the verdict where the
     /// engines' gate finding does: every shipped scenario's reference run, and it with one
@@ -828,18 +846,7 @@ mod tests {
         suites.extend(long);
         for (suite, runs) in suites {
             for t in runs {
-                let mut other = t.clone();
-                let n = other.calls().count();
-                if let Some(obj) = other
-                    .turns
-                    .iter_mut()
-                    .flat_map(|tt| &mut tt.calls)
-                    .nth(n / 2)
-                    .and_then(|c| c.arguments.as_object_mut())
-                    && let Some(v) = obj.values_mut().next()
-                {
-                    *v = serde_json::json!("a value no workflow holds");
-                }
+                let other = middle_value_changed(&t).unwrap_or_else(|| t.clone());
                 // And the middle call swapped with the one after it: each another step's.
                 let mut swapped = t.clone();
                 if let Some(tt) = swapped.turns.iter_mut().find(|tt| tt.calls.len() >= 2) {
@@ -913,20 +920,8 @@ mod tests {
         let (mut apart, mut repeats) = (0, 0);
         for (suite, runs) in reference_runs() {
             for t in runs {
-                let n = t.calls().count();
                 let mut variants = vec![t.clone()];
-                let mut changed = t.clone();
-                if let Some(v) = changed
-                    .turns
-                    .iter_mut()
-                    .flat_map(|tt| &mut tt.calls)
-                    .nth(n / 2)
-                    .and_then(|c| c.arguments.as_object_mut())
-                    .and_then(|m| m.values_mut().next())
-                {
-                    *v = serde_json::json!("a value no workflow holds");
-                    variants.push(changed);
-                }
+                variants.extend(middle_value_changed(&t));
                 if let Some(tt) = t.turns.iter().position(|tt| !tt.calls.is_empty()) {
                     let mut twice = t.clone();
                     let k = twice.turns[tt].calls.len() / 2;
