@@ -913,8 +913,8 @@ mod tests {
     /// engine that keeps no index of them finds what the one that indexes every call finds,
     /// on every shipped scenario's reference run and it changed four ways — a value no
     /// workflow holds, a call made twice, a call replaced by a copy of the next one (two
-    /// calls then the one step's own), and one replaced by a copy of another turn's or
-    /// step's call written out by hand.
+    /// calls then the one step's own), and the first call replaced by a copy of the last
+    /// (at no step's place, the same call as a later step's own).
     #[test]
     fn calls_known_apart_repeat_nothing() {
         let (mut apart, mut repeats) = (0, 0);

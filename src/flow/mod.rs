@@ -126,9 +126,7 @@ impl OwnFlow {
     pub(crate) fn same(&self) -> u64 {
         self.same
     }
-}
 
-impl OwnFlow {
     /// Step `o`'s own call's, in scenario `sc`.
     pub(crate) fn of(o: &OracleCall, sc: &Scenario, linter: &Linter) -> Self {
         let (tool, arguments) = (&o.call.tool, &o.call.arguments);
