@@ -535,7 +535,7 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             // Past the metrics' own memo, the pairs asked kept here.
             let kept = (st.workflow.len() * f.calls.len() > MEMO)
                 .then(|| PairCache::new(st.workflow.len(), f.calls.len()));
-            let literal = |w: usize, j: usize| literal_matches(&st.workflow[w], f.calls[j]);
+            let literal = |w: usize, j: usize| f.literally(w, j);
             // Which steps no call does, where the calls' hashes tell (a long turn): asked once
             // a step, not at every question about it. A step whose own call the turn made has
             // a call with its values, its arguments too: not asked.

@@ -980,6 +980,121 @@ mod tests {
         assert!(repeats >= 60, "{repeats} runs with a repeat");
     }
 
+    /// What a step finds of another step's own call, kept per scenario at the first answer
+    /// (`own::Cross`), is what it finds afresh: every step against every call — similarity,
+    /// match under the policies, literal match — with the steps' own calls known (twice: as
+    /// the first to ask, then reading what was kept) and with none known, and the evaluation
+    /// with the engines is the one that works every call out. On every shipped scenario's
+    /// reference run with each turn's calls reversed, rotated by one, and the middle value
+    /// changed then reversed (own calls off their places); on a workflow of one tool whose
+    /// steps see each other's calls apart (a policy one step has and the other not); and on
+    /// one whose step takes a value from an earlier output (the answer depends on the run).
+    #[test]
+    fn other_steps_own_calls_are_judged_as_afresh() {
+        let alike = |suite: &Suite, t: &Transcript| -> usize {
+            let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
+            let calls: Vec<(usize, &Call)> = t.calls().collect();
+            let flat: Vec<&Call> = calls.iter().map(|&(_, c)| c).collect();
+            let turn_calls = oracle::per_turn(&flat, t, sc.turns.len());
+            let failed = vec![false; calls.len()];
+            let flow = flow::analyze_with(t, &calls, Some(sc), &suite.linter, &failed, &[], false);
+            let none = own::Own::none();
+            let afresh = oracle::facts(sc, &turn_calls, &none, &suite.linter, &flow, &[]);
+            let own = own::align(sc, t, suite.own_calls(index), &[]);
+            let mut crossed = 0;
+            for _ in 0..2 {
+                let kept = oracle::facts(sc, &turn_calls, &own, &suite.linter, &flow, &[]);
+                for (k, a) in kept.iter().zip(&afresh) {
+                    for w in 0..a.workflow.len() {
+                        for j in 0..a.calls.len() {
+                            let at = format!("{} step {w} call {j}", t.id);
+                            assert_eq!(k.similarity(w, j), a.similarity(w, j), "{at}");
+                            assert_eq!(k.policy_matches(w, j), a.policy_matches(w, j), "{at}");
+                            assert_eq!(k.literally(w, j), a.literally(w, j), "{at}");
+                            crossed += usize::from(k.own.crossed(j).is_some_and(|(_, v)| v != w));
+                        }
+                    }
+                }
+            }
+            let engines = serde_json::to_value(evaluate_with_engines(suite, t).unwrap()).unwrap();
+            let every = serde_json::to_value(evaluate_every_call(suite, t).unwrap()).unwrap();
+            assert_eq!(engines, every, "{}", t.id);
+            crossed
+        };
+        let shuffled = |t: &Transcript, how: fn(&mut [Call])| {
+            let mut t = t.clone();
+            t.turns.iter_mut().for_each(|tt| how(&mut tt.calls));
+            t
+        };
+        let mut off_place = 0;
+        for (suite, runs) in reference_runs() {
+            for t in runs {
+                let mut variants = vec![
+                    shuffled(&t, <[Call]>::reverse),
+                    shuffled(&t, |c| c.rotate_left(1.min(c.len()))),
+                ];
+                variants.extend(middle_value_changed(&t).map(|c| shuffled(&c, <[Call]>::reverse)));
+                for t in variants {
+                    off_place += alike(&suite, &t);
+                }
+            }
+        }
+        assert!(
+            off_place >= 400,
+            "{off_place} pairs of a step and another's own call"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let suite = |name: &str, tools: &str, workflow: &str| {
+            std::fs::write(dir.path().join(format!("{name}.json")), tools).unwrap();
+            let path = dir.path().join(format!("{name}.yaml"));
+            let scenario =
+                "scenarios:\n  - id: s\n    turns:\n      - prompt: p\n        workflow:\n";
+            std::fs::write(
+                &path,
+                format!("suite: {name}\ntools: [{name}.json]\n{scenario}{workflow}"),
+            )
+            .unwrap();
+            Suite::load(&path).unwrap()
+        };
+        let run = |calls: &[&str]| {
+            let text = format!("scenario: s\ncalls:\n{}", calls.concat());
+            Transcript::from_source(
+                crate::source::SourceFile::from_text("t.yaml", text),
+                "t".into(),
+            )
+            .unwrap()
+        };
+        // Step 1 ignores `b`, step 2 compares it: own call 2 does step 1, own call 1 not step 2.
+        let apart = suite(
+            "apart",
+            r#"[{"name": "t", "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}}}]"#,
+            "          - {tool: t, arguments: {a: 1, b: 1}, match: {b: ignore}}\n          - {tool: t, arguments: {a: 1, b: 2}}\n          - {tool: t, arguments: {a: 3, b: 3}}\n",
+        );
+        let call = |k: &str| {
+            format!(
+                "  - {{tool: t, arguments: {{a: {}, b: {k}}}}}\n",
+                if k == "3" { 3 } else { 1 }
+            )
+        };
+        for calls in ["2 1 3", "2 2 3", "1 1 3", "3 2 1", "2 3", "1 2 3", "3 1 2"] {
+            let calls: Vec<String> = calls.split(' ').map(call).collect();
+            let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+            assert!(alike(&apart, &run(&calls)) > 0, "{calls:?}");
+        }
+        // Step 3 takes its `uri` from an earlier output: whether step 2's own call does step
+        // 3 depends on the run (the URI made before it, or after).
+        let made = suite(
+            "made",
+            r#"[{"name": "make", "inputSchema": {"type": "object"}}, {"name": "use", "inputSchema": {"type": "object", "properties": {"uri": {}, "tag": {}}}}]"#,
+            "          - {tool: make, arguments: {}, mock_output: {content: [{type: text, text: 'saved gs://b/x1.png'}]}}\n          - {tool: use, arguments: {uri: 'gs://b/x1.png', tag: 2}}\n          - {tool: use, arguments: {uri: 'gs://b/x1.png', tag: 1}, match: {uri: from_output, tag: ignore}}\n",
+        );
+        let make = "  - {tool: make, arguments: {}, output: {content: [{type: text, text: 'saved gs://b/x1.png'}]}}\n";
+        let used = "  - {tool: use, arguments: {uri: 'gs://b/x1.png', tag: 2}}\n";
+        for calls in [[used, make], [make, used], [used, make]] {
+            assert!(alike(&made, &run(&calls)) > 0, "{calls:?}");
+        }
+    }
+
     #[test]
     fn a_scenarios_own_workflow_takes_the_shortcut_and_is_every_engines_evaluation() {
         let (mut shortcut, mut changed, mut accepted) = (0, 0, 0);

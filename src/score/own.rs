@@ -22,6 +22,7 @@
 //! call failed, the findings made of it in this run) is still worked out per transcript.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 
 use serde_json::Value;
 
@@ -68,6 +69,100 @@ pub(crate) struct OwnCalls {
     /// are (two steps that write out the same call, or a hash shared by two calls that
     /// differ).
     apart: Option<HashSet<u64, Hashed>>,
+    /// Per turn of a few steps, each step against the other steps' own calls ([`Cross`]).
+    cross: Vec<Option<Cross>>,
+}
+
+/// One turn's steps against its steps' own calls: whether own call `v` does step `w` under
+/// its policies, its similarity to it, whether it is step `w`'s call literally. Each a
+/// function of the step and the call alone, except where the step takes a value from an
+/// earlier output (`from_output`: whether it did depends on the run, so never kept). Asked
+/// per transcript of every pair the pairing or the trajectory weighs — in a run of one tool
+/// (BFCL's parallel calls), every pair of steps, though the run differs from its workflow
+/// in one value — and kept here at the first answer, for every later transcript.
+/// Thread-safe: a cell holds an answer or nothing yet, and every thread that fills one
+/// writes the same answer.
+#[derive(Debug)]
+pub(crate) struct Cross {
+    steps: usize,
+    /// Per step, whether its answers may be kept (no `from_output` policy).
+    kept: Box<[bool]>,
+    /// Per (step, own call): the similarity's bits, [`Cross::NOT_ASKED`] until asked.
+    similarity: Box<[AtomicU64]>,
+    /// Per (step, own call): 0 not asked, 1 no, 2 yes.
+    policy: Box<[AtomicU8]>,
+    /// Per (step, own call): as `policy`, for the literal match.
+    literal: Box<[AtomicU8]>,
+}
+
+impl Cross {
+    /// The most steps a turn's table is kept for (their square, in cells).
+    const MOST: usize = 64;
+    /// No similarity's bits (a NaN's).
+    const NOT_ASKED: u64 = u64::MAX;
+
+    fn of(workflow: &[OracleCall]) -> Option<Self> {
+        let n = workflow.len();
+        if n > Self::MOST {
+            return None;
+        }
+        let cells = || 0..n * n;
+        Some(Self {
+            steps: n,
+            kept: workflow
+                .iter()
+                .map(|o| {
+                    !o.match_policies
+                        .values()
+                        .any(|p| matches!(p, MatchPolicy::FromOutput))
+                })
+                .collect(),
+            similarity: cells().map(|_| AtomicU64::new(Self::NOT_ASKED)).collect(),
+            policy: cells().map(|_| AtomicU8::new(0)).collect(),
+            literal: cells().map(|_| AtomicU8::new(0)).collect(),
+        })
+    }
+
+    /// Step `w`'s similarity with step `v`'s own call: kept, or `f()` (then kept, where
+    /// the step's may be).
+    pub(crate) fn similarity(&self, w: usize, v: usize, f: impl FnOnce() -> f64) -> f64 {
+        if !self.kept[w] {
+            return f();
+        }
+        let cell = &self.similarity[w * self.steps + v];
+        match cell.load(Relaxed) {
+            Self::NOT_ASKED => {
+                let s = f();
+                cell.store(s.to_bits(), Relaxed);
+                s
+            }
+            bits => f64::from_bits(bits),
+        }
+    }
+
+    /// Whether step `v`'s own call does step `w` under its policies: kept, or `f()`.
+    pub(crate) fn policy(&self, w: usize, v: usize, f: impl FnOnce() -> bool) -> bool {
+        if !self.kept[w] {
+            return f();
+        }
+        Self::answer(&self.policy[w * self.steps + v], f)
+    }
+
+    /// Whether step `v`'s own call is step `w`'s call literally: kept, or `f()`.
+    pub(crate) fn literal(&self, w: usize, v: usize, f: impl FnOnce() -> bool) -> bool {
+        Self::answer(&self.literal[w * self.steps + v], f)
+    }
+
+    fn answer(cell: &AtomicU8, f: impl FnOnce() -> bool) -> bool {
+        match cell.load(Relaxed) {
+            0 => {
+                let yes = f();
+                cell.store(1 + u8::from(yes), Relaxed);
+                yes
+            }
+            known => known == 2,
+        }
+    }
 }
 
 impl OwnCalls {
@@ -85,6 +180,7 @@ impl OwnCalls {
             turns,
             tallies,
             apart: (hashes.len() == steps).then_some(hashes),
+            cross: sc.turns.iter().map(|t| Cross::of(&t.workflow)).collect(),
         }
     }
 
@@ -148,10 +244,12 @@ impl<'a> Own<'a> {
         let steps = self.steps.map_or(&[][..], |s| s.turn(turn));
         let of_call = self.of_call.get(first..first + calls).unwrap_or(&[]);
         let tallies = self.steps.and_then(|s| s.tallies.get(turn));
+        let cross = self.steps.and_then(|s| s.cross.get(turn)?.as_ref());
         OwnTurn {
             steps,
             of_call,
             tallies,
+            cross,
         }
     }
 
@@ -224,6 +322,8 @@ pub(crate) struct OwnTurn<'a> {
     /// The turn's steps' own calls' hashes counted, where its steps' own calls are known
     /// (made at the first long turn that asks: [`OwnTallies::of`]).
     pub(crate) tallies: Option<&'a std::sync::OnceLock<OwnTallies>>,
+    /// The turn's steps against its steps' own calls, kept across transcripts ([`Cross`]).
+    pub(crate) cross: Option<&'a Cross>,
 }
 
 impl<'a> OwnTurn<'a> {
@@ -236,6 +336,12 @@ impl<'a> OwnTurn<'a> {
     /// Whether the turn's call `j` is step `w`'s own call.
     pub(crate) fn is(&self, w: usize, j: usize) -> bool {
         self.of_call.get(j).copied().flatten() == Some(w)
+    }
+
+    /// The table of the turn's steps against its steps' own calls, and the step whose own
+    /// call the turn's call `j` is, where both are known.
+    pub(crate) fn crossed(&self, j: usize) -> Option<(&'a Cross, usize)> {
+        Some((self.cross?, self.of_call.get(j).copied().flatten()?))
     }
 
     /// Whether the turn's call `j` is step `w`'s own call and the oracle finds every value

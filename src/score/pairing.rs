@@ -839,18 +839,36 @@ impl<'a> TurnFacts<'a> {
         if !self.workflow[w].accepts_tool(&self.calls[j].tool) {
             return false;
         }
-        if let Some(m) = self.matches_by_keys(w, j) {
-            return m;
+        let here = || {
+            if let Some(m) = self.matches_by_keys(w, j) {
+                return m;
+            }
+            if let Some(all) = self
+                .compared
+                .peek((w, j), |c| c.iter().all(|(_, bad)| bad.is_none()))
+            {
+                return all;
+            }
+            self.policy.get((w, j), || {
+                self.with_pair(w, j, |pair| pair.all_match(&self.params[w]))
+            })
+        };
+        // Another step's own call: as in every run that makes it.
+        match self.own.crossed(j) {
+            Some((cross, v)) => cross.policy(w, v, here),
+            None => here(),
         }
-        if let Some(all) = self
-            .compared
-            .peek((w, j), |c| c.iter().all(|(_, bad)| bad.is_none()))
-        {
-            return all;
+    }
+
+    /// Whether call `j` is workflow step `w`'s call literally
+    /// ([`crate::trajectory::literal_matches`]).
+    pub(crate) fn literally(&self, w: usize, j: usize) -> bool {
+        let here = || crate::trajectory::literal_matches(&self.workflow[w], self.calls[j]);
+        // Another step's own call: as in every run that makes it.
+        match self.own.crossed(j) {
+            Some((cross, v)) => cross.literal(w, v, here),
+            None => here(),
         }
-        self.policy.get((w, j), || {
-            self.with_pair(w, j, |pair| pair.all_match(&self.params[w]))
-        })
     }
 
     /// How many of the parameters step `w` compares call `j` matches, of how many: from the
@@ -911,7 +929,12 @@ impl<'a> TurnFacts<'a> {
         if self.own.clean(w, j) {
             return 1.0;
         }
-        self.similarity.get((w, j), || self.similarity_of(w, j))
+        let here = || self.similarity.get((w, j), || self.similarity_of(w, j));
+        // Another step's own call: as in every run that makes it.
+        match self.own.crossed(j) {
+            Some((cross, v)) => cross.similarity(w, v, here),
+            None => here(),
+        }
     }
 
     fn similarity_of(&self, w: usize, j: usize) -> f64 {
