@@ -535,7 +535,7 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
             // Past the metrics' own memo, the pairs asked kept here.
             let kept = (st.workflow.len() * f.calls.len() > MEMO)
                 .then(|| PairCache::new(st.workflow.len(), f.calls.len()));
-            let literal = |w: usize, j: usize| f.literally(w, j);
+            let literal = |w: usize, j: usize| literally(f, w, j);
             // Which steps no call does, where the calls' hashes tell (a long turn): asked once
             // a step, not at every question about it. A step whose own call the turn made has
             // a call with its values, its arguments too: not asked.
@@ -579,6 +579,16 @@ pub(crate) fn of_facts(facts: &[TurnFacts], sc: &Scenario) -> Trajectory {
         })
         .collect();
     Trajectory::of_turns(turns)
+}
+
+/// Whether the turn's call `j` is workflow step `w`'s call literally ([`literal_matches`]), a
+/// step's own call answered as in every run that makes it (`score::own::Cross`).
+pub(crate) fn literally(f: &TurnFacts, w: usize, j: usize) -> bool {
+    let here = || literal_matches(&f.workflow[w], f.calls[j]);
+    match f.own.crossed(j) {
+        Some((cross, v)) => cross.literal(w, v, here),
+        None => here(),
+    }
 }
 
 /// One turn's trajectory: its workflow against the agent's `calls`, the first of which is call

@@ -1010,7 +1010,11 @@ mod tests {
                             let at = format!("{} step {w} call {j}", t.id);
                             assert_eq!(k.similarity(w, j), a.similarity(w, j), "{at}");
                             assert_eq!(k.policy_matches(w, j), a.policy_matches(w, j), "{at}");
-                            assert_eq!(k.literally(w, j), a.literally(w, j), "{at}");
+                            let (lk, la) = (
+                                trajectory::literally(k, w, j),
+                                trajectory::literally(a, w, j),
+                            );
+                            assert_eq!(lk, la, "{at}");
                             crossed += usize::from(k.own.crossed(j).is_some_and(|(_, v)| v != w));
                         }
                     }

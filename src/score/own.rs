@@ -16,7 +16,9 @@
 //!   ([`OwnFlow`]);
 //! - per turn, the steps' own calls' hashes counted ([`OwnTallies`]): a long turn's counts
 //!   of its calls' hashes are these and the difference the turn makes — its steps made
-//!   other than once, its calls that are no step's own — not a pass over every call.
+//!   other than once, its calls that are no step's own — not a pass over every call;
+//! - per turn of a few steps, what each step finds of the other steps' own calls, kept at
+//!   the first answer across transcripts ([`Cross`]).
 //!
 //! Anything that depends on the run around the call (the flow engine's grounding, whether the
 //! call failed, the findings made of it in this run) is still worked out per transcript.

@@ -860,17 +860,6 @@ impl<'a> TurnFacts<'a> {
         }
     }
 
-    /// Whether call `j` is workflow step `w`'s call literally
-    /// ([`crate::trajectory::literal_matches`]).
-    pub(crate) fn literally(&self, w: usize, j: usize) -> bool {
-        let here = || crate::trajectory::literal_matches(&self.workflow[w], self.calls[j]);
-        // Another step's own call: as in every run that makes it.
-        match self.own.crossed(j) {
-            Some((cross, v)) => cross.literal(w, v, here),
-            None => here(),
-        }
-    }
-
     /// How many of the parameters step `w` compares call `j` matches, of how many: from the
     /// comparison when it was made, or in a turn of a few calls (whose pairs asked are mostly
     /// the pairs the score then compares: one walk of the values, not two), else without
