@@ -1002,7 +1002,7 @@ mod tests {
             let afresh = oracle::facts(sc, &turn_calls, &none, &suite.linter, &flow, &[]);
             let own = own::align(sc, t, suite.own_calls(index), &[]);
             let mut crossed = 0;
-            for _ in 0..2 {
+            for pass in 0..2 {
                 let kept = oracle::facts(sc, &turn_calls, &own, &suite.linter, &flow, &[]);
                 for (k, a) in kept.iter().zip(&afresh) {
                     for w in 0..a.workflow.len() {
@@ -1015,7 +1015,9 @@ mod tests {
                                 trajectory::literally(a, w, j),
                             );
                             assert_eq!(lk, la, "{at}");
-                            crossed += usize::from(k.own.crossed(j).is_some_and(|(_, v)| v != w));
+                            crossed += usize::from(
+                                pass == 0 && k.own.crossed(j).is_some_and(|(_, v)| v != w),
+                            );
                         }
                     }
                 }
@@ -1044,7 +1046,7 @@ mod tests {
             }
         }
         assert!(
-            off_place >= 400,
+            off_place >= 250,
             "{off_place} pairs of a step and another's own call"
         );
         let dir = tempfile::tempdir().unwrap();

@@ -111,14 +111,7 @@ impl Cross {
         let cells = || 0..n * n;
         Some(Self {
             steps: n,
-            kept: workflow
-                .iter()
-                .map(|o| {
-                    !o.match_policies
-                        .values()
-                        .any(|p| matches!(p, MatchPolicy::FromOutput))
-                })
-                .collect(),
+            kept: workflow.iter().map(|o| !takes_from_output(o)).collect(),
             similarity: cells().map(|_| AtomicU64::new(Self::NOT_ASKED)).collect(),
             policy: cells().map(|_| AtomicU8::new(0)).collect(),
             literal: cells().map(|_| AtomicU8::new(0)).collect(),
@@ -200,15 +193,19 @@ impl OwnCalls {
     }
 }
 
+/// Whether step `o` takes a value from an earlier output (a `from_output` policy): what the
+/// oracle finds of a call for it then depends on the run.
+fn takes_from_output(o: &OracleCall) -> bool {
+    o.match_policies
+        .values()
+        .any(|p| matches!(p, MatchPolicy::FromOutput))
+}
+
 fn own_step(o: &OracleCall, sc: &Scenario, linter: &Linter) -> OwnStep {
     let (tool, arguments) = (&o.call.tool, &o.call.arguments);
-    let from_output = o
-        .match_policies
-        .values()
-        .any(|p| matches!(p, MatchPolicy::FromOutput));
     // Not consulted: a step with a `from_output` policy is not clean whatever it says.
     let never = |_: &Value| false;
-    let clean = !from_output
+    let clean = !takes_from_output(o)
         && compare(o, &o.call, linter, &never)
             .iter()
             .all(|(_, bad)| bad.is_none());
