@@ -7,6 +7,7 @@
 use std::fmt;
 
 use serde::{Serialize, Serializer};
+use smallvec::SmallVec;
 
 use crate::source::Location;
 
@@ -408,19 +409,29 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
 /// The candidate closest to `name` by [`did_you_mean`]'s measure, if any is close.
 pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_lowercase();
-    let words = |s: &str| -> Vec<String> {
+    fn words(s: &str) -> SmallVec<[&str; 8]> {
         s.split(['_', '-', '.', ' '])
             .filter(|w| !w.is_empty())
-            .map(str::to_owned)
             .collect()
-    };
+    }
     let mine = words(&lower);
+    let chars = lower.chars().count();
+    // The most edits a typo makes: one, two in a long name.
+    let typo_edits = if lower.len() >= 8 { 2 } else { 1 };
+    let mut c = String::new();
     let mut best: Option<(f64, &str)> = None;
     for cand in candidates {
         if cand == name {
             continue;
         }
-        let c = cand.to_lowercase();
+        // Each candidate lowered into the one buffer (a wrong argument asks of every
+        // parameter its tool declares).
+        c.clear();
+        if cand.is_ascii() {
+            c.extend(cand.chars().map(|ch| ch.to_ascii_lowercase()));
+        } else {
+            c.push_str(&cand.to_lowercase());
+        }
         let jw = strsim::jaro_winkler(&lower, &c);
         let theirs = words(&c);
         let shared = mine.iter().filter(|w| theirs.contains(w)).count();
@@ -430,11 +441,14 @@ pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         } else {
             shared as f64 / union as f64
         };
-        let contains = lower.len().min(c.len()) >= 3 && (lower.contains(&c) || c.contains(&lower));
+        let contains =
+            lower.len().min(c.len()) >= 3 && (lower.contains(&*c) || c.contains(&*lower));
         let score = jw.max(jaccard + 0.3).max(if contains { 0.85 } else { 0.0 });
         // Short names defeat Jaro's matching window: count one edit (a typo or a swap) as close.
-        let edits = strsim::osa_distance(&lower, &c);
-        let typo = edits <= 1 || (lower.len() >= 8 && edits <= 2);
+        // (No fewer edits than the lengths differ by: a name longer or shorter by more is no
+        // typo, without counting.)
+        let typo = chars.abs_diff(c.chars().count()) <= typo_edits
+            && strsim::osa_distance(&lower, &c) <= typo_edits;
         let score = if typo { score.max(0.9) } else { score };
         let close = jw >= 0.8 || jaccard >= 0.5 || contains || typo;
         if close && best.is_none_or(|(s, _)| score > s) {

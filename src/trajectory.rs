@@ -1027,17 +1027,64 @@ fn json_equal(x: &Value, y: &Value) -> bool {
         (Value::Array(p), Value::Array(q)) => {
             p.len() == q.len() && p.iter().zip(q).all(|(p, q)| json_equal(p, q))
         }
+        // Both maps in key order: equal keys pair up in one walk of each, no lookup.
         (Value::Object(p), Value::Object(q)) => {
             p.len() == q.len()
-                && p.iter()
-                    .all(|(k, v)| q.get(k).is_some_and(|w| json_equal(v, w)))
+                && p.iter().zip(q).all(|((k, v), (l, w))| {
+                    crate::hash::same_bytes(k.as_bytes(), l.as_bytes()) && json_equal(v, w)
+                })
         }
+        (Value::String(p), Value::String(q)) => crate::hash::same_bytes(p.as_bytes(), q.as_bytes()),
         _ => x == y,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    /// The literal match's equality is Python's `==` on decoded JSON: numbers by value, a
+    /// boolean equal to its number, maps equal with the same keys and values (in any order
+    /// written), and nothing else equal.
+    #[test]
+    fn literal_equality_is_pythons() {
+        use serde_json::json;
+        let equal = [
+            (json!(1), json!(1.0)),
+            (json!(true), json!(1)),
+            (json!(false), json!(0.0)),
+            (json!("a"), json!("a")),
+            (
+                json!({"a": 1, "b": [1, {"c": true}]}),
+                json!({"b": [1.0, {"c": 1}], "a": 1}),
+            ),
+            (json!({}), json!({})),
+            (json!(null), json!(null)),
+        ];
+        let unequal = [
+            (json!(1), json!(2)),
+            (json!(true), json!(2)),
+            (json!("1"), json!(1)),
+            (json!("a"), json!("ab")),
+            (json!({"a": 1}), json!({"b": 1})),
+            (json!({"a": 1, "b": 2}), json!({"a": 1, "c": 2})),
+            (json!({"a": 1}), json!({"a": 1, "b": 2})),
+            (json!({"a": [1, 2]}), json!({"a": [2, 1]})),
+            (json!([1]), json!({"0": 1})),
+            (json!(null), json!(false)),
+        ];
+        for (x, y) in equal {
+            assert!(
+                super::json_equal(&x, &y) && super::json_equal(&y, &x),
+                "{x} == {y}"
+            );
+        }
+        for (x, y) in unequal {
+            assert!(
+                !super::json_equal(&x, &y) && !super::json_equal(&y, &x),
+                "{x} != {y}"
+            );
+        }
+    }
+
     /// Pseudo-random numbers from `seed` (a linear congruential generator): `next(n)` is
     /// below `n`.
     fn numbers(seed: u64) -> impl FnMut(u64) -> u64 {

@@ -310,6 +310,103 @@ fn did_you_mean_finds_what_agents_mean(
     assert_eq!(nearest(name, cands), want);
 }
 
+/// [`nearest`] as its doc states the measure, every candidate lowered and split anew and its
+/// edits counted whatever its length: what the one that lowers into one buffer and counts no
+/// edits past a length difference a typo cannot make must answer, on names one to three
+/// edits apart at every length around the long-name line (8), in both cases, in other
+/// scripts, with words shared and names contained.
+#[test]
+fn nearest_is_its_measure() {
+    fn plain<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+        let lower = name.to_lowercase();
+        let words = |s: &str| -> Vec<String> {
+            s.split(['_', '-', '.', ' '])
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let mine = words(&lower);
+        let mut best: Option<(f64, &str)> = None;
+        for &cand in candidates {
+            if cand == name {
+                continue;
+            }
+            let c = cand.to_lowercase();
+            let jw = strsim::jaro_winkler(&lower, &c);
+            let theirs = words(&c);
+            let shared = mine.iter().filter(|w| theirs.contains(w)).count();
+            let union = mine.len() + theirs.len() - shared;
+            let jaccard = if union == 0 {
+                0.0
+            } else {
+                shared as f64 / union as f64
+            };
+            let contains =
+                lower.len().min(c.len()) >= 3 && (lower.contains(&c) || c.contains(&lower));
+            let score = jw.max(jaccard + 0.3).max(if contains { 0.85 } else { 0.0 });
+            let edits = strsim::osa_distance(&lower, &c);
+            let typo = edits <= 1 || (lower.len() >= 8 && edits <= 2);
+            let score = if typo { score.max(0.9) } else { score };
+            if (jw >= 0.8 || jaccard >= 0.5 || contains || typo)
+                && best.is_none_or(|(s, _)| score > s)
+            {
+                best = Some((score, cand));
+            }
+        }
+        best.map(|(_, c)| c)
+    }
+    let bases = [
+        "ab",
+        "abc",
+        "abcdef",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefghi",
+        "model",
+        "Model_ID",
+        "gcs_bucket_uri",
+        "ΣΟΦΊΑ",
+        "straße",
+        "x-y.z w",
+    ];
+    let mut names: Vec<String> = Vec::new();
+    for b in bases {
+        names.push(b.to_owned());
+        names.push(b.to_uppercase());
+        let chars: Vec<char> = b.chars().collect();
+        // One to three characters cut from the end, added, changed; two swapped.
+        for k in 1..=3.min(chars.len()) {
+            names.push(chars[..chars.len() - k].iter().collect());
+            names.push(format!("{b}{}", "q".repeat(k)));
+            let mut changed = chars.clone();
+            for c in changed.iter_mut().take(k) {
+                *c = 'z';
+            }
+            names.push(changed.into_iter().collect());
+        }
+        if chars.len() >= 2 {
+            let mut swapped = chars.clone();
+            swapped.swap(0, 1);
+            names.push(swapped.into_iter().collect());
+        }
+    }
+    let (mut found, mut none) = (0, 0);
+    for name in &names {
+        for i in 0..names.len().saturating_sub(3) {
+            let cands: Vec<&str> = names[i..i + 3].iter().map(String::as_str).collect();
+            let want = plain(name, &cands);
+            assert_eq!(
+                nearest(name, cands.iter().copied()),
+                want,
+                "{name} among {cands:?}"
+            );
+            found += usize::from(want.is_some());
+            none += usize::from(want.is_none());
+        }
+    }
+    assert!(found >= 1_000 && none >= 1_000, "{found} found, {none} not");
+}
+
 /// The refusal shapes read by hand answer as their regex does: on generated text made of the
 /// pieces it turns on (its words in any case, the long s that folds onto `s`, spaces and
 /// newlines of every kind, colons, word and non-word characters after a word).
