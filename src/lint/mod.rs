@@ -312,6 +312,14 @@ impl Linter {
         self.by_name.get(name).map(|&i| &self.tools[i].spec)
     }
 
+    /// The names `tool`'s schema lists in `required`, in its order (read out of the schema
+    /// once); none for a tool the spec does not have.
+    pub(crate) fn required(&self, tool: &str) -> &[Box<str>] {
+        self.by_name
+            .get(tool)
+            .map_or(&[][..], |&i| &self.tools[i].required)
+    }
+
     /// Whether `tool`'s schema admits no argument it does not declare, so that every
     /// undeclared argument is a `lint.unknown_param` error.
     pub(crate) fn rejects_undeclared(&self, tool: &str) -> bool {

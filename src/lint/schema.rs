@@ -22,6 +22,38 @@ pub(super) struct CompiledTool {
     // not absent-with-properties: MCP servers drop undeclared arguments silently, so an
     // undeclared argument is a finding unless the schema explicitly allows extras).
     pub open: bool,
+    /// The names `properties` declares (in key order), `None` without a `properties` object:
+    /// read out of the schema once, where every call looked them up in it.
+    declared: Option<Names>,
+    /// The names the schema lists in `required`, in its order.
+    pub required: Box<[Box<str>]>,
+}
+
+/// A few names, told apart without a call to `memcmp` ([`crate::hash::same_bytes`]): a
+/// tool's parameters, against which every argument of every call is checked.
+pub(crate) struct Names(Box<[Box<str>]>);
+
+impl Names {
+    /// The most names looked through one by one; more are in a map of their own.
+    const FEW: usize = 16;
+
+    fn of<'s>(names: impl Iterator<Item = &'s str>) -> Self {
+        Self(names.map(Box::from).collect())
+    }
+
+    /// Whether `name` is one of them.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        use crate::hash::same_bytes;
+        if self.0.len() <= Self::FEW {
+            return self
+                .0
+                .iter()
+                .any(|n| same_bytes(n.as_bytes(), name.as_bytes()));
+        }
+        self.0
+            .binary_search_by(|n| crate::hash::order(n.as_bytes(), name.as_bytes()))
+            .is_ok()
+    }
 }
 
 impl CompiledTool {
@@ -55,10 +87,15 @@ impl CompiledTool {
             Some(Value::Object(_)) => true,
             _ => schema.get("properties").is_none() || schema.get("patternProperties").is_some(),
         };
+        let declared = spec
+            .properties()
+            .map(|p| Names::of(p.keys().map(String::as_str)));
         Self {
             spec: spec.clone(),
             validator: OnceLock::new(),
             open,
+            declared,
+            required: spec.required().map(Box::from).collect(),
         }
     }
 
@@ -80,14 +117,16 @@ impl CompiledTool {
     }
 
     pub fn check(&self, args: &Map<String, Value>, raw: &Value, out: &mut Vec<Finding>) {
-        let props = self.spec.properties();
         if !self.open
-            && let Some(props) = props
+            && let Some(declared) = &self.declared
         {
             for key in args.keys() {
-                if props.contains_key(key) {
+                if declared.has(key) {
                     continue;
                 }
+                let Some(props) = self.spec.properties() else {
+                    continue;
+                };
                 let candidates = props.keys().map(String::as_str);
                 let f = match nearest(key, candidates.clone()) {
                     Some(near) => Finding::new(

@@ -216,6 +216,36 @@ fn schema_findings(
     assert!(f.message.contains(message), "{}", f.message);
 }
 
+/// Every argument a tool declares is known and every other one is not, for tools of a few
+/// parameters and of many (looked through one by one, and looked up in order): each declared
+/// name, names that sort before, between and after them, and a name one letter off.
+#[test]
+fn declared_parameters_are_known_at_every_count() {
+    for n in [0, 1, 3, 16, 17, 40] {
+        let names: Vec<String> = (0..n).map(|i| format!("p{i:02}")).collect();
+        let props: serde_json::Map<String, Value> = names
+            .iter()
+            .map(|p| (p.clone(), json!({"type": "string"})))
+            .collect();
+        let spec = ToolSet::from_json(&json!([{"name": "t", "inputSchema": {
+            "type": "object", "additionalProperties": false, "properties": props}}]))
+        .unwrap();
+        let linter = Linter::new(&spec, vec![]).unwrap();
+        let unknown = |arg: &str| {
+            linter
+                .lint("t", &json!({ arg: "x" }))
+                .iter()
+                .any(|f| f.code == Code::UnknownParam)
+        };
+        for p in &names {
+            assert!(!unknown(p), "{n} parameters: `{p}` is declared");
+        }
+        for p in ["a", "p", "p0", "p000", "p0a", "p99", "q", "P01", "p1 "] {
+            assert!(unknown(p), "{n} parameters: `{p}` is not declared");
+        }
+    }
+}
+
 #[test]
 fn json_schema_keywords_beyond_the_basics() {
     let spec = ToolSet::from_json(&json!([{"name": "t", "inputSchema": {

@@ -87,8 +87,7 @@ fn cascade(completeness: f64, name: f64, value: f64, wrong: bool, rest: [f64; 3]
 /// `/relations/0/relationType`, is as incomplete as a missing one).
 pub(super) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 {
     let args = a.args();
-    let spec = linter.tool(&a.tool);
-    let required = || spec.into_iter().flat_map(|s| s.required());
+    let required = linter.required(&a.tool);
     let mut nested: SmallVec<[&str; 4]> = mine
         .iter()
         .filter(|f| f.code == Code::MissingRequired && f.pointer.matches('/').count() >= 2)
@@ -97,19 +96,29 @@ pub(super) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 
     nested.sort_unstable();
     nested.dedup();
     let (mut whole, mut wanted) = (0, 0);
-    for r in required() {
+    for r in required {
         wanted += 1;
-        whole += usize::from(args.contains_key(r) && !nested.contains(&r));
+        whole += usize::from(has_key(args, r) && !nested.contains(&&**r));
     }
     let incomplete_optional = nested
         .iter()
-        .filter(|p| !required().any(|r| r == **p))
+        .filter(|&&p| !required.iter().any(|r| **r == *p))
         .count();
     if wanted == 0 && nested.is_empty() {
         1.0
     } else {
         whole as f64 / (wanted + incomplete_optional) as f64
     }
+}
+
+/// Whether `args` has `name`: a call's few arguments looked through one by one, without a
+/// call to `memcmp` ([`crate::hash::same_bytes`]); many, in the map.
+fn has_key(args: &serde_json::Map<String, serde_json::Value>, name: &str) -> bool {
+    if args.len() > 8 {
+        return args.contains_key(name);
+    }
+    args.keys()
+        .any(|k| crate::hash::same_bytes(k.as_bytes(), name.as_bytes()))
 }
 
 fn ratio(num: usize, den: usize, empty: f64) -> f64 {
