@@ -307,23 +307,43 @@ impl Linter {
         self.declares_sql || self.named_sql
     }
 
+    /// Tool `name`'s index. The tool found last on this thread is asked first (its name
+    /// compared with `name`, no hashing): the engines ask about a call's tool several times
+    /// in a row — its lint, effect, facts, selector, required parameters — and a lookup in a
+    /// set of hundreds of tools (a BFCL category) reads memory no other question reads. Names
+    /// are unique in a tool set, so a name that matches the tool at the remembered index is
+    /// that tool, whichever linter it was found in.
+    fn index(&self, name: &str) -> Option<usize> {
+        thread_local! {
+            static LAST: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+        }
+        let last = LAST.with(std::cell::Cell::get);
+        if let Some(t) = self.tools.get(last)
+            && crate::hash::same_bytes(t.spec.name.as_bytes(), name.as_bytes())
+        {
+            return Some(last);
+        }
+        let i = *self.by_name.get(name)?;
+        LAST.with(|c| c.set(i));
+        Some(i)
+    }
+
     /// The spec of the tool `name`, if the linter knows it.
     pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
-        self.by_name.get(name).map(|&i| &self.tools[i].spec)
+        self.index(name).map(|i| &self.tools[i].spec)
     }
 
     /// The names `tool`'s schema lists in `required`, in its order (read out of the schema
     /// once); none for a tool the spec does not have.
     pub(crate) fn required(&self, tool: &str) -> &[Box<str>] {
-        self.by_name
-            .get(tool)
-            .map_or(&[][..], |&i| &self.tools[i].required)
+        self.index(tool)
+            .map_or(&[][..], |i| &self.tools[i].required)
     }
 
     /// Whether `tool`'s schema admits no argument it does not declare, so that every
     /// undeclared argument is a `lint.unknown_param` error.
     pub(crate) fn rejects_undeclared(&self, tool: &str) -> bool {
-        self.by_name.get(tool).is_some_and(|&i| !self.tools[i].open)
+        self.index(tool).is_some_and(|i| !self.tools[i].open)
     }
 
     /// Every tool, in spec order.
@@ -338,7 +358,7 @@ impl Linter {
 
     /// The capability facts about a tool, when a matrix describes it.
     pub fn facts(&self, tool: &str) -> Option<(&Capabilities, &ToolCaps)> {
-        let ti = *self.by_name.get(tool)?;
+        let ti = self.index(tool)?;
         let matrix = &self.caps[self.caps_of[ti]?];
         Some((matrix, matrix.tool(tool)?))
     }
@@ -428,7 +448,7 @@ impl Linter {
     }
 
     fn matrices_of(&self, tool: &str) -> impl Iterator<Item = &Capabilities> {
-        let listed = self.by_name.get(tool).and_then(|&ti| self.caps_of[ti]);
+        let listed = self.index(tool).and_then(|ti| self.caps_of[ti]);
         self.caps
             .iter()
             .enumerate()
@@ -469,7 +489,7 @@ impl Linter {
     /// Lints one call. `arguments` should be a JSON object; `null` counts as no arguments.
     pub fn lint(&self, tool: &str, arguments: &Value) -> Vec<Finding> {
         let mut out = Vec::new();
-        let Some(&ti) = self.by_name.get(tool) else {
+        let Some(ti) = self.index(tool) else {
             let hint = did_you_mean(tool, self.tools.iter().map(|t| t.spec.name.as_str()));
             out.push(Finding::new(
                 Code::UnknownTool,

@@ -216,6 +216,57 @@ fn schema_findings(
     assert!(f.message.contains(message), "{}", f.message);
 }
 
+/// A tool found by name is that linter's tool of that name, however the lookups of two
+/// linters whose tools sit at each other's places interleave (each remembers the tool found
+/// last on the thread): the spec, the required parameters and whether undeclared arguments
+/// are refused all the asked linter's own.
+#[test]
+fn a_tool_is_its_own_linters_wherever_it_was_found_last() {
+    let tool = |name: &str, closed: bool, required: &str| {
+        json!({"name": name, "inputSchema": {"type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "required": [required], "additionalProperties": !closed}})
+    };
+    let first = Linter::new(
+        &ToolSet::from_json(&json!([tool("x", true, "a"), tool("y", false, "b")])).unwrap(),
+        vec![],
+    )
+    .unwrap();
+    let second = Linter::new(
+        &ToolSet::from_json(&json!([
+            tool("y", true, "a"),
+            tool("x", false, "b"),
+            tool("z", true, "a")
+        ]))
+        .unwrap(),
+        vec![],
+    )
+    .unwrap();
+    let want = |l: &Linter, name: &str| match (std::ptr::eq(l, &first), name) {
+        (true, "x") | (false, "y") => Some((true, "a")),
+        (true, "y") | (false, "x") => Some((false, "b")),
+        (false, "z") => Some((true, "a")),
+        _ => None,
+    };
+    for round in 0..3 {
+        for (l, name) in [
+            (&first, "x"),
+            (&second, "x"),
+            (&second, "y"),
+            (&first, "y"),
+            (&first, "z"),
+            (&second, "z"),
+            (&first, "x"),
+        ] {
+            let got = l.tool(name).map(|s| {
+                assert_eq!(s.name, name, "round {round}");
+                (l.rejects_undeclared(name), &*l.required(name)[0])
+            });
+            assert_eq!(got, want(l, name), "round {round}: `{name}`");
+        }
+    }
+}
+
 /// Every argument a tool declares is known and every other one is not, for tools of a few
 /// parameters and of many (looked through one by one, and looked up in order): each declared
 /// name, names that sort before, between and after them, and a name one letter off.
