@@ -409,12 +409,14 @@ fn evaluate_knowing(
     known: Option<Outcome>,
     compared: Option<own::AtPlace>,
 ) -> Result<Evaluation, SourceError> {
+    // The scenario, found once for the shortcut and the engines.
+    let found = scenario_of(suite, t)?;
     // Which calls are their steps' own at their places, as the shortcut compared them: the
     // engines' own calls need not compare them again.
     let mut at_place = compared.unwrap_or_default();
-    match as_reference(suite, t, known, &mut at_place) {
+    match found.and_then(|found| as_reference(suite, found, t, known, &mut at_place)) {
         Some(ev) => Ok(ev),
-        None => engines(suite, t, OwnResults::Known(&at_place)),
+        None => Ok(engines(suite, found, t, OwnResults::Known(&at_place))),
     }
 }
 
@@ -489,7 +491,8 @@ fn reference_run(sc: &Scenario) -> Transcript {
 }
 
 /// [`evaluate`]'s shortcut: the reference run's evaluation ([`Reference`]), for a transcript
-/// with as many calls in each turn as its scenario's workflow has steps. Its calls the
+/// of scenario `sc` (number `index`, as [`scenario_of`] found it) with as many calls in each
+/// turn as its workflow has steps. Its calls the
 /// workflow's, step for step (same tool, arguments equal as JSON values): the reference run's
 /// evaluation. Calls that differ but that the fast path finds perfect, where the reference
 /// run is perfect (every value its step's policies accept, not the workflow's own: a BFCL
@@ -504,15 +507,11 @@ fn reference_run(sc: &Scenario) -> Transcript {
 /// where it was asked already (the verdict asks it first).
 pub(super) fn as_reference(
     suite: &Suite,
+    (index, sc): (usize, &Scenario),
     t: &Transcript,
     known: Option<Outcome>,
     at_place: &mut own::AtPlace,
 ) -> Option<Evaluation> {
-    // The suite's own index, which the fast path's `find` answers alike: the fast path is
-    // built only for a transcript that needs its walk.
-    let (index, sc) = suite
-        .scenario(t.scenario.as_deref()?)
-        .filter(|(_, sc)| t.turns.len() <= sc.turns.len())?;
     if at_place.is_empty() {
         *at_place = own::at_place(sc, suite.own_calls(index)?, t)?;
     }
@@ -590,7 +589,12 @@ pub(super) fn as_reference(
 /// Runs every engine over a transcript, never [`evaluate`]'s shortcut: the reference the
 /// shortcut and the fast path are tested against.
 pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, OwnResults::Compared)
+    Ok(engines(
+        suite,
+        scenario_of(suite, t)?,
+        t,
+        OwnResults::Compared,
+    ))
 }
 
 /// [`evaluate_with_engines`] working out every call afresh, a step's own call too: what the
@@ -601,7 +605,12 @@ pub fn evaluate_with_engines(suite: &Suite, t: &Transcript) -> Result<Evaluation
 /// whole scenario or suite at its first use, more work than one transcript's calls.
 #[doc(hidden)]
 pub fn evaluate_every_call(suite: &Suite, t: &Transcript) -> Result<Evaluation, SourceError> {
-    engines(suite, t, OwnResults::Afresh)
+    Ok(engines(
+        suite,
+        scenario_of(suite, t)?,
+        t,
+        OwnResults::Afresh,
+    ))
 }
 
 /// Whether [`engines`] takes a call equal to its step's own call from the results worked out
@@ -617,13 +626,14 @@ enum OwnResults<'a> {
     Known(&'a [bool]),
 }
 
-/// Every engine over `t`, taking the steps' own calls' results as `own_results` says.
+/// Every engine over `t`, the answer to `found` (as [`scenario_of`] found it), taking the
+/// steps' own calls' results as `own_results` says.
 fn engines(
     suite: &Suite,
+    found: Option<(usize, &Scenario)>,
     t: &Transcript,
     own_results: OwnResults,
-) -> Result<Evaluation, SourceError> {
-    let found = scenario_of(suite, t)?;
+) -> Evaluation {
     let scenario = found.map(|(_, sc)| sc);
     // Which calls are their steps' own, whose findings are worked out once per scenario.
     let own = match (found, own_results) {
@@ -700,7 +710,7 @@ fn engines(
         .unwrap_or(suite.harness.thresholds.pass);
     let errors = findings.iter().any(|f| f.severity == Severity::Error);
     let verdict = crate::score::verdict(score.as_ref().map(|s| s.tc), errors, pass);
-    Ok(Evaluation {
+    Evaluation {
         suite: suite.harness.suite.clone(),
         transcript: t.id.clone(),
         scenario: scenario.map(|s| s.id.clone()),
@@ -712,7 +722,7 @@ fn engines(
         findings,
         label: t.label.clone(),
         trace: t.trace.clone(),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -1127,7 +1137,9 @@ mod tests {
             for t in runs {
                 in_order_alike(&suite, &t, 0);
                 let engines = evaluate_with_engines(&suite, &t).unwrap();
-                let Some(quick) = as_reference(&suite, &t, None, &mut Default::default()) else {
+                let found = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
+                let Some(quick) = as_reference(&suite, found, &t, None, &mut Default::default())
+                else {
                     continue;
                 };
                 shortcut += 1;
@@ -1144,7 +1156,7 @@ mod tests {
                 for (tt, st) in prompted.turns.iter_mut().zip(&sc.turns) {
                     tt.prompt = Some(st.prompt.clone());
                 }
-                let quick = as_reference(&suite, &prompted, None, &mut Default::default())
+                let quick = as_reference(&suite, found, &prompted, None, &mut Default::default())
                     .expect("the shortcut");
                 let engines = evaluate_with_engines(&suite, &prompted).unwrap();
                 assert_eq!(
@@ -1164,7 +1176,7 @@ mod tests {
                     *v = serde_json::json!("a value no workflow holds");
                     in_order_alike(&suite, &other, 1);
                     let engines = evaluate_with_engines(&suite, &other).unwrap();
-                    match as_reference(&suite, &other, None, &mut Default::default()) {
+                    match as_reference(&suite, found, &other, None, &mut Default::default()) {
                         Some(quick) => {
                             assert_eq!(
                                 serde_json::to_value(&quick).unwrap(),

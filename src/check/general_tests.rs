@@ -545,8 +545,10 @@ turns:
             "t".into(),
         )
         .unwrap();
-        let quick = super::evaluate::as_reference(&c.suite, &t, None, &mut Default::default())
-            .expect("the shortcut: perfect under the policies");
+        let found = c.suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
+        let quick =
+            super::evaluate::as_reference(&c.suite, found, &t, None, &mut Default::default())
+                .expect("the shortcut: perfect under the policies");
         let engines = evaluate_with_engines(&c.suite, &t).unwrap();
         assert_eq!(
             serde_json::to_value(&quick).unwrap(),
