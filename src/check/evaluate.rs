@@ -492,14 +492,14 @@ fn reference_run(sc: &Scenario) -> Transcript {
 
 /// [`evaluate`]'s shortcut: the reference run's evaluation ([`Reference`]), for a transcript
 /// of scenario `sc` (number `index`, as [`scenario_of`] found it) with as many calls in each
-/// turn as its workflow has steps. Its calls the
-/// workflow's, step for step (same tool, arguments equal as JSON values): the reference run's
-/// evaluation. Calls that differ but that the fast path finds perfect, where the reference
-/// run is perfect (every value its step's policies accept, not the workflow's own: a BFCL
-/// answer among several allowed): the same score and turn scores and the same trajectory
-/// under the policies (every metric 1), the literal trajectory worked out from its calls,
-/// and the suite's trajectory gate on it. `None`: the engines decide. Costs a comparison per
-/// call, and the fast path's walk when the outputs are not the mock ones or a call differs.
+/// turn as its workflow has steps. Its calls the workflow's, step for step (same tool,
+/// arguments equal as JSON values): the reference run's evaluation. Calls that differ but
+/// that the fast path finds perfect, where the reference run is perfect (every value its
+/// step's policies accept, not the workflow's own: a BFCL answer among several allowed): the
+/// same score and turn scores and the same trajectory under the policies (every metric 1),
+/// the literal trajectory worked out from its calls, and the suite's trajectory gate on it.
+/// `None`: the engines decide. Costs a comparison per call, and the fast path's walk when the
+/// outputs are not the mock ones or a call differs.
 ///
 /// `at_place` gets, per call, whether it is its step's own call ([`own::at_place`]), where the
 /// transcript has the shape to be compared (kept where it holds them already: the verdict

@@ -29,12 +29,13 @@ pub(super) struct CompiledTool {
     pub required: Box<[Box<str>]>,
 }
 
-/// A few names, told apart without a call to `memcmp` ([`crate::hash::same_bytes`]): a
-/// tool's parameters, against which every argument of every call is checked.
-pub(crate) struct Names(Box<[Box<str>]>);
+/// A tool's parameter names in key order, against which every argument of every call is
+/// checked: a few looked through one by one without a call to `memcmp`
+/// ([`crate::hash::same_bytes`]), more searched in their order.
+struct Names(Box<[Box<str>]>);
 
 impl Names {
-    /// The most names looked through one by one; more are in a map of their own.
+    /// The most names looked through one by one.
     const FEW: usize = 16;
 
     fn of<'s>(names: impl Iterator<Item = &'s str>) -> Self {
@@ -42,7 +43,7 @@ impl Names {
     }
 
     /// Whether `name` is one of them.
-    pub(crate) fn has(&self, name: &str) -> bool {
+    fn has(&self, name: &str) -> bool {
         use crate::hash::same_bytes;
         if self.0.len() <= Self::FEW {
             return self
