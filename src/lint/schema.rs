@@ -23,7 +23,8 @@ pub(super) struct CompiledTool {
     // undeclared argument is a finding unless the schema explicitly allows extras).
     pub open: bool,
     /// The names `properties` declares (in key order), `None` without a `properties` object:
-    /// read out of the schema once, where every call looked them up in it.
+    /// read out of the schema once, where every call looked them up in it (and the names an
+    /// unknown argument's "did you mean" is chosen among).
     declared: Option<Names>,
     /// The names the schema lists in `required`, in its order.
     pub required: Box<[Box<str>]>,
@@ -40,6 +41,11 @@ impl Names {
 
     fn of<'s>(names: impl Iterator<Item = &'s str>) -> Self {
         Self(names.map(Box::from).collect())
+    }
+
+    /// The names, in key order.
+    fn iter(&self) -> impl Iterator<Item = &str> + Clone {
+        self.0.iter().map(|n| &**n)
     }
 
     /// Whether `name` is one of them.
@@ -125,10 +131,7 @@ impl CompiledTool {
                 if declared.has(key) {
                     continue;
                 }
-                let Some(props) = self.spec.properties() else {
-                    continue;
-                };
-                let candidates = props.keys().map(String::as_str);
+                let candidates = declared.iter();
                 let f = match nearest(key, candidates.clone()) {
                     Some(near) => Finding::new(
                         Code::UnknownParam,
