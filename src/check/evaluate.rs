@@ -627,7 +627,8 @@ enum OwnResults<'a> {
 }
 
 /// Every engine over `t`, the answer to `found` (as [`scenario_of`] found it), taking the
-/// steps' own calls' results as `own_results` says.
+/// steps' own calls' results as `own_results` says: lint, flow, then the score and the
+/// trajectory metrics from one pairing, each phase's findings handed to the next.
 fn engines(
     suite: &Suite,
     found: Option<(usize, &Scenario)>,
@@ -644,26 +645,7 @@ fn engines(
         }
     };
     let calls: Vec<(usize, &Call)> = t.calls().collect();
-    let mut findings = Vec::new();
-    let mut lint_failed: smallvec::SmallVec<[bool; 16]> =
-        smallvec::SmallVec::with_capacity(calls.len());
-    for (index, &(turn, call)) in calls.iter().enumerate() {
-        let mut found = match own.step_of(index, turn) {
-            // A step's own call that lints clean, the usual call of a long run: nothing to add.
-            Some(s) if s.lint.is_empty() => {
-                lint_failed.push(false);
-                continue;
-            }
-            Some(s) => s.lint.clone(),
-            None => suite.linter.lint(&call.tool, &call.arguments),
-        };
-        found.iter_mut().for_each(|f| suite_severity(suite, f));
-        lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
-        for mut f in found {
-            f.call = Some(index);
-            findings.push(f);
-        }
-    }
+    let (mut findings, lint_failed) = lint_calls(suite, &own, &calls);
     let own_flows = own.flows(t);
     let mut flow = flow::analyze_with(
         t,
@@ -682,29 +664,15 @@ fn engines(
     }));
     let (score, turn_scores, trajectory) = match scenario {
         Some(sc) => {
-            // One pairing of steps with calls per turn, shared by the score and the
-            // trajectory metrics.
-            let flat: Vec<&Call> = calls.iter().map(|&(_, c)| c).collect();
-            let turn_calls = oracle::per_turn(&flat, t, sc.turns.len());
-            let facts = oracle::facts(sc, &turn_calls, &own, &suite.linter, &flow, &findings);
-            let (score, turns, oracle_findings) =
-                oracle::score_facts(&facts, sc, &suite.harness.severity);
-            let trajectory = trajectory::of_facts(&facts, sc);
-            drop(facts);
-            findings.extend(oracle_findings);
+            let (score, turns, trajectory) =
+                score_and_trajectory(suite, sc, t, &calls, &own, &flow, &mut findings);
             (Some(score), turns, Some(trajectory))
         }
         None => (None, Vec::new(), None),
     };
     // The trajectory gate: after the score, which it does not change.
     findings.extend(trajectory_gate(suite, trajectory.as_ref()));
-    for f in &mut findings {
-        if let (Some(i), None) = (f.call, &f.location) {
-            f.location = calls.get(i).map(|(_, c)| c.location_for(f));
-        }
-        suite_severity(suite, f);
-    }
-    findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
+    place_and_order(suite, &calls, &mut findings);
     let pass = scenario
         .and_then(|s| s.pass)
         .unwrap_or(suite.harness.thresholds.pass);
@@ -723,6 +691,70 @@ fn engines(
         label: t.label.clone(),
         trace: t.trace.clone(),
     }
+}
+
+/// The linter's findings of every call (each numbered with its call, at the suite's
+/// severity), and per call whether one of them is an error. A step's own call takes what was
+/// found of it once per scenario.
+fn lint_calls(
+    suite: &Suite,
+    own: &own::Own,
+    calls: &[(usize, &Call)],
+) -> (Vec<Finding>, smallvec::SmallVec<[bool; 16]>) {
+    let mut findings = Vec::new();
+    let mut lint_failed = smallvec::SmallVec::with_capacity(calls.len());
+    for (index, &(turn, call)) in calls.iter().enumerate() {
+        let mut found = match own.step_of(index, turn) {
+            // A step's own call that lints clean, the usual call of a long run: nothing to add.
+            Some(s) if s.lint.is_empty() => {
+                lint_failed.push(false);
+                continue;
+            }
+            Some(s) => s.lint.clone(),
+            None => suite.linter.lint(&call.tool, &call.arguments),
+        };
+        found.iter_mut().for_each(|f| suite_severity(suite, f));
+        lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
+        for mut f in found {
+            f.call = Some(index);
+            findings.push(f);
+        }
+    }
+    (findings, lint_failed)
+}
+
+/// The oracle's score (the whole run's and each turn's) and the trajectory metrics of `t`
+/// against scenario `sc`, from one pairing of steps with calls per turn; the oracle's
+/// findings join `findings` (which the score reads: the lint's and the flow's).
+fn score_and_trajectory(
+    suite: &Suite,
+    sc: &Scenario,
+    t: &Transcript,
+    calls: &[(usize, &Call)],
+    own: &own::Own,
+    flow: &flow::Flow,
+    findings: &mut Vec<Finding>,
+) -> (Score, Vec<Score>, Trajectory) {
+    let flat: Vec<&Call> = calls.iter().map(|&(_, c)| c).collect();
+    let turn_calls = oracle::per_turn(&flat, t, sc.turns.len());
+    let facts = oracle::facts(sc, &turn_calls, own, &suite.linter, flow, findings);
+    let (score, turns, oracle_findings) = oracle::score_facts(&facts, sc, &suite.harness.severity);
+    let trajectory = trajectory::of_facts(&facts, sc);
+    drop(facts);
+    findings.extend(oracle_findings);
+    (score, turns, trajectory)
+}
+
+/// Each finding about a call located in its file (where its engine did not), at the suite's
+/// severity, and in the report's order: by call, errors first.
+fn place_and_order(suite: &Suite, calls: &[(usize, &Call)], findings: &mut [Finding]) {
+    for f in findings.iter_mut() {
+        if let (Some(i), None) = (f.call, &f.location) {
+            f.location = calls.get(i).map(|(_, c)| c.location_for(f));
+        }
+        suite_severity(suite, f);
+    }
+    findings.sort_by_key(|f| (f.call.unwrap_or(usize::MAX), std::cmp::Reverse(f.severity)));
 }
 
 #[cfg(test)]
