@@ -203,6 +203,13 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Whether `name` is one of a few `names`, looked through one by one with [`same_bytes`]
+/// (the lookup of a map or a binary search costs more than a few comparisons).
+#[inline]
+pub(crate) fn among<'n>(mut names: impl Iterator<Item = &'n str>, name: &str) -> bool {
+    names.any(|n| same_bytes(n.as_bytes(), name.as_bytes()))
+}
+
 /// Byte-wise order of two names (as `BTreeMap<String, _>` orders its keys): equal ones, the
 /// common case, through [`same_bytes`].
 #[inline]

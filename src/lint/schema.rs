@@ -50,12 +50,8 @@ impl Names {
 
     /// Whether `name` is one of them.
     fn has(&self, name: &str) -> bool {
-        use crate::hash::same_bytes;
         if self.0.len() <= Self::FEW {
-            return self
-                .0
-                .iter()
-                .any(|n| same_bytes(n.as_bytes(), name.as_bytes()));
+            return crate::hash::among(self.iter(), name);
         }
         self.0
             .binary_search_by(|n| crate::hash::order(n.as_bytes(), name.as_bytes()))

@@ -111,14 +111,13 @@ pub(super) fn completeness(linter: &Linter, a: &Call, mine: &[&Finding]) -> f64 
     }
 }
 
-/// Whether `args` has `name`: a call's few arguments looked through one by one, without a
-/// call to `memcmp` ([`crate::hash::same_bytes`]); many, in the map.
+/// Whether `args` has `name`: a call's few arguments looked through one by one
+/// ([`crate::hash::among`]); many, in the map.
 fn has_key(args: &serde_json::Map<String, serde_json::Value>, name: &str) -> bool {
     if args.len() > 8 {
         return args.contains_key(name);
     }
-    args.keys()
-        .any(|k| crate::hash::same_bytes(k.as_bytes(), name.as_bytes()))
+    crate::hash::among(args.keys().map(String::as_str), name)
 }
 
 fn ratio(num: usize, den: usize, empty: f64) -> f64 {
