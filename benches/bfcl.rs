@@ -131,12 +131,12 @@ fn main() {
     let findings: usize = work
         .iter()
         .flat_map(|(s, t)| t.calls().map(move |(_, c)| (s, c)))
-        .map(|(s, c)| suites[*s].linter.lint(&c.tool, &c.arguments).len())
+        .map(|(s, c)| suites[*s].linter.lint(&c.tool, c.arguments()).len())
         .sum();
     let lint_calls = calls as f64 / work.len() as f64
         * rate(&|s, t| {
             t.calls()
-                .map(|(_, c)| s.linter.lint(&c.tool, &c.arguments).len())
+                .map(|(_, c)| s.linter.lint(&c.tool, c.arguments()).len())
                 .sum::<usize>()
                 == 0
         });

@@ -122,7 +122,7 @@ fn scenario_jobs(sc: &Scenario, ground: &Ground) -> Vec<Job> {
                 let step = &turn.workflow[si];
                 calls.push(Target {
                     tool: step.call.tool.clone(),
-                    arguments: step.call.arguments.clone(),
+                    arguments: step.call.arguments().clone(),
                     location: step.call.location.clone(),
                     recorded: step.mock_output.clone(),
                     slot: Slot::Mock,
@@ -171,7 +171,7 @@ pub fn transcript_job(harness: &Harness, t: &Transcript) -> Result<Job, String> 
         .enumerate()
         .map(|(n, (_, c))| Target {
             tool: c.tool.clone(),
-            arguments: c.arguments.clone(),
+            arguments: c.arguments().clone(),
             location: c.location.clone(),
             recorded: c.output.clone(),
             slot: Slot::Output,

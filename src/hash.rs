@@ -221,22 +221,68 @@ pub(crate) fn order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     }
 }
 
-/// `a == b` as `serde_json` compares values (numbers by kind and value, an object's members
-/// in key order), strings and keys through [`same_bytes`]: a call against its step's own.
-pub(crate) fn same_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+/// A call's arguments written as one run of bytes, equal exactly where the arguments are by
+/// `serde_json`'s `==`: each value tagged with its kind, each string, array and object with
+/// its length, numbers by kind and bits (`-0.0` written as `0.0`, which `==` takes it for), an
+/// object's members in key order. Made once where the call is read, so a call is told from
+/// its step's own by one comparison of bytes lying together (walking the two `serde_json`
+/// maps was most of a long right run's evaluation).
+pub(crate) fn identity(arguments: &serde_json::Value) -> Box<[u8]> {
+    let mut out = Vec::with_capacity(64);
+    write_value(&mut out, arguments);
+    out.into_boxed_slice()
+}
+
+/// A length in seven bits a byte, the high bit set on every byte but the last (LEB128): one
+/// byte for a name, and no length the prefix of another.
+fn write_len(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n & 0x7f) as u8 | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_len(out, s.len());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn write_value(out: &mut Vec<u8>, v: &serde_json::Value) {
     use serde_json::Value;
-    match (a, b) {
-        (Value::String(x), Value::String(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+    match v {
+        Value::Null => out.push(0),
+        Value::Bool(b) => out.push(1 + u8::from(*b)),
+        Value::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                out.push(3);
+                out.extend_from_slice(&u.to_le_bytes());
+            } else if let Some(i) = n.as_i64() {
+                out.push(4);
+                out.extend_from_slice(&i.to_le_bytes());
+            } else {
+                let f = n.as_f64().unwrap_or_default();
+                out.push(5);
+                out.extend_from_slice(&(if f == 0.0 { 0.0f64 } else { f }).to_bits().to_le_bytes());
+            }
         }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter().zip(y).all(|((k, v), (l, w))| {
-                    same_bytes(k.as_bytes(), l.as_bytes()) && same_value(v, w)
-                })
+        Value::String(s) => {
+            out.push(6);
+            write_str(out, s);
         }
-        _ => a == b,
+        Value::Array(items) => {
+            out.push(7);
+            write_len(out, items.len());
+            items.iter().for_each(|item| write_value(out, item));
+        }
+        Value::Object(members) => {
+            out.push(8);
+            write_len(out, members.len());
+            for (k, v) in members {
+                write_str(out, k);
+                write_value(out, v);
+            }
+        }
     }
 }
 
@@ -417,10 +463,12 @@ pub(crate) enum Exact {
 mod tests {
     use super::NameCounts;
 
-    /// [`super::same_value`] is `==` on values that differ anywhere: a key, a string's length
-    /// or a byte in any word of it, a number's kind, an array's length, a nesting.
+    /// Two calls' [`super::identity`] is the same exactly where their arguments are `==`, for
+    /// values that differ anywhere: a key, a string's length or a byte
+    /// in any word of it, a number's kind or sign, an array's length, a nesting, where one
+    /// value's bytes end and the next begin, a length past one byte's worth.
     #[test]
-    fn same_value_is_equality() {
+    fn identity_is_equality() {
         use serde_json::json;
         let values = [
             json!(null),
@@ -448,15 +496,31 @@ mod tests {
             json!({"a": 1, "b": [1, {"c": "x"}]}),
             json!({"a": 1, "b": [1, {"c": "y"}]}),
             json!({"a": 1, "b": [1, {"d": "x"}]}),
+            json!(0.0),
+            json!(-0.0),
+            json!(0),
+            json!(u64::MAX),
+            json!(-1.5),
+            json!(["ab"]),
+            json!(["a", "b"]),
+            json!({"a": "b"}),
+            json!({"ab": ""}),
+            json!({"a": [], "b": []}),
+            json!({"a": [[]], "b": []}),
+            json!("x".repeat(200)),
+            json!(format!("{}y", "x".repeat(199))),
+            json!([null, false]),
+            json!([false, null]),
         ];
         let mut equal = 0;
         for a in &values {
             for b in &values {
-                assert_eq!(super::same_value(a, b), a == b, "{a} {b}");
+                assert_eq!(super::identity(a) == super::identity(b), a == b, "{a} / {b}");
                 equal += usize::from(a == b);
             }
         }
-        assert_eq!(equal, values.len());
+        // Each value equals itself, and `0.0` and `-0.0` each other (as `==` has them).
+        assert_eq!(equal, values.len() + 2);
     }
 
     /// Numbered names hash apart: the length marked in a short name's padding once made

@@ -143,11 +143,10 @@ fn variants_at(suite: &Suite, t: &Transcript, at: &dyn Fn(usize) -> bool) -> Vec
         let args = call.args().clone();
         let set = move |v: &mut Transcript, k: &str, val: Option<Value>| {
             let c = &mut v.turns[ti].calls[ci];
-            let m = c.arguments.as_object_mut().unwrap();
-            match val {
+            c.edit_arguments(|m| match val {
                 Some(x) => m.insert(k.to_owned(), x),
                 None => m.remove(k),
-            };
+            });
         };
         for (k, val) in &args {
             let k = k.as_str();

@@ -203,9 +203,7 @@ pub fn verdict(suite: &Suite, t: &Transcript) -> Result<Verdict, SourceError> {
         && suite.harness.thresholds.trajectory.is_some()
     {
         let sc = &suite.harness.scenarios[index];
-        at_place = suite
-            .own_calls(index)
-            .and_then(|own| own::at_place(sc, own, t));
+        at_place = own::at_place(sc, t);
         // Every call its step's own at its place: the evaluation's shortcut (the reference
         // run's, whose literal metrics these calls share), which asks the fast path only
         // where the outputs are not the steps' mock ones (a perfect outcome decides nothing
@@ -513,7 +511,7 @@ pub(super) fn as_reference(
     at_place: &mut own::AtPlace,
 ) -> Option<Evaluation> {
     if at_place.is_empty() {
-        *at_place = own::at_place(sc, suite.own_calls(index)?, t)?;
+        *at_place = own::at_place(sc, t)?;
     }
     let same_calls = at_place.iter().all(|&own| own);
     let mut same_run = true;
@@ -711,7 +709,7 @@ fn lint_calls(
                 continue;
             }
             Some(s) => s.lint.clone(),
-            None => suite.linter.lint(&call.tool, &call.arguments),
+            None => suite.linter.lint(&call.tool, &call.arguments()),
         };
         found.iter_mut().for_each(|f| suite_severity(suite, f));
         lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));
@@ -824,16 +822,15 @@ mod tests {
     fn middle_value_changed(t: &Transcript) -> Option<Transcript> {
         let mut changed = t.clone();
         let n = changed.calls().count();
-        let v = changed
+        changed
             .turns
             .iter_mut()
             .flat_map(|tt| &mut tt.calls)
             .nth(n / 2)?
-            .arguments
-            .as_object_mut()?
-            .values_mut()
-            .next()?;
-        *v = serde_json::json!("a value no workflow holds");
+            .edit_arguments(|args| {
+                *args.values_mut().next()? = serde_json::json!("a value no workflow holds");
+                Some(())
+            })?;
         Some(changed)
     }
 
@@ -868,14 +865,11 @@ mod tests {
                         sc.turns[0]
                             .workflow
                             .extend(steps.iter().cloned().map(|mut o| {
-                                if let Some(Value::String(s)) = o
-                                    .call
-                                    .arguments
-                                    .as_object_mut()
-                                    .and_then(|m| m.values_mut().next())
-                                {
-                                    s.push_str(&format!(" {copy}"));
-                                }
+                                o.call.edit_arguments(|m| {
+                                    if let Some(Value::String(s)) = m.values_mut().next() {
+                                        s.push_str(&format!(" {copy}"));
+                                    }
+                                });
                                 o
                             }));
                     }
@@ -897,7 +891,7 @@ mod tests {
                 }
                 for t in [t, other, swapped] {
                     let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
-                    let at_place = own::at_place(sc, suite.own_calls(index).unwrap(), &t).unwrap();
+                    let at_place = own::at_place(sc, &t).unwrap();
                     let flat: Vec<&Call> = t.calls().map(|(_, c)| c).collect();
                     let per_turn = oracle::per_turn(&flat, &t, sc.turns.len());
                     let engines = evaluate_with_engines(&suite, &t).unwrap();
@@ -1150,7 +1144,7 @@ mod tests {
         // asked), is its answer asking every call; `differ` calls are not their steps' own.
         let in_order_alike = |suite: &Suite, t: &Transcript, differ: usize| {
             let (index, sc) = suite.scenario(t.scenario.as_deref().unwrap()).unwrap();
-            let known = own::at_place(sc, suite.own_calls(index).unwrap(), t).unwrap();
+            let known = own::at_place(sc, t).unwrap();
             assert_eq!(
                 known.iter().filter(|own| !**own).count(),
                 differ,
@@ -1202,10 +1196,14 @@ mod tests {
                 // and then it is still every engine's evaluation, literal trajectory included.
                 let mut other = t.clone();
                 let call = other.turns.iter_mut().flat_map(|tt| &mut tt.calls).next();
-                if let Some(obj) = call.and_then(|c| c.arguments.as_object_mut())
-                    && let Some(v) = obj.values_mut().next()
+                if let Some(call) = call
+                    && call.edit_arguments(|args| {
+                        args.values_mut()
+                            .next()
+                            .map(|v| *v = serde_json::json!("a value no workflow holds"))
+                            .is_some()
+                    })
                 {
-                    *v = serde_json::json!("a value no workflow holds");
                     in_order_alike(&suite, &other, 1);
                     let engines = evaluate_with_engines(&suite, &other).unwrap();
                     match as_reference(&suite, found, &other, None, &mut Default::default()) {

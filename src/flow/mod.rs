@@ -129,7 +129,7 @@ impl OwnFlow {
 
     /// Step `o`'s own call's, in scenario `sc`.
     pub(crate) fn of(o: &OracleCall, sc: &Scenario, linter: &Linter) -> Self {
-        let (tool, arguments) = (&o.call.tool, &o.call.arguments);
+        let (tool, arguments) = (&o.call.tool, &o.call.arguments());
         let inferred = inferred_references(sc).get(tool);
         Self {
             references: references_in(linter, tool, arguments, inferred),
@@ -532,15 +532,15 @@ impl<'w, 'a> Walk<'w, 'a> {
             return;
         }
         let call = self.calls[i].1;
-        let hash = hash.unwrap_or_else(|| Same::hash_of(&call.tool, &call.arguments));
-        let key = Same::hashed(&call.tool, &call.arguments, hash);
+        let hash = hash.unwrap_or_else(|| Same::hash_of(&call.tool, &call.arguments()));
+        let key = Same::hashed(&call.tool, &call.arguments(), hash);
         let seen = self.seen.entry(key).or_default();
         seen.0 += 1;
         let (made, prev) = *seen;
         // How often the workflow asks for it: looked up only for a call made before.
         let asked = self.asked;
         let redundant = prev.filter(|_| {
-            let key = call_key(&call.tool, &call.arguments);
+            let key = call_key(&call.tool, &call.arguments());
             made > asked.and_then(|a| a.get(&key)).copied().unwrap_or(0)
         });
         if let Some(prev) = redundant {
@@ -570,7 +570,7 @@ impl<'w, 'a> Walk<'w, 'a> {
     fn produced(&mut self, i: usize) {
         let ground = &mut self.flow.ground;
         ground.sources.push((Origin::Call(i), Entry::Offered(i)));
-        let given = Lazy::new(Raw::Arguments(&self.calls[i].1.arguments));
+        let given = Lazy::new(Raw::Arguments(&self.calls[i].1.arguments()));
         ground.push(Origin::Call(i), given);
     }
 }
@@ -1038,7 +1038,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
         prompt_words.push(words(&turn.prompt).collect());
         for step in &turn.workflow {
             let mut leaves = Vec::new();
-            leaves_of(&step.call.arguments, String::new(), &mut leaves);
+            leaves_of(&step.call.arguments(), String::new(), &mut leaves);
             for (pointer, value) in &leaves {
                 if sql_takes_ids(value, &prompts, &outputs.all) {
                     for tool in step.tools() {
@@ -1065,7 +1065,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
                 && !looks_refused(m)
             {
                 let mut given = Source::default();
-                given.add_value(&step.call.arguments);
+                given.add_value(&step.call.arguments());
                 outputs.push(Earlier {
                     output: Source::of_output(m),
                     given,
@@ -1287,7 +1287,7 @@ pub(crate) fn sql_names(sc: &Scenario) -> &HashSet<String> {
         let mut all = HashSet::new();
         for step in sc.turns.iter().flat_map(|t| &t.workflow) {
             let mut leaves = Vec::new();
-            leaves_of(&step.call.arguments, String::new(), &mut leaves);
+            leaves_of(&step.call.arguments(), String::new(), &mut leaves);
             for (_, text) in leaves {
                 if crate::sql::looks_like_sql(&text)
                     && let Some(n) = crate::sql::names(&text, None)
@@ -1311,7 +1311,7 @@ pub(crate) fn sql_known(sc: &Scenario) -> &HashSet<String> {
         for turn in &sc.turns {
             for step in &turn.workflow {
                 let mut leaves = Vec::new();
-                leaves_of(&step.call.arguments, String::new(), &mut leaves);
+                leaves_of(&step.call.arguments(), String::new(), &mut leaves);
                 for (_, text) in leaves {
                     if !crate::sql::looks_like_sql(&text) {
                         continue;
@@ -1734,7 +1734,7 @@ pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<String, usize> {
         let mut asked: HashMap<String, usize> = HashMap::new();
         for o in scenario.turns.iter().flat_map(|t| &t.workflow) {
             *asked
-                .entry(call_key(&o.call.tool, &o.call.arguments))
+                .entry(call_key(&o.call.tool, &o.call.arguments()))
                 .or_default() += 1;
         }
         asked
@@ -1844,7 +1844,7 @@ fn references(
     call: &Call,
     inferred: Option<&Vec<String>>,
 ) -> Vec<(String, String)> {
-    references_in(linter, &call.tool, &call.arguments, inferred)
+    references_in(linter, &call.tool, &call.arguments(), inferred)
 }
 
 /// [`references`] of a call not (yet) in a transcript: `serve` asks it before it runs the

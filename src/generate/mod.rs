@@ -299,7 +299,7 @@ mod tests {
         );
         let step = &single.turns[0].workflow[1];
         assert_eq!(
-            step.call.arguments,
+            *step.call.arguments(),
             json!({"prompt": "a square one", "aspect_ratio": "1:1"})
         );
         assert_eq!(step.quick_explanation.as_deref(), Some("the follow-up"));

@@ -258,8 +258,9 @@ fn equal_by(a: &Value, b: &Value, strings: &dyn Fn(&str, &str) -> bool) -> bool 
 pub struct Call {
     /// The tool's name, from `function_name`, `name`, `tool` or `function.name`.
     pub tool: String,
-    /// Always a JSON object.
-    pub arguments: Value,
+    /// Always a JSON object: [`Call::arguments`] (changed only through [`Call::edit_arguments`],
+    /// which keeps `identity` true).
+    arguments: Value,
     /// What the tool returned (transcripts) — MCP `CallToolResult` or any JSON.
     pub output: Option<Value>,
     /// The call's `id:` as the client recorded it (OpenAI's `call_…`), if any.
@@ -269,6 +270,9 @@ pub struct Call {
     /// Each argument's line and column (in `location`'s file), of its value and of its key, in
     /// the arguments' key order: no second map of key copies beside the arguments.
     arg_locations: Vec<((u32, u32), (u32, u32))>,
+    /// The arguments as one run of bytes ([`crate::hash::identity`]): what tells two calls'
+    /// arguments equal ([`Call::same_as`]).
+    identity: Box<[u8]>,
 }
 
 impl Call {
@@ -283,6 +287,7 @@ impl Call {
         let n = arguments.as_object().map_or(0, Map::len);
         let at = (location.line, location.column);
         Self {
+            identity: crate::hash::identity(&arguments),
             tool,
             arguments,
             output,
@@ -290,6 +295,42 @@ impl Call {
             location,
             arg_locations: vec![(at, at); n],
         }
+    }
+
+    /// The arguments, always a JSON object ([`Call::args`] as the object).
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// Edits the arguments in place (a test's or a mutation's change), then writes the call's
+    /// identity again. An argument kept keeps its location; a new one is placed at the call.
+    pub fn edit_arguments<R>(&mut self, edit: impl FnOnce(&mut Map<String, Value>) -> R) -> R {
+        let before: Vec<String> = self.args().keys().cloned().collect();
+        let Value::Object(args) = &mut self.arguments else {
+            unreachable!("normalised calls have object arguments")
+        };
+        let out = edit(args);
+        let at = (self.location.line, self.location.column);
+        self.arg_locations = args
+            .keys()
+            .map(|k| {
+                before
+                    .iter()
+                    .position(|b| b == k)
+                    .and_then(|i| self.arg_locations.get(i).copied())
+                    .unwrap_or((at, at))
+            })
+            .collect();
+        self.identity = crate::hash::identity(&self.arguments);
+        out
+    }
+
+    /// Whether `other` is the same call: the same tool (by name) and arguments equal value
+    /// for value (`serde_json`'s `==`), told by one comparison of bytes.
+    pub fn same_as(&self, other: &Call) -> bool {
+        use crate::hash::same_bytes;
+        same_bytes(self.tool.as_bytes(), other.tool.as_bytes())
+            && same_bytes(&self.identity, &other.identity)
     }
 
     /// The YAML location a JSON pointer into the arguments refers to: the argument's own line
@@ -1425,6 +1466,7 @@ fn call_shape(file: &SourceFile, sc: &Spanned<RawCall>) -> Result<Call, SourceEr
         arg_locations = vec![(position(a), position(a)); n];
     }
     Ok(Call {
+        identity: crate::hash::identity(&arguments),
         tool,
         arguments,
         output: None,

@@ -113,7 +113,7 @@ fn a_recording_loads_whatever_the_client_sent() {
         t.agent.as_deref(),
         Some("an MCP client (recorded by agent-seer serve)")
     );
-    let args: Vec<Value> = t.calls().map(|(_, c)| c.arguments.clone()).collect();
+    let args: Vec<Value> = t.calls().map(|(_, c)| c.arguments().clone()).collect();
     assert_eq!(
         args,
         [

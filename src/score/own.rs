@@ -53,9 +53,6 @@ pub(crate) struct OwnStep {
     pub(crate) flow: OwnFlow,
     /// Its arguments' hashes, as the pairing keeps a long turn's calls'.
     pub(crate) hashes: CallHashes,
-    /// Its arguments in key order, where they are an object: a call's are compared with
-    /// them in one walk of the call's map ([`is_own`] walks both maps).
-    args: Option<Box<[(String, Value)]>>,
 }
 
 /// Per turn of a scenario, per workflow step, what the engines find for the step's own call,
@@ -202,7 +199,7 @@ fn takes_from_output(o: &OracleCall) -> bool {
 }
 
 fn own_step(o: &OracleCall, sc: &Scenario, linter: &Linter) -> OwnStep {
-    let (tool, arguments) = (&o.call.tool, &o.call.arguments);
+    let (tool, arguments) = (&o.call.tool, &o.call.arguments());
     // Not consulted: a step with a `from_output` policy is not clean whatever it says.
     let never = |_: &Value| false;
     let clean = !takes_from_output(o)
@@ -216,9 +213,6 @@ fn own_step(o: &OracleCall, sc: &Scenario, linter: &Linter) -> OwnStep {
         completeness: completeness(linter, &o.call, &[]),
         flow: OwnFlow::of(o, sc, linter),
         hashes: CallHashes::of(&o.call),
-        args: arguments
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
     }
 }
 
@@ -290,7 +284,7 @@ impl<'a> Own<'a> {
                         if others.len() == FEW_OTHERS {
                             return false;
                         }
-                        let h = crate::flow::Same::hash_of(&call.tool, &call.arguments);
+                        let h = crate::flow::Same::hash_of(&call.tool, &call.arguments());
                         if hashes.contains(&h) || others.contains(&h) {
                             return false;
                         }
@@ -373,7 +367,7 @@ pub(crate) fn align<'a>(
                 Some(own) if w == j => own,
                 _ => workflow
                     .get(w)
-                    .is_some_and(|o| is_own_with(o, steps.and_then(|s| s.turn(ti).get(w)), call)),
+                    .is_some_and(|o| is_own(o, call)),
             };
             // Each step compared once (in a run that follows its workflow the three are
             // often one).
@@ -395,51 +389,21 @@ pub(crate) type AtPlace = smallvec::SmallVec<[bool; 16]>;
 /// Per call of a transcript with as many calls in each turn as its scenario's workflow has
 /// steps, whether it is the own call of the step at its position ([`align`]'s first
 /// candidate); `None` for a transcript of another shape (and nothing compared).
-pub(crate) fn at_place(sc: &Scenario, steps: &OwnCalls, t: &Transcript) -> Option<AtPlace> {
+pub(crate) fn at_place(sc: &Scenario, t: &Transcript) -> Option<AtPlace> {
     let mut own = AtPlace::new();
     for (ti, st) in sc.turns.iter().enumerate() {
         let calls = t.turns.get(ti).map_or(&[][..], |tt| &tt.calls[..]);
         if calls.len() != st.workflow.len() {
             return None;
         }
-        let steps = steps.turn(ti);
-        own.extend(
-            st.workflow
-                .iter()
-                .zip(calls)
-                .enumerate()
-                .map(|(w, (o, c))| is_own_with(o, steps.get(w), c)),
-        );
+        own.extend(st.workflow.iter().zip(calls).map(|(o, c)| is_own(o, c)));
     }
     Some(own)
 }
 
-/// [`is_own`], the arguments compared with the step's kept in key order (`own`, the step's
-/// own call worked out once per scenario) where they are objects: one walk of the call's
-/// map, a string compared in place (a long run's right calls spent a third of this on the
-/// walk of the step's map).
-fn is_own_with(o: &OracleCall, own: Option<&OwnStep>, a: &Call) -> bool {
-    use crate::hash::{same_bytes, same_value};
-    let (Some(mine), Value::Object(theirs)) = (own.and_then(|s| s.args.as_deref()), &a.arguments)
-    else {
-        return is_own(o, a);
-    };
-    same_bytes(o.call.tool.as_bytes(), a.tool.as_bytes())
-        && mine.len() == theirs.len()
-        && mine.iter().zip(theirs).all(|((k, v), (l, w))| {
-            same_bytes(k.as_bytes(), l.as_bytes())
-                && match (v, w) {
-                    (Value::String(x), Value::String(y)) => same_bytes(x.as_bytes(), y.as_bytes()),
-                    _ => same_value(v, w),
-                }
-        })
-}
-
-/// Whether `a` is step `o`'s own call: the same tool, equal arguments.
+/// Whether `a` is step `o`'s own call: the same tool, equal arguments ([`Call::same_as`]).
 pub(crate) fn is_own(o: &OracleCall, a: &Call) -> bool {
-    use crate::hash::{same_bytes, same_value};
-    same_bytes(o.call.tool.as_bytes(), a.tool.as_bytes())
-        && same_value(&o.call.arguments, &a.arguments)
+    o.call.same_as(a)
 }
 
 #[cfg(test)]
@@ -478,14 +442,13 @@ mod tests {
     /// with another value, or one the same value spelled another way, is no step's.
     #[test]
     fn a_run_finds_its_steps_again_after_an_extra_or_a_skipped_call() {
-        let (sc, linter) = scenario(FOUR);
-        let own = OwnCalls::of(&sc, &linter);
+        let (sc, _) = scenario(FOUR);
         // Aligned comparing every candidate, and again with the answers at each call's place
         // already known (what the shortcut hands the engines): alike.
         let of = |calls: &str| {
             let t = transcript(calls);
             let found = align(&sc, &t, None, &[]).of_call;
-            let known = at_place(&sc, &own, &t).unwrap_or_default();
+            let known = at_place(&sc, &t).unwrap_or_default();
             assert_eq!(align(&sc, &t, None, &known).of_call, found, "{calls}");
             found
         };

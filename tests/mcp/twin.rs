@@ -348,7 +348,7 @@ fn serve_exits_1_for_a_recording_no_scenario_fits() {
 fn faults_are_seeded_and_recorded() {
     let suite = suite("time");
     let first = &suite.harness.scenarios[0].turns[0].workflow[0].call;
-    let (tool, args) = (first.tool.clone(), first.arguments.clone());
+    let (tool, args) = (first.tool.clone(), first.arguments().clone());
     let failed = |faults: Faults| {
         let options = Options {
             scenario: Some(suite.harness.scenarios[0].id.clone()),

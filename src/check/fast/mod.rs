@@ -393,7 +393,7 @@ impl FastPath {
         let verifiable = mock_ok
             && no_matrix
             && spec.is_some_and(|s| independent_params(&s.input_schema))
-            && linter.lint(&o.call.tool, &o.call.arguments).is_empty();
+            && linter.lint(&o.call.tool, &o.call.arguments()).is_empty();
         let mut grounded = false;
         let rejects_unknown = no_matrix
             && linter.rejects_undeclared(&o.call.tool)
@@ -750,7 +750,7 @@ impl FastPath {
         count.reserve(t.calls().count());
         for (_, call) in t.calls() {
             *count
-                .entry(flow::Same::new(&call.tool, &call.arguments))
+                .entry(flow::Same::new(&call.tool, &call.arguments()))
                 .or_default() += 1;
         }
         let asked = &self.asked[sc.asked.range()];
