@@ -426,9 +426,14 @@ pub(crate) fn object_hash(members: impl ExactSizeIterator<Item = u64>) -> u64 {
 
 /// A string's hash ([`NameHasher`]).
 pub(crate) fn name_hash(s: &str) -> u64 {
+    bytes_hash(s.as_bytes())
+}
+
+/// A run of bytes' hash ([`NameHasher`]): a call's arguments' identity.
+pub(crate) fn bytes_hash(b: &[u8]) -> u64 {
     use std::hash::Hasher;
     let mut h = NameHasher::default();
-    h.write(s.as_bytes());
+    h.write(b);
     h.finish()
 }
 
@@ -519,7 +524,11 @@ mod tests {
         let mut equal = 0;
         for a in &values {
             for b in &values {
-                assert_eq!(super::identity(a) == super::identity(b), a == b, "{a} / {b}");
+                assert_eq!(
+                    super::identity(a) == super::identity(b),
+                    a == b,
+                    "{a} / {b}"
+                );
                 equal += usize::from(a == b);
             }
         }

@@ -133,7 +133,7 @@ impl OwnFlow {
         let inferred = inferred_references(sc).get(tool);
         Self {
             references: references_in(linter, tool, arguments, inferred),
-            same: Same::hash_of(tool, arguments),
+            same: Same::hash_of(&o.call),
         }
     }
 }
@@ -185,7 +185,7 @@ struct Walk<'w, 'a> {
     apart: bool,
     /// Repeats the scenario's own workflow asks for (BFCL's "two random numbers") are work,
     /// not waste: how many times each identical call appears there.
-    asked: Option<&'a HashMap<String, usize>>,
+    asked: Option<&'a HashMap<Box<[u8]>, usize>>,
     /// Per call, its step's own call's flow, where it is one.
     own: &'w [Option<&'w OwnFlow>],
 }
@@ -532,15 +532,14 @@ impl<'w, 'a> Walk<'w, 'a> {
             return;
         }
         let call = self.calls[i].1;
-        let hash = hash.unwrap_or_else(|| Same::hash_of(&call.tool, &call.arguments()));
-        let key = Same::hashed(&call.tool, &call.arguments(), hash);
+        let key = Same::hashed(call, hash.unwrap_or_else(|| Same::hash_of(call)));
         let seen = self.seen.entry(key).or_default();
         seen.0 += 1;
         let (made, prev) = *seen;
         // How often the workflow asks for it: looked up only for a call made before.
         let asked = self.asked;
         let redundant = prev.filter(|_| {
-            let key = call_key(&call.tool, &call.arguments());
+            let key = call_key(&call.tool, call.identity());
             made > asked.and_then(|a| a.get(&key)).copied().unwrap_or(0)
         });
         if let Some(prev) = redundant {
@@ -1729,12 +1728,12 @@ pub(crate) use crate::lint::looks_refused;
 
 /// How many times the scenario's workflow asks for each call (by [`call_key`]): repeats up to
 /// that count are work, not redundancy.
-pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<String, usize> {
+pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<Box<[u8]>, usize> {
     scenario.compiled.asked_calls.get_or_init(|| {
-        let mut asked: HashMap<String, usize> = HashMap::new();
+        let mut asked: HashMap<Box<[u8]>, usize> = HashMap::new();
         for o in scenario.turns.iter().flat_map(|t| &t.workflow) {
             *asked
-                .entry(call_key(&o.call.tool, &o.call.arguments()))
+                .entry(call_key(&o.call.tool, o.call.identity()))
                 .or_default() += 1;
         }
         asked
@@ -1742,39 +1741,41 @@ pub(crate) fn asked_calls(scenario: &Scenario) -> &HashMap<String, usize> {
 }
 
 /// A call as the flow engine compares calls: two are the same when their tools and arguments
-/// are equal (what [`call_key`] spells out), hashed without spelling them out.
+/// are equal (what [`call_key`] spells out), told by the arguments' identity
+/// ([`Call::identity`]) and hashed from it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Same<'a> {
     hash: u64,
     pub(crate) tool: &'a str,
-    pub(crate) arguments: &'a Value,
+    pub(crate) identity: &'a [u8],
 }
 
 impl<'a> Same<'a> {
-    pub(crate) fn new(tool: &'a str, arguments: &'a Value) -> Self {
-        Self::hashed(tool, arguments, Self::hash_of(tool, arguments))
+    pub(crate) fn new(call: &'a Call) -> Self {
+        Self::hashed(call, Self::hash_of(call))
     }
 
     /// A call whose [`Same::hash_of`] is known (a step's own call's, worked out once).
-    pub(crate) fn hashed(tool: &'a str, arguments: &'a Value, hash: u64) -> Self {
+    pub(crate) fn hashed(call: &'a Call, hash: u64) -> Self {
         Self {
             hash,
-            tool,
-            arguments,
+            tool: &call.tool,
+            identity: call.identity(),
         }
     }
 
-    /// The hash two identical calls share: the member `{tool: arguments}` as
-    /// [`crate::hash::value_hash`] hashes it, which any two equal values share (it is coarser
-    /// than `==`: `1` and `1.0` hash alike, and [`Same`]'s equality then tells them apart).
-    pub(crate) fn hash_of(tool: &str, arguments: &Value) -> u64 {
-        crate::hash::call_hash(tool, crate::hash::value_hash(arguments))
+    /// The hash two identical calls share: the tool's name's and the arguments' identity's.
+    pub(crate) fn hash_of(call: &Call) -> u64 {
+        crate::hash::call_hash(&call.tool, crate::hash::bytes_hash(call.identity()))
     }
 }
 
 impl PartialEq for Same<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.tool == other.tool && self.arguments == other.arguments
+        use crate::hash::same_bytes;
+        self.hash == other.hash
+            && same_bytes(self.tool.as_bytes(), other.tool.as_bytes())
+            && same_bytes(self.identity, other.identity)
     }
 }
 
@@ -1790,9 +1791,14 @@ impl std::hash::Hash for Same<'_> {
     }
 }
 
-/// What makes two calls identical to the flow engine: the tool and its canonical arguments.
-pub(crate) fn call_key(tool: &str, arguments: &Value) -> String {
-    format!("{tool}\u{0}{}", canonical(arguments))
+/// What makes two calls identical to the flow engine: the tool (its name's length, then the
+/// name) and its arguments' identity, as one key.
+pub(crate) fn call_key(tool: &str, identity: &[u8]) -> Box<[u8]> {
+    let mut key = Vec::with_capacity(8 + tool.len() + identity.len());
+    key.extend_from_slice(&(tool.len() as u64).to_le_bytes());
+    key.extend_from_slice(tool.as_bytes());
+    key.extend_from_slice(identity);
+    key.into_boxed_slice()
 }
 
 /// The strings of an argument the engine checks as artifact references (when its parameter
@@ -1979,11 +1985,6 @@ pub(crate) fn looks_like_input(name: &str) -> bool {
         && !["output", "bucket", "dir", "destination", "dest"]
             .iter()
             .any(|w| n.contains(w))
-}
-
-fn canonical(v: &Value) -> String {
-    // serde_json maps are sorted (no `preserve_order`), so this is canonical.
-    crate::source::json::text(v)
 }
 
 /// URIs and media file paths mentioned in free text (`flow/text.rs`: what its two regexes find).

@@ -141,6 +141,31 @@ fn identical_repeat_is_redundant() {
     assert_eq!(codes(&run(&s, &y)), [("flow.redundant_call", Some(1))]);
 }
 
+/// Calls are the same call when their arguments are equal however they are written (keys in
+/// another order, block or flow style), and not when one value differs, if only in its kind
+/// (`1` and `1.0`, as `serde_json`'s `==` has them).
+#[test]
+fn a_repeat_is_the_same_arguments_however_written() {
+    let s = suite("narrative");
+    let call = |args: &str, out: &str| {
+        format!(
+            "  - tool: nanobanana_image_generation\n    arguments: {args}\n    output: {{content: [{{type: resource_link, uri: \"{out}\"}}]}}\n"
+        )
+    };
+    let first = call("{prompt: a cafe, seed: 1}", "gs://b/1.png");
+    let again = call("\n      seed: 1\n      prompt: a cafe", "gs://b/2.png");
+    let y = format!("{CHAIN}{first}{again}");
+    assert_eq!(codes(&run(&s, &y)), [("flow.redundant_call", Some(1))]);
+    for other in [
+        "{prompt: a cafe, seed: 1.0}",
+        "{prompt: a cafe, seed: 2}",
+        "{prompt: a cafe}",
+    ] {
+        let y = format!("{CHAIN}{first}{}", call(other, "gs://b/2.png"));
+        assert_eq!(codes(&run(&s, &y)), [], "{other}");
+    }
+}
+
 #[test]
 fn soundtrack_for_a_video_with_sound_is_redundant_unless_asked() {
     let s = suite("narrative");

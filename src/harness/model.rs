@@ -325,6 +325,12 @@ impl Call {
         out
     }
 
+    /// The arguments as one run of bytes, equal exactly where the arguments are
+    /// ([`crate::hash::identity`]).
+    pub(crate) fn identity(&self) -> &[u8] {
+        &self.identity
+    }
+
     /// Whether `other` is the same call: the same tool (by name) and arguments equal value
     /// for value (`serde_json`'s `==`), told by one comparison of bytes.
     pub fn same_as(&self, other: &Call) -> bool {
@@ -571,7 +577,7 @@ pub(crate) struct Compiled {
     /// (`score::oracle::compared_params`), worked out once.
     pub(crate) compared: std::sync::OnceLock<Vec<Vec<Vec<Box<str>>>>>,
     /// How many times the workflow asks for each identical call (`flow::asked_calls`).
-    pub(crate) asked_calls: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+    pub(crate) asked_calls: std::sync::OnceLock<std::collections::HashMap<Box<[u8]>, usize>>,
     /// Per turn, its step lists ([`Turn::variants`]), worked out once
     /// (`score::oracle::variants`).
     pub(crate) variants: std::sync::OnceLock<Vec<Vec<Vec<usize>>>>,

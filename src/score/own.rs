@@ -284,7 +284,7 @@ impl<'a> Own<'a> {
                         if others.len() == FEW_OTHERS {
                             return false;
                         }
-                        let h = crate::flow::Same::hash_of(&call.tool, &call.arguments());
+                        let h = crate::flow::Same::hash_of(call);
                         if hashes.contains(&h) || others.contains(&h) {
                             return false;
                         }
@@ -365,9 +365,7 @@ pub(crate) fn align<'a>(
             let known = at_place.get(of_call.len()).copied();
             let candidate = |w: usize| match known {
                 Some(own) if w == j => own,
-                _ => workflow
-                    .get(w)
-                    .is_some_and(|o| is_own(o, call)),
+                _ => workflow.get(w).is_some_and(|o| is_own(o, call)),
             };
             // Each step compared once (in a run that follows its workflow the three are
             // often one).

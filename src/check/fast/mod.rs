@@ -82,7 +82,7 @@ pub(crate) struct FastPath {
     values: Vec<Value>,
     /// The flow engine's key of a call a scenario's workflow asks for more than once, and how
     /// many times: that many identical calls are work, not redundancy.
-    asked: Vec<(String, usize)>,
+    asked: Vec<(Box<[u8]>, usize)>,
 }
 
 /// Eight bytes, so the table of a few thousand scenarios stays in the first-level cache: the
@@ -302,7 +302,7 @@ impl FastPath {
                 });
             }
             let first_asked = plan.asked.len();
-            let mut asked: Vec<(String, usize)> = flow::asked_calls(sc)
+            let mut asked: Vec<(Box<[u8]>, usize)> = flow::asked_calls(sc)
                 .iter()
                 .filter(|(_, times)| **times > 1)
                 .map(|(k, times)| (k.clone(), *times))
@@ -749,15 +749,13 @@ impl FastPath {
         let mut count: flow::SameMap = flow::SameMap::default();
         count.reserve(t.calls().count());
         for (_, call) in t.calls() {
-            *count
-                .entry(flow::Same::new(&call.tool, &call.arguments()))
-                .or_default() += 1;
+            *count.entry(flow::Same::new(call)).or_default() += 1;
         }
         let asked = &self.asked[sc.asked.range()];
         count.iter().filter(|(_, n)| **n > 1).all(|(same, &n)| {
             // As many identical calls as the workflow has identical steps are fine (a count
             // by `==`, which may only over-count the engine's).
-            let key = flow::call_key(same.tool, same.arguments);
+            let key = flow::call_key(same.tool, same.identity);
             asked.iter().any(|(k, times)| *k == key && n <= *times)
         })
     }
