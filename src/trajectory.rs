@@ -955,7 +955,7 @@ impl Apart {
             .enumerate()
             .map(|(j, c)| match steps.get(j) {
                 Some(&h) if at.get(j) == Some(&true) => h,
-                _ => crate::hash::value_hash(&c.arguments()),
+                _ => crate::hash::value_hash(c.arguments()),
             })
             .collect();
         let of_calls: HashSet<u64, crate::hash::Hashed> = calls.iter().copied().collect();
@@ -1010,7 +1010,7 @@ pub fn policy_matches(
 /// numbers by value (`1` is `1.0`, as Python's `==` has it), match policies disregarded —
 /// ADK's default.
 pub fn literal_matches(o: &OracleCall, a: &Call) -> bool {
-    o.accepts_tool(&a.tool) && json_equal(&o.call.arguments(), &a.arguments())
+    o.accepts_tool(&a.tool) && json_equal(o.call.arguments(), a.arguments())
 }
 
 /// Python's `==` on decoded JSON, which ADK's argument comparison is: numbers by value, and a
@@ -1239,7 +1239,7 @@ mod tests {
             .calls()
             .map(|(_, c)| {
                 linter
-                    .lint(&c.tool, &c.arguments())
+                    .lint(&c.tool, c.arguments())
                     .iter()
                     .any(|f| f.severity == Severity::Error)
             })

@@ -709,7 +709,7 @@ fn lint_calls(
                 continue;
             }
             Some(s) => s.lint.clone(),
-            None => suite.linter.lint(&call.tool, &call.arguments()),
+            None => suite.linter.lint(&call.tool, call.arguments()),
         };
         found.iter_mut().for_each(|f| suite_severity(suite, f));
         lint_failed.push(found.iter().any(|f| f.severity == Severity::Error));

@@ -911,7 +911,7 @@ fn check_oracles(suite: &Suite) -> Result<(), String> {
         for turn in &sc.turns {
             for o in &turn.workflow {
                 for tool in o.tools() {
-                    for f in suite.linter.lint(tool, &o.call.arguments()) {
+                    for f in suite.linter.lint(tool, o.call.arguments()) {
                         if f.severity == Severity::Error {
                             let loc = o.call.location_for(&f);
                             problems.push_str(&format!("scenario `{}`: {f}\n  --> {loc}\n", sc.id));
@@ -980,11 +980,11 @@ fn match_key_problem(suite: &Suite, o: &crate::harness::OracleCall, key: &str) -
             o.call.tool
         ));
     }
-    if !crate::flow::values_at_any(&o.call.arguments(), key).is_empty() {
+    if !crate::flow::values_at_any(o.call.arguments(), key).is_empty() {
         return None;
     }
     let mut pointers = Vec::new();
-    crate::flow::pointers_of(&o.call.arguments(), String::new(), &mut pointers);
+    crate::flow::pointers_of(o.call.arguments(), String::new(), &mut pointers);
     let hint = crate::finding::did_you_mean(key, pointers.iter().map(String::as_str));
     Some(format!(
         "`match:` key `{key}` points at no value of the step's arguments{hint}"

@@ -569,7 +569,7 @@ impl<'w, 'a> Walk<'w, 'a> {
     fn produced(&mut self, i: usize) {
         let ground = &mut self.flow.ground;
         ground.sources.push((Origin::Call(i), Entry::Offered(i)));
-        let given = Lazy::new(Raw::Arguments(&self.calls[i].1.arguments()));
+        let given = Lazy::new(Raw::Arguments(self.calls[i].1.arguments()));
         ground.push(Origin::Call(i), given);
     }
 }
@@ -1037,7 +1037,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
         prompt_words.push(words(&turn.prompt).collect());
         for step in &turn.workflow {
             let mut leaves = Vec::new();
-            leaves_of(&step.call.arguments(), String::new(), &mut leaves);
+            leaves_of(step.call.arguments(), String::new(), &mut leaves);
             for (pointer, value) in &leaves {
                 if sql_takes_ids(value, &prompts, &outputs.all) {
                     for tool in step.tools() {
@@ -1064,7 +1064,7 @@ fn infer_references(sc: &Scenario) -> HashMap<String, Vec<String>> {
                 && !looks_refused(m)
             {
                 let mut given = Source::default();
-                given.add_value(&step.call.arguments());
+                given.add_value(step.call.arguments());
                 outputs.push(Earlier {
                     output: Source::of_output(m),
                     given,
@@ -1286,7 +1286,7 @@ pub(crate) fn sql_names(sc: &Scenario) -> &HashSet<String> {
         let mut all = HashSet::new();
         for step in sc.turns.iter().flat_map(|t| &t.workflow) {
             let mut leaves = Vec::new();
-            leaves_of(&step.call.arguments(), String::new(), &mut leaves);
+            leaves_of(step.call.arguments(), String::new(), &mut leaves);
             for (_, text) in leaves {
                 if crate::sql::looks_like_sql(&text)
                     && let Some(n) = crate::sql::names(&text, None)
@@ -1310,7 +1310,7 @@ pub(crate) fn sql_known(sc: &Scenario) -> &HashSet<String> {
         for turn in &sc.turns {
             for step in &turn.workflow {
                 let mut leaves = Vec::new();
-                leaves_of(&step.call.arguments(), String::new(), &mut leaves);
+                leaves_of(step.call.arguments(), String::new(), &mut leaves);
                 for (_, text) in leaves {
                     if !crate::sql::looks_like_sql(&text) {
                         continue;
@@ -1850,7 +1850,7 @@ fn references(
     call: &Call,
     inferred: Option<&Vec<String>>,
 ) -> Vec<(String, String)> {
-    references_in(linter, &call.tool, &call.arguments(), inferred)
+    references_in(linter, &call.tool, call.arguments(), inferred)
 }
 
 /// [`references`] of a call not (yet) in a transcript: `serve` asks it before it runs the

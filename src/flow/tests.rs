@@ -22,7 +22,7 @@ fn run<'s>(suite: &'s Suite, yaml: &str) -> Flow<'s> {
         .map(|(_, c)| {
             suite
                 .linter
-                .lint(&c.tool, &c.arguments())
+                .lint(&c.tool, c.arguments())
                 .iter()
                 .any(|f| f.severity == Severity::Error)
         })

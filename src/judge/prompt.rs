@@ -94,7 +94,7 @@ pub(crate) fn render(
             let _ = writeln!(u, "(none)");
         }
         for (j, c) in turn.calls.iter().enumerate() {
-            let _ = writeln!(u, "{}. {} {}", j + 1, c.tool, compact(&c.arguments()));
+            let _ = writeln!(u, "{}. {} {}", j + 1, c.tool, compact(c.arguments()));
             if let Some(out) = &c.output {
                 let _ = writeln!(u, "   output: {}", truncate(&compact(out), 600));
             }
@@ -162,7 +162,7 @@ pub(crate) fn render(
                             .iter()
                             .map(|a| format!(" or {a}"))
                             .collect::<String>(),
-                        compact(&o.call.arguments()),
+                        compact(o.call.arguments()),
                         step_terms(o)
                     );
                 }

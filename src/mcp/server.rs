@@ -109,7 +109,7 @@ pub(crate) fn answer_call(
     let want = &sc.turns[best.step.1].workflow[best.step.2];
     if let Some(patterns) = refs.get(tool) {
         for p in patterns.iter().filter(|p| p.starts_with('/')) {
-            let theirs = crate::flow::values_at_any(&want.call.arguments(), p);
+            let theirs = crate::flow::values_at_any(want.call.arguments(), p);
             let ours = crate::flow::values_at_any(args, p);
             let same = theirs.len() == ours.len()
                 && theirs

@@ -258,7 +258,7 @@ fn consumed_in(workflow: &[OracleCall]) -> Vec<Vec<usize>> {
         .enumerate()
         .map(|(b, o)| {
             let mut strings = Vec::new();
-            collect_strings(&o.call.arguments(), &mut strings);
+            collect_strings(o.call.arguments(), &mut strings);
             let mut from: Vec<usize> = strings
                 .iter()
                 .filter_map(|s| producers.get(&crate::flow::normalize(s)))
@@ -323,7 +323,7 @@ fn step_key(o: &OracleCall, params: &[Box<str>]) -> StepKey {
         Some(_) => Exact::Compared,
     };
     StepKey {
-        arguments: value_hash(&o.call.arguments()),
+        arguments: value_hash(o.call.arguments()),
         exact: params.iter().map(|p| exact(p)).collect(),
     }
 }
@@ -848,7 +848,7 @@ mod tests {
         let mut findings = Vec::new();
         let mut failed = Vec::new();
         for (i, (_, call)) in t.calls().enumerate() {
-            let f = c.linter.lint(&call.tool, &call.arguments());
+            let f = c.linter.lint(&call.tool, call.arguments());
             failed.push(f.iter().any(|f| f.severity == Severity::Error));
             findings.extend(f.into_iter().map(|mut f| {
                 f.call = Some(i);

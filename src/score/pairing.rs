@@ -274,7 +274,7 @@ impl CallHashes {
         let arguments = if a.arguments().is_object() {
             object_hash(values.iter().map(|&(n, h)| member_hash(n, h)))
         } else {
-            value_hash(&a.arguments())
+            value_hash(a.arguments())
         };
         Self { arguments, values }
     }
@@ -956,7 +956,7 @@ impl<'a> TurnFacts<'a> {
             return 0.0;
         }
         let mut given = Scalars::new();
-        scalars(&a.arguments(), "", None, &mut given);
+        scalars(a.arguments(), "", None, &mut given);
         let shared = wanted.iter().filter(|w| given.contains(w)).count();
         let frac = shared as f64 / wanted.len() as f64;
         // Any of the step's values taken (the city a conversion was for) makes the call stand

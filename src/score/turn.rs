@@ -642,10 +642,10 @@ impl Turn<'_, '_> {
             message.push('`');
             message.push_str(shown);
             message.push_str("`: ");
-            let example = pointer(&o.call.arguments(), at);
+            let example = pointer(o.call.arguments(), at);
             expectation(policy_at(o, at), example, &mut message);
             message.push_str(", got ");
-            match pointer(&a.arguments(), at) {
+            match pointer(a.arguments(), at) {
                 Some(got) => push_text(&mut message, got),
                 None => message.push_str("nothing"),
             }

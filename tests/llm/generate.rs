@@ -684,7 +684,7 @@ async fn the_whole_pipeline_on_the_veo_spec() {
         for step in sc.turns.iter().flat_map(|t| &t.workflow) {
             let errors: Vec<_> = suite
                 .linter
-                .lint(&step.call.tool, &step.call.arguments())
+                .lint(&step.call.tool, step.call.arguments())
                 .into_iter()
                 .filter(|f| f.severity == agent_seer::finding::Severity::Error)
                 .collect();

@@ -173,7 +173,7 @@ fn recorded_sessions_grade_like_hand_written_transcripts() {
             .await
             .unwrap();
             for (_, call) in hand.calls() {
-                let result = c.call_tool(&call.tool, &call.arguments()).await.unwrap();
+                let result = c.call_tool(&call.tool, call.arguments()).await.unwrap();
                 assert!(
                     result.get("content").is_some(),
                     "a CallToolResult: {result}"

@@ -393,7 +393,7 @@ impl FastPath {
         let verifiable = mock_ok
             && no_matrix
             && spec.is_some_and(|s| independent_params(&s.input_schema))
-            && linter.lint(&o.call.tool, &o.call.arguments()).is_empty();
+            && linter.lint(&o.call.tool, o.call.arguments()).is_empty();
         let mut grounded = false;
         let rejects_unknown = no_matrix
             && linter.rejects_undeclared(&o.call.tool)
