@@ -333,7 +333,7 @@ impl Call {
 
     /// Whether `other` is the same call: the same tool (by name) and arguments equal value
     /// for value (`serde_json`'s `==`), told by one comparison of bytes.
-    pub fn same_as(&self, other: &Call) -> bool {
+    pub(crate) fn same_as(&self, other: &Call) -> bool {
         use crate::hash::same_bytes;
         same_bytes(self.tool.as_bytes(), other.tool.as_bytes())
             && same_bytes(&self.identity, &other.identity)
