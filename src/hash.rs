@@ -1,7 +1,9 @@
 //! Hashers for the engines' maps, whose keys come from the suite's own files or are hashes
 //! already made: SipHash's resistance to chosen keys buys nothing there and cost a tenth of a
 //! short run's evaluation. A map keyed by a transcript's values (identical calls) compares
-//! keys by value on a hash match, so a collision costs time, never a wrong answer.
+//! keys by value on a hash match, so a collision costs time, never a wrong answer. Beside
+//! them, the byte comparisons the engines make most ([`same_bytes`]) and a call's arguments'
+//! identity ([`identity`]): its arguments as one run of bytes, told equal by one comparison.
 
 /// A name's bytes mixed a word (eight bytes) at a time, as rustc's FxHash mixes them: a tool
 /// name or an id comes from the suite's own files, where SipHash's resistance to chosen keys

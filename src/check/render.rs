@@ -109,7 +109,7 @@ pub fn call_diff(t: &Transcript, sc: &Scenario) -> String {
 /// A call as diffable lines: the tool, then one sorted `name: value` line per argument.
 pub fn render_call(c: &Call) -> String {
     let mut s = format!("{}\n", c.tool);
-    if let Value::Object(args) = &c.arguments() {
+    if let Value::Object(args) = c.arguments() {
         let mut keys: Vec<&String> = args.keys().collect();
         keys.sort();
         for k in keys {

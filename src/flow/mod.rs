@@ -129,7 +129,7 @@ impl OwnFlow {
 
     /// Step `o`'s own call's, in scenario `sc`.
     pub(crate) fn of(o: &OracleCall, sc: &Scenario, linter: &Linter) -> Self {
-        let (tool, arguments) = (&o.call.tool, &o.call.arguments());
+        let (tool, arguments) = (&o.call.tool, o.call.arguments());
         let inferred = inferred_references(sc).get(tool);
         Self {
             references: references_in(linter, tool, arguments, inferred),

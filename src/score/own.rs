@@ -199,7 +199,7 @@ fn takes_from_output(o: &OracleCall) -> bool {
 }
 
 fn own_step(o: &OracleCall, sc: &Scenario, linter: &Linter) -> OwnStep {
-    let (tool, arguments) = (&o.call.tool, &o.call.arguments());
+    let (tool, arguments) = (&o.call.tool, o.call.arguments());
     // Not consulted: a step with a `from_output` policy is not clean whatever it says.
     let never = |_: &Value| false;
     let clean = !takes_from_output(o)
