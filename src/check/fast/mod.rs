@@ -166,6 +166,10 @@ struct Step {
     /// The step's own call (the call its workflow writes) is perfect for it: so is any call
     /// equal to it, without asking.
     own_perfect: bool,
+    /// Where the step's own call is perfect, its arguments' identity ([`Call::identity`]): a
+    /// call of the step's tool with the same bytes is perfect, told by one comparison (a
+    /// right answer's usual call) rather than a walk of its arguments. Empty otherwise.
+    own: Span,
 }
 
 struct Param {
@@ -279,6 +283,9 @@ impl FastPath {
                     let (mut step, grounded) = plan.step(o, linter, !failing_mock, &ground);
                     prompt_grounded |= grounded;
                     step.own_perfect = plan.edge(linter, &step, &o.call) == Edge::Perfect;
+                    if step.own_perfect {
+                        step.own = plan.intern_bytes(o.call.identity());
+                    }
                     plan.steps.push(step);
                 }
                 let steps = Span::of(&plan.steps, first_step);
@@ -363,8 +370,12 @@ impl FastPath {
     }
 
     fn intern(&mut self, s: &str) -> Span {
+        self.intern_bytes(s.as_bytes())
+    }
+
+    fn intern_bytes(&mut self, b: &[u8]) -> Span {
         let start = self.text.len();
-        self.text.extend_from_slice(s.as_bytes());
+        self.text.extend_from_slice(b);
         Span::of(&self.text, start)
     }
 
@@ -464,6 +475,7 @@ impl FastPath {
             rejects_unknown,
             // Set by the caller, which asks `edge` of the step built.
             own_perfect: false,
+            own: Span::default(),
         };
         (step, grounded)
     }
@@ -884,6 +896,9 @@ impl FastPath {
     fn edge(&self, linter: &Linter, step: &Step, a: &Call) -> Edge {
         if !same_bytes(self.bytes(step.tool), a.tool.as_bytes()) {
             return Edge::Mismatch;
+        }
+        if step.own_perfect && same_bytes(self.bytes(step.own), a.identity()) {
+            return Edge::Perfect;
         }
         let mut edge = if step.verifiable {
             Edge::Perfect
