@@ -481,7 +481,12 @@ impl<'a> StepCall<'a> {
             linter,
             selector: linter.selector(&a.tool),
             from,
-            pointer_keys: o.match_policies.keys().any(|k| k.starts_with('/')),
+            // Keys in order: those that start with `/` lie together, from "/" on.
+            pointer_keys: o
+                .match_policies
+                .range::<str, _>((std::ops::Bound::Included("/"), std::ops::Bound::Unbounded))
+                .next()
+                .is_some_and(|(k, _)| k.starts_with('/')),
         }
     }
 

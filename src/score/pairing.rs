@@ -271,11 +271,8 @@ impl CallHashes {
             .iter()
             .map(|(k, v)| (name_hash(k), value_hash(v)))
             .collect();
-        let arguments = if a.arguments().is_object() {
-            object_hash(values.iter().map(|&(n, h)| member_hash(n, h)))
-        } else {
-            value_hash(a.arguments())
-        };
+        // The arguments are always an object: its hash from its members'.
+        let arguments = object_hash(values.iter().map(|&(n, h)| member_hash(n, h)));
         Self { arguments, values }
     }
 }
