@@ -163,13 +163,18 @@ struct Step {
     /// rejects: `params` holds every declared parameter, the schema admits no others, and no
     /// capability matrix describes the tool.
     rejects_unknown: bool,
-    /// The step's own call (the call its workflow writes) is perfect for it: so is any call
-    /// equal to it, without asking.
-    own_perfect: bool,
-    /// Where the step's own call is perfect, its arguments' identity ([`Call::identity`]): a
-    /// call of the step's tool with the same bytes is perfect, told by one comparison (a
-    /// right answer's usual call) rather than a walk of its arguments. Empty otherwise.
+    /// Where the step's own call (the call its workflow writes) is perfect for it, that call's
+    /// arguments' identity ([`Call::identity`], never empty): a call of the step's tool with
+    /// the same bytes is perfect, told by one comparison (a right answer's usual call) rather
+    /// than a walk of its arguments. Empty otherwise.
     own: Span,
+}
+
+impl Step {
+    /// The step's own call is perfect for it: so is any call equal to it, without asking.
+    fn own_perfect(&self) -> bool {
+        self.own.len != 0
+    }
 }
 
 struct Param {
@@ -282,8 +287,7 @@ impl FastPath {
                 for o in &turn.workflow {
                     let (mut step, grounded) = plan.step(o, linter, !failing_mock, &ground);
                     prompt_grounded |= grounded;
-                    step.own_perfect = plan.edge(linter, &step, &o.call) == Edge::Perfect;
-                    if step.own_perfect {
+                    if plan.edge(linter, &step, &o.call) == Edge::Perfect {
                         step.own = plan.intern_bytes(o.call.identity());
                     }
                     plan.steps.push(step);
@@ -474,7 +478,6 @@ impl FastPath {
             verifiable,
             rejects_unknown,
             // Set by the caller, which asks `edge` of the step built.
-            own_perfect: false,
             own: Span::default(),
         };
         (step, grounded)
@@ -789,7 +792,7 @@ impl FastPath {
         let perfect = calls.len() == steps.len()
             && steps.iter().zip(calls).enumerate().all(|(j, (s, c))| {
                 if own(j) {
-                    s.own_perfect
+                    s.own_perfect()
                 } else {
                     self.edge(linter, s, c) == Edge::Perfect
                 }
@@ -897,7 +900,7 @@ impl FastPath {
         if !same_bytes(self.bytes(step.tool), a.tool.as_bytes()) {
             return Edge::Mismatch;
         }
-        if step.own_perfect && same_bytes(self.bytes(step.own), a.identity()) {
+        if step.own_perfect() && same_bytes(self.bytes(step.own), a.identity()) {
             return Edge::Perfect;
         }
         let mut edge = if step.verifiable {
