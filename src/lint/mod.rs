@@ -14,6 +14,7 @@
 mod caps;
 pub(crate) mod cycle;
 mod schema;
+mod shape;
 
 pub use crate::finding::{did_you_mean, nearest, type_name};
 

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::{Map, Value};
 
+use super::shape::Shape;
 use super::{LintError, nearest};
 use crate::finding::type_name;
 use crate::finding::{Code, Finding, SubDimension};
@@ -28,6 +29,9 @@ pub(super) struct CompiledTool {
     declared: Option<Names>,
     /// The names the schema lists in `required`, in its order.
     pub required: Box<[Box<str>]>,
+    /// The schema read as the common shape, where it is one: what admits most calls without
+    /// the validator.
+    shape: Option<Shape>,
 }
 
 /// A tool's parameter names in key order, against which every argument of every call is
@@ -99,6 +103,7 @@ impl CompiledTool {
             open,
             declared,
             required: spec.required().map(Box::from).collect(),
+            shape: Shape::of(schema),
         }
     }
 
@@ -120,6 +125,12 @@ impl CompiledTool {
     }
 
     pub fn check(&self, args: &Map<String, Value>, raw: &Value, out: &mut Vec<Finding>) {
+        // Every argument declared and of its shape: nothing to find.
+        if let (Some(shape), Some(declared)) = (&self.shape, &self.declared)
+            && shape.admits(declared.iter(), args)
+        {
+            return;
+        }
         if !self.open
             && let Some(declared) = &self.declared
         {
