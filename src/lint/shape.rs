@@ -61,9 +61,11 @@ impl Types {
         };
         match ty {
             None => Some(Self::ANY),
-            Some(Value::Array(names)) if !names.is_empty() && distinct(names) => names
+            // Each name once (draft 2020-12's meta-schema: a list with a name twice does not
+            // compile).
+            Some(Value::Array(names)) if !names.is_empty() => names
                 .iter()
-                .try_fold(0, |bits, n| Some(bits | one(n)?))
+                .try_fold(0, |bits, n| Some(bits | one(n).filter(|b| bits & b == 0)?))
                 .map(Self),
             Some(name) => one(name).map(Self),
         }
@@ -109,17 +111,9 @@ fn only(schema: &Map<String, Value>, also: &[&str]) -> bool {
     })
 }
 
-/// Whether no two of `values` are equal (a `type` list's, a `required` list's).
-fn distinct(values: &[Value]) -> bool {
-    values
-        .iter()
-        .enumerate()
-        .all(|(i, v)| !values[..i].contains(v))
-}
-
 impl Shape {
-    /// The shape of a tool's input schema, when it is the common one: `type: object` (or
-    /// none), `properties` of parameters with only `type`, `enum` and (for arrays) `items`
+    /// The shape of a tool's input schema, when it is the common one: a `type` that admits
+    /// objects (or none), `properties` of parameters with only `type`, `enum` and (for arrays) `items`
     /// of a `type`, `required` names it declares, `additionalProperties` true or false (which
     /// the check never needs: it admits no undeclared argument); every annotation of its form
     /// (such a schema always compiles). `None` for anything else — a `$ref`, a
@@ -144,18 +138,19 @@ impl Shape {
         }
         let properties = root.get("properties")?.as_object()?;
         let mut params: Vec<Param> = properties.values().map(Param::of).collect::<Option<_>>()?;
+        // Each required name one that `properties` declares, and named once (the
+        // meta-schema's rule).
+        let declared: Vec<&str> = properties.keys().map(String::as_str).collect();
         let mut required = 0;
-        let names = match root.get("required") {
-            None => &[][..],
-            Some(r) => r.as_array().filter(|r| distinct(r))?,
-        };
-        for name in names {
-            let at = properties
-                .keys()
-                .position(|k| Some(k.as_str()) == name.as_str())?;
-            if !std::mem::replace(&mut params[at].required, true) {
-                required += 1;
+        for name in root
+            .get("required")
+            .map_or(Some(&[][..]), |r| r.as_array().map(Vec::as_slice))?
+        {
+            let at = declared.binary_search(&name.as_str()?).ok()?;
+            if std::mem::replace(&mut params[at].required, true) {
+                return None;
             }
+            required += 1;
         }
         Some(Self {
             params: params.into(),
