@@ -113,12 +113,12 @@ fn only(schema: &Map<String, Value>, also: &[&str]) -> bool {
 
 impl Shape {
     /// The shape of a tool's input schema, when it is the common one: a `type` that admits
-    /// objects (or none), `properties` of parameters with only `type`, `enum` and (for arrays) `items`
-    /// of a `type`, `required` names it declares, `additionalProperties` true or false (which
-    /// the check never needs: it admits no undeclared argument); every annotation of its form
-    /// (such a schema always compiles). `None` for anything else — a `$ref`, a
-    /// `format`, a bound, a pattern, a nested object's properties, a `$schema` — which the
-    /// validator checks.
+    /// objects (or none), `properties` of parameters with only `type`, `enum` and (for
+    /// arrays) `items` of a `type`, `required` names it declares, `additionalProperties` true
+    /// or false (which the check never needs: it admits no undeclared argument), every
+    /// annotation of its form (such a schema always compiles). `None` for anything else — a
+    /// `$ref`, a `format`, a bound, a pattern, a nested object's properties, a `$schema` —
+    /// which the validator checks.
     pub(super) fn of(schema: &Value) -> Option<Self> {
         let root = schema.as_object()?;
         let objects = root
