@@ -88,9 +88,12 @@ impl Types {
     }
 }
 
+/// Whether a keyword's value has the form the meta-schema gives it.
+type Form = fn(&Value) -> bool;
+
 /// Keywords that say nothing a value must be, and the form each has (draft 2020-12's
 /// meta-schema: a schema with another form does not compile, and gets no shape).
-const ANNOTATIONS: [(&str, fn(&Value) -> bool); 8] = [
+const ANNOTATIONS: [(&str, Form); 8] = [
     ("description", Value::is_string),
     ("title", Value::is_string),
     ("$comment", Value::is_string),
