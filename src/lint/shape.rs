@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::hash::{order, same_bytes};
+use crate::hash::order;
 
 /// A tool's schema of the common shape: per parameter it declares, in key order (as the
 /// linter's declared names), what its value must be.
@@ -220,25 +220,13 @@ impl Param {
     /// `==` is equal by JSON Schema's too.)
     fn admits(&self, v: &Value) -> bool {
         self.types.admit(v)
-            && self
-                .one_of
-                .as_ref()
-                .is_none_or(|values| values.iter().any(|e| same_value(e, v)))
+            && self.one_of.as_ref().is_none_or(|values| values.contains(v))
             && match v {
                 Value::Array(items) if self.items != Types::ANY => {
                     items.iter().all(|i| self.items.admit(i))
                 }
                 _ => true,
             }
-    }
-}
-
-/// `serde_json`'s `==`, strings compared without a call to `memcmp` (an enum's members are
-/// short).
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::String(a), Value::String(b)) => same_bytes(a.as_bytes(), b.as_bytes()),
-        _ => a == b,
     }
 }
 
