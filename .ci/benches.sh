@@ -19,6 +19,9 @@ AGENT_SEER_BENCH_DELAY_MS=5 step cargo bench --quiet --bench judge_concurrency
 AGENT_SEER_BENCH_DELAY_MS=5 step cargo bench --quiet --bench generate_concurrency
 # BFCL side by side with its own checker (the package .ci/bfcl.sh cached): one short round.
 BENCH_SECONDS=0.2 BENCH_ROUNDS=1 step bash bench/bfcl.sh
+# What a wrong answer's evaluation costs in instructions and cache misses, under callgrind:
+# the shortest count (a pass beside two).
+PASSES=2 step bash bench/counts.sh
 # The harness at scale: 300 transcripts over every shipped suite, recorded runs included,
 # under cargo test and nextest.
 N=300 step bash bench/scale.sh

@@ -19,7 +19,10 @@
 //! For a profiler, `AGENT_SEER_BFCL_ONLY` skips that check and times one thing, printing its
 //! checks per second: `verdict`, the verdict alone; `evaluate`, the full evaluation alone; `walk`, only reading every string a check
 //! compares (tool, argument names, string values) — what the transcripts' memory costs, apart
-//! from any checking.
+//! from any checking. `AGENT_SEER_BFCL_PASSES=N` times exactly N passes after the warm-up
+//! instead of passes for a number of seconds, and says on stderr how many checks it timed:
+//! what `bench/counts.sh` runs under callgrind, where two runs' difference is the passes'
+//! own cost.
 
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
@@ -44,6 +47,11 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
+    let passes: Option<usize> = std::env::var("AGENT_SEER_BFCL_PASSES").ok().map(|s| {
+        s.parse().ok().filter(|&n| n > 0).unwrap_or_else(|| {
+            panic!("AGENT_SEER_BFCL_PASSES={s}: not a number of passes (1 or more)")
+        })
+    });
     let dir = tempfile::tempdir().expect("temp dir");
     let report =
         bfcl::import(&data, dir.path(), &bfcl::CATEGORIES, Options::default()).expect("import");
@@ -77,7 +85,7 @@ fn main() {
         passed += usize::from(full == Verdict::Pass);
         quick += usize::from(quick_verdict(&suites[*s], t).expect("quick").is_some());
     }
-    // Checks per second, over passes until `least` seconds have gone by.
+    // Checks per second, over passes until `least` seconds have gone by (or `passes` passes).
     let rate = |f: &dyn Fn(&Suite, &Transcript) -> bool| {
         let pass = || {
             work.iter()
@@ -91,7 +99,14 @@ fn main() {
             std::hint::black_box(pass());
             checks += work.len();
             let secs = start.elapsed().as_secs_f64();
-            if secs >= least {
+            let done = match passes {
+                Some(n) => checks >= n * work.len(),
+                None => secs >= least,
+            };
+            if done {
+                if passes.is_some() {
+                    eprintln!("{checks} checks timed");
+                }
                 return checks as f64 / secs;
             }
         }
