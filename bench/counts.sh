@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # What one evaluation costs in instructions and in cache misses, counted under callgrind with
-# its cache simulated: figures that do not move from run to run, where side-by-side wall
-# times on a shared machine move by 10–15 % (bench/ab.sh), so a change of a few per cent to
-# the evaluation core can be told from noise. BFCL's four AST categories (the package
-# .ci/bfcl.sh caches), each entry's mutated output (a wrong answer: the engines' whole path)
-# or, with WHICH=right, its right one (the reference run's shortcut), or WHICH=all.
+# its cache simulated: figures that move by tenths of a per cent from run to run, where
+# side-by-side wall times on a shared machine move by 10–15 % (bench/ab.sh), so a change of a
+# few per cent to the evaluation core can be told from noise. BFCL's four AST categories (the
+# package .ci/bfcl.sh caches), each entry's mutated output (a wrong answer: the engines' whole
+# path) or, with WHICH=right, its right one (the reference run's shortcut), or WHICH=all.
 #
 #   bash bench/counts.sh                      # this checkout's bfcl bench
 #   BIN=/tmp/base-bfcl bash bench/counts.sh   # another build's bench binary (same data)
@@ -13,8 +13,9 @@
 # and 1 pass; their difference over the checks between them is the passes' own cost, with
 # each suite's set-up and each scenario's first use (built once) left out. The simulated
 # last-level cache is LL bytes (default 8 MiB, 16-way), the first-level data cache 48 KiB.
-# Instructions repeat to the unit; misses move by a few tenths an evaluation between runs (the
-# two runs' memory lies at other addresses), so a figure near 0 may print as -0.1.
+# Between runs, instructions move by a few tenths of a per cent and misses by a few tenths an
+# evaluation (each run's memory lies at other addresses, its hash maps seeded afresh), so a
+# figure near 0 may print as -0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHICH=${WHICH:-wrong}
