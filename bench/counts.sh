@@ -36,11 +36,7 @@ trap 'rm -rf "$OUT"' EXIT
 python3 bench/bfcl/outputs.py "$DATA" | grep -F -- "$keep" > "$OUT/outputs.jsonl"
 if [ -z "${BIN:-}" ]; then
   BIN=$(cargo bench --no-run --bench bfcl --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "bfcl" and m.get("executable"):
-        print(m["executable"])' | tail -1)
+    python3 bench/executable.py bfcl | tail -1)
 fi
 run() {
   AGENT_SEER_BFCL_DATA="$DATA" AGENT_SEER_BFCL_OUTPUTS="$OUT/outputs.jsonl" AGENT_SEER_BFCL_ONLY=evaluate \

@@ -34,11 +34,7 @@ export AGENT_SEER_ROOT="$PROJECT" AGENT_SEER_REPORT_DIR="$WORK/run"
 
 # The test executable cargo built for a target, from its JSON messages.
 executable() {
-  python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("target", {}).get("name") == sys.argv[1] and m.get("executable"):
-        print(m["executable"])' "$1"
+  python3 "$REPO/bench/executable.py" "$1"
 }
 # shellcheck disable=SC2086
 HARNESS=$(cargo test --release $FEATURES --test agents --no-run --message-format=json 2>/dev/null | executable agents)
